@@ -1,0 +1,242 @@
+// One companion turn: store the person's words first, then stream the reply into a placeholder row
+// that is saved as it grows, so Stop, a dead provider or a crash all leave what was said on disk.
+import { ApiError, type ApiErrorShape, type Message, type SendResult } from '../../shared/api.js';
+import { sleepDay } from '../../shared/sleep-day.js';
+import type { Conversations } from '../host/conversations.js';
+import type { HostEvents } from '../host/events.js';
+import type { Providers } from '../host/providers.js';
+import type { SettingsStore } from '../host/settings.js';
+import { ProviderError, type ChatTurn, type ToolCall, type ToolSpec } from '../llm/types.js';
+import { ContextOverflowError, fitToContext } from './context.js';
+import { buildSystemPrompt } from './prompt.js';
+import type { SelfLayer } from './self-layer.js';
+
+/** Tools the companion may call; later layers (memory) register theirs here. */
+export interface ToolRegistry {
+  specs(): ToolSpec[];
+  run(call: ToolCall, context: { conversationId: string }): Promise<string>;
+}
+
+export const noTools: ToolRegistry = { specs: () => [], run: async () => 'No tools are available.' };
+
+/** A model that keeps calling tools is stopped after this many rounds. */
+const MAX_TOOL_ROUNDS = 4;
+/** Streamed text is written to disk at most this often. */
+const SAVE_INTERVAL_MS = 250;
+
+export interface ChatDeps {
+  conversations: Conversations;
+  providers: Providers;
+  settings: SettingsStore;
+  selfLayer: SelfLayer;
+  events: HostEvents;
+  tools?: ToolRegistry;
+  now: () => Date;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+interface ActiveReply {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export class ChatEngine {
+  private readonly active = new Map<string, ActiveReply>();
+  private readonly tools: ToolRegistry;
+
+  constructor(private readonly deps: ChatDeps) {
+    this.tools = deps.tools ?? noTools;
+  }
+
+  private assertIdle(conversationId: string): void {
+    if (this.active.has(conversationId)) {
+      throw new ApiError('conflict', 'I am still answering in this conversation — stop me first, or wait for me to finish.');
+    }
+  }
+
+  async send(conversationId: string, content: string): Promise<SendResult> {
+    const { conversations } = this.deps;
+    const conversation = await conversations.get(conversationId);
+    this.assertIdle(conversationId);
+    // Stored before any model call, exactly as written: whatever happens next, this is kept.
+    const userMessage = await conversations.append({ conversationId, role: 'user', content, status: 'complete' });
+    if (conversation.messageCount === 0) await conversations.autoTitle(conversationId, content);
+    return { userMessage, assistantMessage: await this.startReply(conversationId) };
+  }
+
+  async regenerate(conversationId: string): Promise<SendResult> {
+    const { conversations } = this.deps;
+    await conversations.get(conversationId);
+    this.assertIdle(conversationId);
+    const visible = await conversations.messages(conversationId);
+    const lastUser = visible.findLast((m) => m.role === 'user');
+    if (!lastUser) throw new ApiError('conflict', 'There is nothing to answer yet.');
+    const oldReplies = visible.filter((m) => m.role === 'assistant' && visible.indexOf(m) > visible.indexOf(lastUser));
+    const assistantMessage = await this.startReply(conversationId, async (placeholder) => {
+      await conversations.markReplaced(
+        oldReplies.map((m) => m.id),
+        placeholder.id,
+      );
+    });
+    return { userMessage: lastUser, assistantMessage };
+  }
+
+  async editLast(conversationId: string, content: string): Promise<SendResult> {
+    const { conversations } = this.deps;
+    await conversations.get(conversationId);
+    this.assertIdle(conversationId);
+    const visible = await conversations.messages(conversationId);
+    const lastUserIndex = visible.findLastIndex((m) => m.role === 'user');
+    if (lastUserIndex < 0) throw new ApiError('conflict', 'There is no message of yours to edit yet.');
+    // The edited text is a new message; the original and the replies to it stay on disk, marked replaced.
+    const userMessage = await conversations.append({ conversationId, role: 'user', content, status: 'complete' });
+    await conversations.markReplaced(
+      visible.slice(lastUserIndex).map((m) => m.id),
+      userMessage.id,
+    );
+    return { userMessage, assistantMessage: await this.startReply(conversationId) };
+  }
+
+  async stop(conversationId: string): Promise<boolean> {
+    const reply = this.active.get(conversationId);
+    if (!reply) return false;
+    reply.controller.abort();
+    await reply.done;
+    return true;
+  }
+
+  /** Stops every reply (each is kept as partial) — used when the host closes. */
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.active.keys()].map((id) => this.stop(id)));
+  }
+
+  isStreaming(conversationId: string): boolean {
+    return this.active.has(conversationId);
+  }
+
+  private async startReply(conversationId: string, beforeStream?: (placeholder: Message) => Promise<void>): Promise<Message> {
+    const controller = new AbortController();
+    // Claim the conversation before the first await so two quick sends cannot both start a reply.
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    this.active.set(conversationId, { controller, done });
+    try {
+      const placeholder = await this.deps.conversations.append({ conversationId, role: 'assistant', content: '', status: 'streaming' });
+      await beforeStream?.(placeholder);
+      this.deps.events.emit('conversations.changed', { conversationId });
+      void this.stream(conversationId, placeholder, controller.signal).finally(() => {
+        this.active.delete(conversationId);
+        settle();
+      });
+      return placeholder;
+    } catch (err) {
+      this.active.delete(conversationId);
+      settle();
+      throw err;
+    }
+  }
+
+  private async stream(conversationId: string, placeholder: Message, signal: AbortSignal): Promise<void> {
+    const { conversations, events, log } = this.deps;
+    let text = '';
+    let saved = '';
+    let saving: Promise<void> = Promise.resolve();
+    let lastSave = 0;
+    let model: string | null = null;
+    const save = () => {
+      if (text === saved) return;
+      const snapshot = text;
+      saved = snapshot;
+      lastSave = Date.now();
+      saving = saving.then(() => conversations.saveProgress(placeholder.id, snapshot)).catch((err: Error) => {
+        log('error', `could not save streamed text: ${err.message}`);
+      });
+    };
+
+    let status: Message['status'] = 'complete';
+    let error: ApiErrorShape | null = null;
+    try {
+      const { config, client } = await this.resolveChatProvider();
+      model = config.model;
+      const turns = await this.buildTurns(conversationId, placeholder.id, config.contextTokens);
+      const tools = this.tools.specs();
+      for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
+        const calls: ToolCall[] = [];
+        let roundText = '';
+        for await (const event of client.stream({ model: config.model, messages: turns, tools: tools.length ? tools : undefined, signal })) {
+          if (event.type === 'text' && event.text) {
+            text += event.text;
+            roundText += event.text;
+            events.emit('chat.delta', { conversationId, messageId: placeholder.id, text: event.text });
+            if (Date.now() - lastSave >= SAVE_INTERVAL_MS) save();
+          } else if (event.type === 'tool_call') {
+            calls.push(event.call);
+          }
+        }
+        if (calls.length === 0) break;
+        turns.push({ role: 'assistant', content: roundText, toolCalls: calls });
+        for (const call of calls) {
+          const result = await this.tools.run(call, { conversationId }).catch((err: Error) => `The tool failed: ${err.message}`);
+          turns.push({ role: 'tool', toolCallId: call.id, name: call.name, content: result });
+        }
+      }
+    } catch (err) {
+      error = describeFailure(err, signal);
+      // Whatever arrived before a failure or Stop is kept; an empty reply is an error to retry.
+      status = text ? 'partial' : error.code === 'cancelled' ? 'partial' : 'error';
+      if (error.code !== 'cancelled') log('warn', `reply failed in ${conversationId}: ${error.code}: ${error.message}`);
+    }
+    await saving;
+    let finished: Message;
+    try {
+      finished = await conversations.finish(placeholder.id, { content: text, status, error, model });
+    } catch (err) {
+      log('error', `could not store the finished reply: ${(err as Error).message}`);
+      finished = { ...placeholder, content: text, status: 'partial', error };
+    }
+    events.emit('chat.finished', { conversationId, message: finished });
+    events.emit('conversations.changed', { conversationId });
+  }
+
+  private async resolveChatProvider() {
+    const settings = await this.deps.settings.get();
+    const id = settings.chatProviderId;
+    if (!id) throw new ApiError('no_provider', 'No model is connected yet. Connect one in Settings → Models.');
+    try {
+      return await this.deps.providers.resolve(id);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'not_found') {
+        throw new ApiError('no_provider', 'The model connection chosen for chat was removed. Choose another in Settings → Models.');
+      }
+      throw err;
+    }
+  }
+
+  /** The system prompt (rebuilt when the sleep day rolled over or the self layer changed) plus the history that fits. */
+  private async buildTurns(conversationId: string, placeholderId: string, contextTokens: number): Promise<ChatTurn[]> {
+    const { conversations, settings, selfLayer, now } = this.deps;
+    const s = await settings.get();
+    const at = now();
+    const day = sleepDay(at, s.sleepTime, s.timeZone);
+    const conversation = await conversations.get(conversationId);
+    let system = conversation.systemPrompt;
+    const builtAt = await conversations.promptBuiltAt(conversationId);
+    const selfChanged = await selfLayer.lastChanged();
+    if (!system || conversation.systemPromptDay !== day || !builtAt || (selfChanged && selfChanged > builtAt)) {
+      system = buildSystemPrompt({ selfBlocks: await selfLayer.list(), sleepDay: day, timeZone: s.timeZone, now: at });
+      await conversations.saveSystemPrompt(conversationId, system, day);
+    }
+    const history: ChatTurn[] = (await conversations.messages(conversationId))
+      .filter((m) => m.id !== placeholderId && m.status !== 'error' && m.status !== 'streaming' && m.content.trim() !== '')
+      .map((m) => ({ role: m.role, content: m.content }));
+    return fitToContext(system, history, contextTokens).messages;
+  }
+}
+
+function describeFailure(err: unknown, signal: AbortSignal): ApiErrorShape {
+  if (signal.aborted) return { code: 'cancelled', message: 'You stopped this reply.' };
+  if (err instanceof ProviderError) return { code: err.code, message: err.message };
+  if (err instanceof ApiError) return { code: err.code, message: err.message };
+  if (err instanceof ContextOverflowError) return { code: 'provider_context_overflow', message: err.message };
+  return { code: 'internal', message: 'Something went wrong while I was answering. The details are in the log.' };
+}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import type { ChatTurn } from '../llm/types.js';
+import { ContextOverflowError, estimateTokens, fitToContext } from './context.js';
+
+function conversation(n: number): ChatTurn[] {
+  return Array.from({ length: n }, (_, i): ChatTurn =>
+    i % 2 === 0
+      ? { role: 'user', content: `message ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(3)}` }
+      : { role: 'assistant', content: `reply ${i}: ${'I remember that, tell me more about it please. '.repeat(3)}` },
+  );
+}
+
+describe('estimateTokens', () => {
+  it('counts about four Latin characters per token and one per CJK character', () => {
+    expect(estimateTokens('abcdefgh')).toBe(2);
+    expect(estimateTokens('你好世界')).toBe(4);
+    expect(estimateTokens('hi 你好')).toBe(3); // "hi " → 1, 你好 → 2
+  });
+});
+
+describe('fitToContext', () => {
+  it('trims a 2,000-message conversation to the window, oldest first, keeping system and latest turns', () => {
+    const history = conversation(2000);
+    const fit = fitToContext('You are a companion.', history, 8192);
+    expect(fit.messages[0]).toEqual({ role: 'system', content: 'You are a companion.' });
+    expect(fit.messages.at(-1)).toEqual(history.at(-1));
+    expect(fit.messages.at(-2)).toEqual(history.at(-2));
+    expect(fit.dropped).toBeGreaterThan(1800);
+    expect(fit.estimatedTokens).toBeLessThanOrEqual(8192 - 1024);
+    // What is kept is one contiguous newest run, starting with the person.
+    const kept = fit.messages.slice(1);
+    expect(kept).toEqual(history.slice(history.length - kept.length));
+    expect(kept[0]!.role).toBe('user');
+  });
+
+  it('keeps everything when it fits', () => {
+    const history = conversation(6);
+    const fit = fitToContext('sys', history, 8192);
+    expect(fit.dropped).toBe(0);
+    expect(fit.messages).toHaveLength(7);
+  });
+
+  it('refuses, with numbers, a latest message that cannot fit on its own', () => {
+    const huge: ChatTurn[] = [{ role: 'user', content: 'x'.repeat(40_000) }];
+    expect(() => fitToContext('sys', huge, 4096)).toThrow(ContextOverflowError);
+    try {
+      fitToContext('sys', huge, 4096);
+    } catch (err) {
+      expect((err as ContextOverflowError).needed).toBe(10_004);
+    }
+  });
+});

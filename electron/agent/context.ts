@@ -1,0 +1,73 @@
+// Fitting a conversation into the model's context window. We cannot run every provider's tokenizer,
+// so we estimate conservatively: ~4 characters per token for alphabetic text, one token per CJK
+// character (real tokenizers give 0.6–1.5 for CJK), plus a per-message overhead for role framing.
+import type { ChatTurn } from '../llm/types.js';
+
+const PER_MESSAGE_OVERHEAD = 4;
+// CJK ideographs, kana, hangul, and full-width forms: roughly one token each.
+const WIDE = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/g;
+
+export function estimateTokens(text: string): number {
+  const wide = text.match(WIDE)?.length ?? 0;
+  return wide + Math.ceil((text.length - wide) / 4);
+}
+
+function turnTokens(turn: ChatTurn): number {
+  return PER_MESSAGE_OVERHEAD + estimateTokens(turn.content);
+}
+
+export interface FitResult {
+  messages: ChatTurn[];
+  /** How many of the oldest history turns were left out. */
+  dropped: number;
+  estimatedTokens: number;
+}
+
+export class ContextOverflowError extends Error {
+  constructor(
+    public needed: number,
+    public available: number,
+  ) {
+    super(
+      `Your message is too long for this model: it needs about ${needed} tokens, and the model's context window leaves room for about ${available}. ` +
+        'Shorten it, or choose a model with a larger context window in Settings → Models.',
+    );
+  }
+}
+
+/**
+ * Keeps the system prompt and the newest turns; drops the oldest history turns until the estimate fits
+ * `contextTokens - reserveForReply`. The latest turn is always kept — if it alone does not fit, that is
+ * an error the person must see, not a silent cut of their words.
+ */
+export function fitToContext(
+  system: string,
+  history: ChatTurn[],
+  contextTokens: number,
+  reserveForReply = Math.min(1024, Math.floor(contextTokens / 4)),
+): FitResult {
+  const systemTurn: ChatTurn = { role: 'system', content: system };
+  const budget = contextTokens - reserveForReply - turnTokens(systemTurn);
+  const kept: ChatTurn[] = [];
+  let used = 0;
+  for (let i = history.length - 1; i >= 0; i--) {
+    const cost = turnTokens(history[i]!);
+    if (used + cost > budget) {
+      if (kept.length === 0) throw new ContextOverflowError(cost, Math.max(0, budget));
+      break;
+    }
+    kept.push(history[i]!);
+    used += cost;
+  }
+  kept.reverse();
+  // Providers expect the history to start with the person speaking; a reply cut loose from its
+  // question only confuses the model.
+  while (kept.length > 1 && kept[0]!.role !== 'user') {
+    used -= turnTokens(kept.shift()!);
+  }
+  return {
+    messages: [systemTurn, ...kept],
+    dropped: history.length - kept.length,
+    estimatedTokens: used + turnTokens(systemTurn),
+  };
+}

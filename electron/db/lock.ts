@@ -1,0 +1,91 @@
+// One live host per data directory: two PGlite instances on the same files would corrupt them.
+// The lock is a small JSON file created exclusively. A lock whose process is gone (kill -9, power
+// loss) is stale and taken over, so a crash never locks a person out of their own data.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApiError } from '../../shared/api.js';
+
+interface LockInfo {
+  pid: number;
+  hostname: string;
+  startedAt: string;
+}
+
+export interface DataDirLock {
+  readonly path: string;
+  release(): void;
+}
+
+export const LOCK_FILE = 'anima.lock';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else — still alive.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readLock(file: string): LockInfo | undefined {
+  try {
+    const info = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<LockInfo>;
+    if (typeof info.pid === 'number' && typeof info.hostname === 'string') return info as LockInfo;
+  } catch {
+    // Unreadable or half-written: treated as stale below.
+  }
+  return undefined;
+}
+
+/**
+ * Takes the data directory's lock or throws ApiError('data_dir_locked').
+ * `onStale` is told when a dead process's lock was taken over.
+ */
+export function acquireLock(dataDir: string, onStale?: (previous: LockInfo | undefined) => void): DataDirLock {
+  const file = path.join(dataDir, LOCK_FILE);
+  const mine: LockInfo = { pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString() };
+  const body = JSON.stringify(mine);
+
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      fs.writeFileSync(file, body, { flag: 'wx', mode: 0o600 });
+      return makeLock(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = readLock(file);
+    // A lock from another machine (a synced folder) cannot be checked: respect it.
+    const live = holder && (holder.hostname !== mine.hostname || isAlive(holder.pid));
+    if (live) {
+      const where = holder.pid === process.pid ? 'this process' : `process ${holder.pid}`;
+      throw new ApiError(
+        'data_dir_locked',
+        `Anima is already open with this data folder (${where} on ${holder.hostname}, since ${holder.startedAt}). ` +
+          `Close the other window first, or start with a different ANIMA_DATA_DIR.`,
+      );
+    }
+    // Stale: remove and retry the exclusive create, so two starters racing for it cannot both win.
+    onStale?.(holder);
+    try {
+      fs.rmSync(file, { force: true });
+    } catch {
+      // Someone else removed it first; the next exclusive create decides.
+    }
+  }
+  throw new ApiError('data_dir_locked', 'Could not take the data folder lock; another Anima is starting at the same time.');
+}
+
+function makeLock(file: string): DataDirLock {
+  let released = false;
+  return {
+    path: file,
+    release() {
+      if (released) return;
+      released = true;
+      const holder = readLock(file);
+      if (holder?.pid === process.pid) fs.rmSync(file, { force: true });
+    },
+  };
+}

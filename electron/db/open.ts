@@ -1,0 +1,45 @@
+// Opens the companion's database: PGlite on disk, migrated, with pg_trgm for fuzzy search.
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { migrate } from './migrate.js';
+
+export type Database = PGlite;
+
+export interface OpenOptions {
+  /** A dumped data dir (from dumpTemplate) to start from instead of initdb when the folder is new. */
+  template?: Blob | File;
+}
+
+export function databaseDir(dataDir: string): string {
+  return path.join(dataDir, 'db');
+}
+
+function isNewDatabase(dir: string): boolean {
+  return !fs.existsSync(path.join(dir, 'PG_VERSION'));
+}
+
+export async function openDatabase(dataDir: string, options: OpenOptions = {}): Promise<Database> {
+  const dir = databaseDir(dataDir);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const fresh = isNewDatabase(dir);
+  const db = await PGlite.create({
+    dataDir: dir,
+    extensions: { pg_trgm },
+    ...(fresh && options.template ? { loadDataDir: options.template } : {}),
+  });
+  try {
+    await db.exec('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+    await migrate(db);
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+  return db;
+}
+
+/** A gzipped tarball of a freshly migrated database, for fast test setup and first start. */
+export async function dumpTemplate(db: Database): Promise<Blob> {
+  return (await db.dumpDataDir('gzip')) as Blob;
+}

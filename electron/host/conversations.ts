@@ -1,0 +1,253 @@
+// Conversations and messages: the episodic record. Rows here are the person's words and the
+// companion's replies; nothing in this module deletes one.
+import { randomUUID } from 'node:crypto';
+import { ApiError, type ApiErrorShape, type Conversation, type ConversationSummary, type Message, type MessageStatus } from '../../shared/api.js';
+import type { Database } from '../db/open.js';
+
+export const DEFAULT_TITLE = 'New conversation';
+
+interface ConversationRow {
+  id: string;
+  title: string;
+  archived: boolean;
+  created_at: Date;
+  updated_at: Date;
+  message_count: number | string;
+  preview: string | null;
+  match_snippet?: string | null;
+  system_prompt: string;
+  system_prompt_day: string | null;
+  system_prompt_built_at: Date | null;
+}
+
+interface MessageRow {
+  id: string;
+  conversation_id: string;
+  role: 'user' | 'assistant';
+  content: string;
+  status: MessageStatus;
+  error: ApiErrorShape | null;
+  model: string | null;
+  created_at: Date;
+  replaced_by: string | null;
+}
+
+const MESSAGE_COLUMNS = 'id, conversation_id, role, content, status, error, model, created_at, replaced_by';
+
+export function toMessage(r: MessageRow): Message {
+  return {
+    id: r.id,
+    conversationId: r.conversation_id,
+    role: r.role,
+    content: r.content,
+    status: r.status,
+    error: r.error,
+    model: r.model,
+    createdAt: r.created_at.toISOString(),
+    replacedBy: r.replaced_by,
+  };
+}
+
+function toSummary(r: ConversationRow): ConversationSummary {
+  const summary: ConversationSummary = {
+    id: r.id,
+    title: r.title,
+    archived: r.archived,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+    messageCount: Number(r.message_count),
+    preview: (r.preview ?? '').slice(0, 140),
+  };
+  if (r.match_snippet) summary.matchSnippet = r.match_snippet;
+  return summary;
+}
+
+function toConversation(r: ConversationRow): Conversation {
+  return { ...toSummary(r), systemPrompt: r.system_prompt, systemPromptDay: r.system_prompt_day };
+}
+
+/** Escape LIKE wildcards so a search for "50%" means the text "50%". */
+function likePattern(query: string): string {
+  return `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** A short window of text around the first match, for the search results list. */
+export function snippetAround(text: string, query: string, radius = 60): string {
+  const at = text.toLowerCase().indexOf(query.toLowerCase());
+  if (at < 0) return text.slice(0, radius * 2);
+  const start = Math.max(0, at - radius);
+  const end = Math.min(text.length, at + query.length + radius);
+  return `${start > 0 ? '…' : ''}${text.slice(start, end).replace(/\s+/g, ' ')}${end < text.length ? '…' : ''}`;
+}
+
+const SUMMARY_SELECT = `
+  SELECT c.id, c.title, c.archived, c.created_at, c.updated_at, c.system_prompt, c.system_prompt_day, c.system_prompt_built_at,
+    (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL) AS message_count,
+    (SELECT m.content FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL ORDER BY m.seq DESC LIMIT 1) AS preview`;
+
+export class Conversations {
+  constructor(private readonly db: Database) {}
+
+  async list(opts: { query?: string; archived?: boolean }): Promise<ConversationSummary[]> {
+    const archived = opts.archived ?? false;
+    const query = opts.query?.trim();
+    if (!query) {
+      const rows = await this.db.query<ConversationRow>(
+        `${SUMMARY_SELECT} FROM conversations c WHERE c.kind = 'chat' AND c.archived = $1 ORDER BY c.updated_at DESC LIMIT 500`,
+        [archived],
+      );
+      return rows.rows.map(toSummary);
+    }
+    // Search covers titles and message content, archived or not: a person looking for something
+    // rarely remembers where they filed it.
+    const rows = await this.db.query<ConversationRow>(
+      `${SUMMARY_SELECT},
+         (SELECT m.content FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL
+            AND m.content ILIKE $1 ORDER BY m.seq DESC LIMIT 1) AS match_snippet
+       FROM conversations c
+       WHERE c.kind = 'chat' AND (c.title ILIKE $1 OR EXISTS (
+         SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL AND m.content ILIKE $1))
+       ORDER BY c.updated_at DESC LIMIT 200`,
+      [likePattern(query)],
+    );
+    return rows.rows.map((r) => {
+      const s = toSummary(r);
+      if (r.match_snippet) s.matchSnippet = snippetAround(r.match_snippet, query);
+      return s;
+    });
+  }
+
+  async create(title?: string): Promise<Conversation> {
+    const id = randomUUID();
+    const userTitle = title?.trim();
+    await this.db.query('INSERT INTO conversations (id, title, title_set_by_user) VALUES ($1, $2, $3)', [
+      id,
+      userTitle || DEFAULT_TITLE,
+      Boolean(userTitle),
+    ]);
+    return this.get(id);
+  }
+
+  async get(id: string): Promise<Conversation> {
+    const row = (await this.db.query<ConversationRow>(`${SUMMARY_SELECT} FROM conversations c WHERE c.id = $1 AND c.kind = 'chat'`, [id]))
+      .rows[0];
+    if (!row) throw new ApiError('not_found', 'That conversation does not exist.', 'id');
+    return toConversation(row);
+  }
+
+  async rename(id: string, title: string): Promise<Conversation> {
+    await this.get(id);
+    await this.db.query('UPDATE conversations SET title = $2, title_set_by_user = true WHERE id = $1', [id, title]);
+    return this.get(id);
+  }
+
+  async archive(id: string, archived: boolean): Promise<Conversation> {
+    await this.get(id);
+    await this.db.query('UPDATE conversations SET archived = $2 WHERE id = $1', [id, archived]);
+    return this.get(id);
+  }
+
+  /** A first title from the person's first words, until they name it themselves. */
+  async autoTitle(id: string, firstMessage: string): Promise<void> {
+    const title = titleFrom(firstMessage);
+    await this.db.query(
+      `UPDATE conversations SET title = $2 WHERE id = $1 AND NOT title_set_by_user AND title = $3`,
+      [id, title, DEFAULT_TITLE],
+    );
+  }
+
+  async saveSystemPrompt(id: string, prompt: string, day: string): Promise<void> {
+    await this.db.query(
+      'UPDATE conversations SET system_prompt = $2, system_prompt_day = $3, system_prompt_built_at = now() WHERE id = $1',
+      [id, prompt, day],
+    );
+  }
+
+  async promptBuiltAt(id: string): Promise<Date | null> {
+    const row = (await this.db.query<{ system_prompt_built_at: Date | null }>(
+      'SELECT system_prompt_built_at FROM conversations WHERE id = $1',
+      [id],
+    )).rows[0];
+    return row?.system_prompt_built_at ?? null;
+  }
+
+  // ---- messages ----
+
+  async messages(conversationId: string, opts: { includeReplaced?: boolean } = {}): Promise<Message[]> {
+    const rows = await this.db.query<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 ${opts.includeReplaced ? '' : 'AND replaced_by IS NULL'} ORDER BY seq`,
+      [conversationId],
+    );
+    return rows.rows.map(toMessage);
+  }
+
+  async message(id: string): Promise<Message> {
+    const row = (await this.db.query<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1`, [id])).rows[0];
+    if (!row) throw new ApiError('not_found', 'That message does not exist.');
+    return toMessage(row);
+  }
+
+  /** Appends a message and touches the conversation, in one transaction. */
+  async append(m: {
+    conversationId: string;
+    role: 'user' | 'assistant';
+    content: string;
+    status: MessageStatus;
+    model?: string | null;
+    error?: ApiErrorShape | null;
+  }): Promise<Message> {
+    const id = randomUUID();
+    const row = await this.db.transaction(async (tx) => {
+      const inserted = await tx.query<MessageRow>(
+        `INSERT INTO messages (id, conversation_id, role, content, status, model, error)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${MESSAGE_COLUMNS}`,
+        [id, m.conversationId, m.role, m.content, m.status, m.model ?? null, m.error ? JSON.stringify(m.error) : null],
+      );
+      await tx.query('UPDATE conversations SET updated_at = now() WHERE id = $1', [m.conversationId]);
+      return inserted.rows[0]!;
+    });
+    return toMessage(row);
+  }
+
+  /** Saves streamed text so far; a crash after this keeps it. */
+  async saveProgress(id: string, content: string): Promise<void> {
+    await this.db.query('UPDATE messages SET content = $2, updated_at = now() WHERE id = $1', [id, content]);
+  }
+
+  async finish(
+    id: string,
+    r: { content: string; status: MessageStatus; error: ApiErrorShape | null; model: string | null },
+  ): Promise<Message> {
+    const row = (
+      await this.db.query<MessageRow>(
+        `UPDATE messages SET content = $2, status = $3, error = $4, model = coalesce($5, model), updated_at = now()
+         WHERE id = $1 RETURNING ${MESSAGE_COLUMNS}`,
+        [id, r.content, r.status, r.error ? JSON.stringify(r.error) : null, r.model],
+      )
+    ).rows[0]!;
+    return toMessage(row);
+  }
+
+  async markReplaced(ids: string[], by: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query('UPDATE messages SET replaced_by = $2 WHERE id = ANY($1::text[])', [ids, by]);
+  }
+
+  /** After a crash: replies that were being written are kept as partial. */
+  async recoverInterrupted(): Promise<number> {
+    const res = await this.db.query(
+      `UPDATE messages SET status = 'partial',
+         error = '{"code":"cancelled","message":"This reply was interrupted when Anima closed."}'::jsonb
+       WHERE status = 'streaming'`,
+    );
+    return res.affectedRows ?? 0;
+  }
+}
+
+export function titleFrom(text: string, max = 60): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (line.length <= max) return line || DEFAULT_TITLE;
+  const cut = line.slice(0, max);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}

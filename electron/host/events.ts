@@ -1,0 +1,22 @@
+import type { ApiEventName, ApiEvents } from '../../shared/api.js';
+import type { HostEventListener } from './types.js';
+
+/** A tiny typed emitter; a listener that throws never breaks the host. */
+export class HostEvents {
+  private listeners = new Set<HostEventListener>();
+
+  on(listener: HostEventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit<E extends ApiEventName>(event: E, payload: ApiEvents[E]): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event, payload);
+      } catch {
+        // A broken transport must not stop the others or the host.
+      }
+    }
+  }
+}

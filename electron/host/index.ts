@@ -1,0 +1,207 @@
+// The composition root: open the data folder, wire the services, expose the API.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import {
+  ApiError,
+  isApiMethod,
+  parseInput,
+  type AnimaApi,
+  type ApiMethod,
+  type ApiOutputs,
+  type inputs,
+} from '../../shared/api.js';
+import type { z } from 'zod';
+import { isValidTimeZone, sleepDay } from '../../shared/sleep-day.js';
+import { ChatEngine } from '../agent/chat.js';
+import { SelfLayer } from '../agent/self-layer.js';
+import { acquireLock } from '../db/lock.js';
+import { openDatabase } from '../db/open.js';
+import { Conversations } from './conversations.js';
+import { HostEvents } from './events.js';
+import { modelsDir, Providers } from './providers.js';
+import { OwnerOnlyFileSecretStore } from './secrets.js';
+import { SettingsStore } from './settings.js';
+import type { Host, HostOptions } from './types.js';
+
+export type { Host, HostOptions } from './types.js';
+
+/** The typed handler map: each method receives its already-validated input. */
+type Handlers = { [K in ApiMethod]: (input: z.output<(typeof inputs)[K]>) => Promise<ApiOutputs[K]> };
+
+function appVersion(): string {
+  try {
+    return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+  } catch {
+    // Bundled builds sit elsewhere; the launcher passes the version through the environment.
+    return process.env.ANIMA_VERSION ?? '0.0.0';
+  }
+}
+
+const defaultLog: NonNullable<HostOptions['log']> = (level, message) => {
+  const line = `[anima ${level}] ${message}`;
+  if (level === 'error') console.error(line);
+  else if (level === 'warn') console.warn(line);
+  else if (process.env.ANIMA_DEBUG) console.log(line);
+};
+
+export async function createHost(options: HostOptions): Promise<Host> {
+  const log = options.log ?? defaultLog;
+  const now = options.now ?? (() => new Date());
+  const dataDir = options.dataDir;
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+
+  const notices: string[] = [];
+  const notice = (message: string) => {
+    notices.push(message);
+    log('warn', message);
+  };
+
+  const lock = acquireLock(dataDir, (previous) =>
+    log('warn', `taking over a stale lock${previous ? ` left by process ${previous.pid}` : ''} (it is no longer running)`),
+  );
+  let db;
+  try {
+    db = await openDatabase(dataDir, { template: options.template });
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+
+  const events = new HostEvents();
+  const secrets = options.secrets ?? new OwnerOnlyFileSecretStore(dataDir, notice);
+  const settings = new SettingsStore(db, notice);
+  const selfLayer = new SelfLayer(db);
+  const conversations = new Conversations(db);
+  const providers = new Providers(db, secrets, {
+    fetch: options.fetch,
+    timeoutMs: options.providerTimeoutMs,
+    modelsDir: modelsDir(dataDir),
+  });
+  const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, now, log });
+
+  await selfLayer.ensureDefaults();
+  await settings.get();
+  const recovered = await conversations.recoverInterrupted();
+  if (recovered) log('info', `kept ${recovered} interrupted repl${recovered === 1 ? 'y' : 'ies'} as partial`);
+
+  const handlers: Handlers = {
+    'app.info': async () => {
+      const s = await settings.get();
+      return {
+        version: appVersion(),
+        mode: options.mode ?? 'browser',
+        dataDir,
+        secretStorage: secrets.kind,
+        sleepDay: sleepDay(now(), s.sleepTime, s.timeZone),
+        notices: [...notices],
+      };
+    },
+
+    'settings.get': () => settings.get(),
+    'settings.update': async (input) => {
+      const patch = input;
+      if (patch.timeZone !== undefined && !isValidTimeZone(patch.timeZone)) {
+        throw new ApiError('invalid_input', `“${patch.timeZone}” is not a time zone I know.`, 'timeZone');
+      }
+      for (const field of ['chatProviderId', 'backgroundProviderId'] as const) {
+        const id = patch[field];
+        if (id) await providers.get(id).catch(() => {
+          throw new ApiError('invalid_input', 'That model connection does not exist.', field);
+        });
+      }
+      const next = await settings.update(patch);
+      events.emit('settings.changed', next);
+      return next;
+    },
+
+    'providers.list': () => providers.list(),
+    'providers.save': async (input) => {
+      const saved = await providers.save(input);
+      // The first connection a person makes is the one they mean to chat with.
+      const s = await settings.get();
+      if (!s.chatProviderId) events.emit('settings.changed', await settings.update({ chatProviderId: saved.id }));
+      return saved;
+    },
+    'providers.delete': async (input) => {
+      const { id } = input;
+      await providers.delete(id);
+      const s = await settings.get();
+      const patch: { chatProviderId?: null; backgroundProviderId?: null } = {};
+      if (s.chatProviderId === id) patch.chatProviderId = null;
+      if (s.backgroundProviderId === id) patch.backgroundProviderId = null;
+      if (Object.keys(patch).length) events.emit('settings.changed', await settings.update(patch));
+      return { ok: true as const };
+    },
+    'providers.test': (input) => providers.test(input),
+    'providers.detect': async () => (options.detectLocalServers === false ? [] : providers.detect()),
+
+    'self.list': () => selfLayer.list(),
+    'self.update': async (input) => {
+      const { key, content } = input;
+      return selfLayer.update(key, content);
+    },
+    'self.reset': async (input) => selfLayer.reset(input.key),
+
+    'conversations.list': (input) => conversations.list(input),
+    'conversations.create': async (input) => {
+      const created = await conversations.create(input.title);
+      events.emit('conversations.changed', { conversationId: created.id });
+      return created;
+    },
+    'conversations.get': async (input) => {
+      const { id } = input;
+      return { conversation: await conversations.get(id), messages: await conversations.messages(id) };
+    },
+    'conversations.rename': async (input) => {
+      const { id, title } = input;
+      const renamed = await conversations.rename(id, title);
+      events.emit('conversations.changed', { conversationId: id });
+      return renamed;
+    },
+    'conversations.archive': async (input) => {
+      const { id, archived } = input;
+      const changed = await conversations.archive(id, archived);
+      events.emit('conversations.changed', { conversationId: id });
+      return changed;
+    },
+
+    'chat.send': async (input) => {
+      const { conversationId, content } = input;
+      return chat.send(conversationId, content);
+    },
+    'chat.stop': async (input) => ({ stopped: await chat.stop(input.conversationId) }),
+    'chat.regenerate': async (input) => chat.regenerate(input.conversationId),
+    'chat.editLast': async (input) => {
+      const { conversationId, content } = input;
+      return chat.editLast(conversationId, content);
+    },
+  };
+
+  // Every call is validated here, once, whatever transport brought it: the renderer is untrusted input.
+  const api = Object.fromEntries(
+    (Object.keys(handlers) as ApiMethod[]).map((method) => [
+      method,
+      (raw: unknown) => (handlers[method] as (i: unknown) => Promise<unknown>)(parseInput(method, raw)),
+    ]),
+  ) as AnimaApi;
+
+  let closing: Promise<void> | undefined;
+  return {
+    api,
+    dataDir,
+    async call(method: string, input: unknown) {
+      if (!isApiMethod(method)) throw new ApiError('unknown_method', `There is no API method called “${method}”.`);
+      if (closing) throw new ApiError('conflict', 'Anima is shutting down.');
+      return (api[method as ApiMethod] as (i: unknown) => Promise<unknown>)(input);
+    },
+    on: (listener) => events.on(listener),
+    close() {
+      closing ??= (async () => {
+        await chat.stopAll();
+        await db.close();
+        lock.release();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,190 @@
+// Provider connections: their settings in the database, their keys in the secret store.
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import {
+  ApiError,
+  type ApiInput,
+  type ConnectionTestResult,
+  type DetectedServer,
+  type ErrorCode,
+  type ProviderConfig,
+  type ProviderKind,
+} from '../../shared/api.js';
+import type { Database } from '../db/open.js';
+import { createProvider } from '../llm/index.js';
+import { ProviderError, type ChatProvider } from '../llm/types.js';
+import type { SecretStore } from './types.js';
+
+interface Row {
+  id: string;
+  kind: ProviderKind;
+  name: string;
+  base_url: string;
+  model: string;
+  context_tokens: number;
+}
+
+export const DEFAULT_CONTEXT_TOKENS = 8192;
+
+/** Local servers worth probing on first run. */
+export const LOCAL_SERVERS: { name: string; kind: ProviderKind; baseUrl: string; probe: 'ollama' | 'openai' }[] = [
+  { name: 'Ollama', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1', probe: 'ollama' },
+  { name: 'LM Studio', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:1234/v1', probe: 'openai' },
+];
+
+const secretName = (id: string) => `provider:${id}:apiKey`;
+
+export interface ResolvedProvider {
+  config: ProviderConfig;
+  client: ChatProvider;
+}
+
+export interface ProviderServiceOptions {
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+  modelsDir: string;
+  localServers?: typeof LOCAL_SERVERS;
+}
+
+export class Providers {
+  constructor(
+    private readonly db: Database,
+    private readonly secrets: SecretStore,
+    private readonly options: ProviderServiceOptions,
+  ) {}
+
+  private async toConfig(r: Row): Promise<ProviderConfig> {
+    return {
+      id: r.id,
+      kind: r.kind,
+      name: r.name,
+      baseUrl: r.base_url,
+      model: r.model,
+      contextTokens: r.context_tokens,
+      hasApiKey: Boolean(await this.secrets.get(secretName(r.id))),
+    };
+  }
+
+  async list(): Promise<ProviderConfig[]> {
+    const rows = (await this.db.query<Row>('SELECT * FROM providers ORDER BY created_at')).rows;
+    return Promise.all(rows.map((r) => this.toConfig(r)));
+  }
+
+  async get(id: string): Promise<ProviderConfig> {
+    const row = (await this.db.query<Row>('SELECT * FROM providers WHERE id = $1', [id])).rows[0];
+    if (!row) throw new ApiError('not_found', 'That model connection does not exist any more.', 'id');
+    return this.toConfig(row);
+  }
+
+  async save(input: ApiInput<'providers.save'>): Promise<ProviderConfig> {
+    const baseUrl = normaliseBaseUrl(input.kind, input.baseUrl);
+    const id = input.id ?? randomUUID();
+    if (input.id) await this.get(input.id);
+    await this.db.query(
+      `INSERT INTO providers (id, kind, name, base_url, model, context_tokens) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, base_url = EXCLUDED.base_url,
+         model = EXCLUDED.model, context_tokens = EXCLUDED.context_tokens, updated_at = now()`,
+      [id, input.kind, input.name, baseUrl, input.model.trim(), input.contextTokens ?? DEFAULT_CONTEXT_TOKENS],
+    );
+    if (input.apiKey !== undefined) {
+      if (input.apiKey.trim()) await this.secrets.set(secretName(id), input.apiKey.trim());
+      else await this.secrets.delete(secretName(id));
+    }
+    return this.get(id);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.get(id);
+    await this.db.query('DELETE FROM providers WHERE id = $1', [id]);
+    await this.secrets.delete(secretName(id));
+  }
+
+  private client(kind: ProviderKind, baseUrl: string, apiKey: string | undefined): ChatProvider {
+    return createProvider({
+      kind,
+      baseUrl,
+      apiKey,
+      fetch: this.options.fetch,
+      timeoutMs: this.options.timeoutMs,
+      modelsDir: this.options.modelsDir,
+    });
+  }
+
+  async resolve(id: string): Promise<ResolvedProvider> {
+    const config = await this.get(id);
+    const apiKey = await this.secrets.get(secretName(id));
+    return { config, client: this.client(config.kind, config.baseUrl, apiKey) };
+  }
+
+  /** Tests a saved connection (id) or unsaved form values: can we list models, and is the chosen one there? */
+  async test(input: ApiInput<'providers.test'>): Promise<ConnectionTestResult> {
+    const saved = input.id ? await this.get(input.id) : undefined;
+    const apiKey = input.apiKey?.trim() || (input.id ? await this.secrets.get(secretName(input.id)) : undefined);
+    const kind = input.kind;
+    const baseUrl = normaliseBaseUrl(kind, input.baseUrl || saved?.baseUrl || '');
+    const model = (input.model || saved?.model || '').trim();
+    const started = performance.now();
+    try {
+      const models = await this.client(kind, baseUrl, apiKey).listModels(AbortSignal.timeout(10_000));
+      const latencyMs = Math.round(performance.now() - started);
+      if (model && models.length > 0 && !models.includes(model)) {
+        return {
+          ok: false,
+          code: 'provider_model_not_found',
+          message: `Connected, but this server has no model named “${model}”. It offers: ${models.slice(0, 8).join(', ')}${models.length > 8 ? '…' : ''}.`,
+          models,
+          latencyMs,
+        };
+      }
+      return {
+        ok: true,
+        message: models.length ? `Connected — ${models.length} model${models.length === 1 ? '' : 's'} available.` : 'Connected.',
+        models,
+        latencyMs,
+      };
+    } catch (err) {
+      const latencyMs = Math.round(performance.now() - started);
+      if (err instanceof ProviderError) return { ok: false, code: err.code, message: err.message, models: [], latencyMs };
+      const code: ErrorCode = 'provider_unreachable';
+      return { ok: false, code, message: `Could not connect: ${(err as Error).message}`, models: [], latencyMs };
+    }
+  }
+
+  /** Looks for model servers already running on this machine (Ollama, LM Studio). */
+  async detect(): Promise<DetectedServer[]> {
+    const found = await Promise.all(
+      (this.options.localServers ?? LOCAL_SERVERS).map(async (server): Promise<DetectedServer | undefined> => {
+        try {
+          const models = await this.client(server.kind, server.baseUrl, undefined).listModels(AbortSignal.timeout(1500));
+          return { name: server.name, kind: server.kind, baseUrl: server.baseUrl, models };
+        } catch {
+          return undefined;
+        }
+      }),
+    );
+    return found.filter((s): s is DetectedServer => s !== undefined);
+  }
+}
+
+/** Trims and checks a base URL: http(s) only for remote kinds; a clear error naming the field otherwise. */
+export function normaliseBaseUrl(kind: ProviderKind, raw: string): string {
+  const value = raw.trim().replace(/\/+$/, '');
+  if (kind === 'local') return value;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ApiError('invalid_input', 'The server address must be a full URL, like http://127.0.0.1:11434/v1.', 'baseUrl');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ApiError('invalid_input', 'The server address must start with http:// or https://.', 'baseUrl');
+  }
+  if (url.username || url.password) {
+    throw new ApiError('invalid_input', 'Put the API key in its own field, not in the address.', 'baseUrl');
+  }
+  return value;
+}
+
+export function modelsDir(dataDir: string): string {
+  return path.join(dataDir, 'models');
+}

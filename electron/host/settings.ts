@@ -1,0 +1,84 @@
+// Settings live in the database, one row per key, each validated when read: a corrupted row is
+// reset to its default, repaired on disk, and reported to the person as a notice.
+import { z } from 'zod';
+import type { Settings } from '../../shared/api.js';
+import { DEFAULT_SLEEP_TIME, isValidTimeZone } from '../../shared/sleep-day.js';
+import type { Database } from '../db/open.js';
+
+const schemas = {
+  chatProviderId: z.string().min(1).nullable(),
+  backgroundProviderId: z.string().min(1).nullable(),
+  sleepTime: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/),
+  timeZone: z.string().refine(isValidTimeZone),
+  language: z.enum(['system', 'en', 'zh-CN']),
+  theme: z.enum(['system', 'light', 'dark']),
+  onboarded: z.boolean(),
+  passiveRecall: z.boolean(),
+} satisfies { [K in keyof Settings]: z.ZodType<Settings[K]> };
+
+function systemTimeZone(): string {
+  const tz = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return tz && isValidTimeZone(tz) ? tz : 'UTC';
+}
+
+export function defaultSettings(): Settings {
+  return {
+    chatProviderId: null,
+    backgroundProviderId: null,
+    sleepTime: DEFAULT_SLEEP_TIME,
+    timeZone: systemTimeZone(),
+    language: 'system',
+    theme: 'system',
+    onboarded: false,
+    passiveRecall: true,
+  };
+}
+
+const KEYS = Object.keys(schemas) as (keyof Settings)[];
+
+export class SettingsStore {
+  private cache: Settings | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly notice: (message: string) => void,
+  ) {}
+
+  async get(): Promise<Settings> {
+    if (this.cache) return this.cache;
+    const rows = (await this.db.query<{ key: string; value: unknown }>('SELECT key, value FROM settings')).rows;
+    const stored = new Map(rows.map((r) => [r.key, r.value]));
+    const settings = defaultSettings() as Record<keyof Settings, unknown>;
+    for (const key of KEYS) {
+      if (!stored.has(key)) continue;
+      const parsed = schemas[key].safeParse(stored.get(key));
+      if (parsed.success) {
+        settings[key] = parsed.data;
+      } else {
+        this.notice(`The setting “${key}” was unreadable and has been reset to its default.`);
+        await this.db.query('DELETE FROM settings WHERE key = $1', [key]);
+      }
+    }
+    this.cache = settings as Settings;
+    return this.cache;
+  }
+
+  async update(patch: Partial<Settings>): Promise<Settings> {
+    const current = await this.get();
+    const next = { ...current };
+    await this.db.transaction(async (tx) => {
+      for (const key of KEYS) {
+        if (!(key in patch) || patch[key] === undefined) continue;
+        const value = schemas[key].parse(patch[key]);
+        (next as Record<string, unknown>)[key] = value;
+        await tx.query(
+          `INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, now())
+           ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
+          [key, JSON.stringify(value)],
+        );
+      }
+    });
+    this.cache = next;
+    return next;
+  }
+}

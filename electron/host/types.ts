@@ -1,0 +1,46 @@
+// The host: everything that is not UI — database, providers, chat — behind the API in shared/api.ts.
+// It never imports `electron`, so the same host runs in Electron's utility process, in the browser-mode
+// server, and in-process in tests.
+import type { AnimaApi, ApiEventName, ApiEvents } from '../../shared/api.js';
+
+export type HostEventListener = <E extends ApiEventName>(event: E, payload: ApiEvents[E]) => void;
+
+/** Where API keys live. Never the database, never a log. */
+export interface SecretStore {
+  /** 'os-encrypted' in the desktop app (Electron safeStorage), 'owner-only-file' in browser mode. */
+  readonly kind: 'os-encrypted' | 'owner-only-file';
+  get(name: string): Promise<string | undefined>;
+  set(name: string, value: string): Promise<void>;
+  delete(name: string): Promise<void>;
+}
+
+export interface HostOptions {
+  /** The PGlite data lives in `${dataDir}/db`; the lock file and secrets beside it. */
+  dataDir: string;
+  mode?: 'electron' | 'browser';
+  /** Defaults to an owner-only file in the data dir. */
+  secrets?: SecretStore;
+  /** Replace the global fetch (tests point providers at a loopback fake). */
+  fetch?: typeof fetch;
+  /** A dumped PGlite data dir (tar) used instead of initdb when the data dir is new: ~5× faster. */
+  template?: Blob | File;
+  /** Clock, for tests of sleep-day logic. */
+  now?: () => Date;
+  /** Provider timeouts (ms); tests shorten them. */
+  providerTimeoutMs?: number;
+  /** Probe http://127.0.0.1:11434 for Ollama on first run. Default true. */
+  detectLocalServers?: boolean;
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+export interface Host {
+  /** Every API method; input is validated inside (untrusted). Rejects with ApiError. */
+  readonly api: AnimaApi;
+  /** Call by name with unvalidated input — what transports use. */
+  call(method: string, input: unknown): Promise<unknown>;
+  /** Subscribe to host events. Returns an unsubscribe function. */
+  on(listener: HostEventListener): () => void;
+  /** Waits for streaming replies to settle (stored as partial), closes the database, releases the lock. */
+  close(): Promise<void>;
+  readonly dataDir: string;
+}

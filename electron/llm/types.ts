@@ -1,0 +1,98 @@
+// The provider interface every model backend implements: streaming text and tool calls.
+import type { ErrorCode, ProviderKind } from '../../shared/api.js';
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema for the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** Parsed arguments; {} when the model sent none. */
+  arguments: Record<string, unknown>;
+}
+
+export type ChatTurn =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string; name?: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; name?: string }
+  | { role: 'tool'; toolCallId: string; name: string; content: string };
+
+export interface StreamRequest {
+  model: string;
+  messages: ChatTurn[];
+  tools?: ToolSpec[];
+  maxTokens?: number;
+  temperature?: number;
+  /** Aborts the request; the stream then throws ProviderError('cancelled'). */
+  signal?: AbortSignal;
+}
+
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+export type StreamEvent =
+  | { type: 'text'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'tool_call'; call: ToolCall }
+  | { type: 'done'; finishReason: 'stop' | 'length' | 'tool_calls' | 'other'; usage?: Usage };
+
+export interface ProviderOptions {
+  kind: ProviderKind;
+  baseUrl: string;
+  apiKey?: string;
+  /** Time allowed to connect and receive the first byte, and between two chunks. Default 60 s. */
+  timeoutMs?: number;
+  /** Retries on 429 and 5xx before any byte of the body was read. Default 2. */
+  maxRetries?: number;
+  /** Base backoff; doubles each retry (with jitter), honours Retry-After. Default 500 ms. */
+  retryBaseMs?: number;
+  /** Injected for tests and for the local provider's data dir. */
+  fetch?: typeof fetch;
+  /** Where local models live (local provider only). */
+  modelsDir?: string;
+}
+
+export interface ChatProvider {
+  readonly kind: ProviderKind;
+  /**
+   * Streams one model turn. The iterator ends after exactly one 'done' event; any failure —
+   * HTTP error, mid-stream error event, a stream that ends without its terminator — throws a
+   * ProviderError. Never yields after throwing.
+   */
+  stream(request: StreamRequest): AsyncIterable<StreamEvent>;
+  /** The models the server offers (for the settings picker and the connection test). */
+  listModels(signal?: AbortSignal): Promise<string[]>;
+}
+
+/** A failure a person can act on; `code` maps to words in the UI. */
+export class ProviderError extends Error {
+  constructor(
+    public code: Extract<
+      ErrorCode,
+      | 'provider_unreachable'
+      | 'provider_auth'
+      | 'provider_model_not_found'
+      | 'provider_rate_limited'
+      | 'provider_quota'
+      | 'provider_server_error'
+      | 'provider_timeout'
+      | 'provider_bad_response'
+      | 'provider_context_overflow'
+      | 'provider_not_installed'
+      | 'cancelled'
+    >,
+    message: string,
+    public status?: number,
+    /** True when text had already been streamed before the failure. */
+    public midStream = false,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}

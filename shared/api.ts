@@ -1,0 +1,336 @@
+// The one API contract between the renderer and the host.
+//
+// Every method has a zod schema for its input (the host validates every call: the renderer is
+// untrusted input) and a TypeScript type for its output. Three transports carry it unchanged:
+// a MessagePort in Electron, HTTP + server-sent events in browser mode, a direct call in tests.
+import { z } from 'zod';
+
+// ---------------------------------------------------------------------------------------------
+// Domain types
+// ---------------------------------------------------------------------------------------------
+
+export const PROVIDER_KINDS = ['openai-compatible', 'anthropic', 'local'] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+
+export const SELF_BLOCK_KEYS = [
+  'identity',
+  'personality',
+  'values',
+  'relationship',
+  'voice',
+  'narrative',
+] as const;
+export type SelfBlockKey = (typeof SELF_BLOCK_KEYS)[number];
+
+export type MessageRole = 'user' | 'assistant';
+/** streaming: a reply being written now; partial: cut off by Stop or a crash; error: the model call failed. */
+export type MessageStatus = 'complete' | 'streaming' | 'partial' | 'error';
+
+export interface ApiErrorShape {
+  code: ErrorCode;
+  message: string;
+  /** For invalid_input: the dotted path of the offending field. */
+  field?: string;
+}
+
+export const ERROR_CODES = [
+  'invalid_input',
+  'not_found',
+  'conflict',
+  'unauthorized',
+  'payload_too_large',
+  'unknown_method',
+  'data_dir_locked',
+  'no_provider',
+  // Provider failures, in words a person can act on.
+  'provider_unreachable',
+  'provider_auth',
+  'provider_model_not_found',
+  'provider_rate_limited',
+  'provider_quota',
+  'provider_server_error',
+  'provider_timeout',
+  'provider_bad_response',
+  'provider_context_overflow',
+  'provider_not_installed',
+  'cancelled',
+  'internal',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface Message {
+  id: string;
+  conversationId: string;
+  role: MessageRole;
+  content: string;
+  status: MessageStatus;
+  error: ApiErrorShape | null;
+  /** The model that wrote an assistant message. */
+  model: string | null;
+  createdAt: string; // ISO 8601
+  /** Set when a later version replaced this one (regenerate, edit): kept, never deleted. */
+  replacedBy: string | null;
+}
+
+export interface ConversationSummary {
+  id: string;
+  title: string;
+  archived: boolean;
+  createdAt: string;
+  updatedAt: string;
+  messageCount: number;
+  /** The start of the last visible message, for the list. */
+  preview: string;
+  /** When a search matched message content rather than the title: a snippet of that message. */
+  matchSnippet?: string;
+}
+
+export interface Conversation extends ConversationSummary {
+  /** The system prompt snapshot and the sleep day it was built for. */
+  systemPrompt: string;
+  systemPromptDay: string | null;
+}
+
+export interface ProviderConfig {
+  id: string;
+  kind: ProviderKind;
+  name: string;
+  baseUrl: string;
+  model: string;
+  /** The model's context window in tokens; history beyond it is trimmed, oldest first. */
+  contextTokens: number;
+  hasApiKey: boolean;
+}
+
+export type Language = 'system' | 'en' | 'zh-CN';
+export type Theme = 'system' | 'light' | 'dark';
+
+export interface Settings {
+  chatProviderId: string | null;
+  /** The model for background work (sleep cycle); null means "same as chat". */
+  backgroundProviderId: string | null;
+  /** HH:MM local time at which the sleep day ends. */
+  sleepTime: string;
+  /** IANA time zone name, e.g. Europe/Berlin. */
+  timeZone: string;
+  language: Language;
+  theme: Theme;
+  onboarded: boolean;
+  passiveRecall: boolean;
+}
+
+export interface SelfBlock {
+  key: SelfBlockKey;
+  content: string;
+  isDefault: boolean;
+  updatedAt: string;
+}
+
+export interface AppInfo {
+  version: string;
+  mode: 'electron' | 'browser';
+  dataDir: string;
+  /** How API keys are kept: encrypted by the OS keychain (desktop) or a file only this user can read (browser mode). */
+  secretStorage: 'os-encrypted' | 'owner-only-file';
+  /** The current sleep day (YYYY-MM-DD) in the configured time zone. */
+  sleepDay: string;
+  /** Things a person should know that were repaired at start (e.g. an unreadable setting reset to its default). */
+  notices: string[];
+}
+
+export interface ConnectionTestResult {
+  ok: boolean;
+  message: string;
+  code?: ErrorCode;
+  models: string[];
+  latencyMs: number;
+}
+
+export interface DetectedServer {
+  name: string;
+  kind: ProviderKind;
+  baseUrl: string;
+  models: string[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input schemas — one per method
+// ---------------------------------------------------------------------------------------------
+
+const id = z.string().min(1).max(64);
+/** 1 MB is the transport limit; a single message may use most of it. */
+export const MAX_MESSAGE_CHARS = 200_000;
+const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'expected HH:MM (24-hour)');
+const empty = z.object({}).strict();
+
+const providerInput = z
+  .object({
+    id: id.optional(),
+    kind: z.enum(PROVIDER_KINDS),
+    name: z.string().trim().min(1).max(80),
+    baseUrl: z.string().max(500),
+    model: z.string().max(200),
+    contextTokens: z.number().int().min(512).max(10_000_000).optional(),
+    /** undefined: keep the stored key; '': remove it; otherwise the new key. */
+    apiKey: z.string().max(500).optional(),
+  })
+  .strict();
+
+export const inputs = {
+  'app.info': empty,
+
+  'settings.get': empty,
+  'settings.update': z
+    .object({
+      chatProviderId: id.nullable().optional(),
+      backgroundProviderId: id.nullable().optional(),
+      sleepTime: hhmm.optional(),
+      timeZone: z.string().min(1).max(64).optional(),
+      language: z.enum(['system', 'en', 'zh-CN']).optional(),
+      theme: z.enum(['system', 'light', 'dark']).optional(),
+      onboarded: z.boolean().optional(),
+      passiveRecall: z.boolean().optional(),
+    })
+    .strict(),
+
+  'providers.list': empty,
+  'providers.save': providerInput,
+  'providers.delete': z.object({ id }).strict(),
+  /** Test either a saved provider (id) or unsaved form values. */
+  'providers.test': providerInput.partial({ name: true }),
+  'providers.detect': empty,
+
+  'self.list': empty,
+  'self.update': z.object({ key: z.enum(SELF_BLOCK_KEYS), content: z.string().max(20_000) }).strict(),
+  'self.reset': z.object({ key: z.enum(SELF_BLOCK_KEYS) }).strict(),
+
+  'conversations.list': z
+    .object({ query: z.string().max(500).optional(), archived: z.boolean().optional() })
+    .strict(),
+  'conversations.create': z.object({ title: z.string().max(200).optional() }).strict(),
+  'conversations.get': z.object({ id }).strict(),
+  'conversations.rename': z.object({ id, title: z.string().trim().min(1).max(200) }).strict(),
+  'conversations.archive': z.object({ id, archived: z.boolean() }).strict(),
+
+  /** Store the user's message, then stream the reply as chat.* events. */
+  'chat.send': z
+    .object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) })
+    .strict(),
+  /** Stop the reply being written in this conversation; what arrived is kept as partial. */
+  'chat.stop': z.object({ conversationId: id }).strict(),
+  /** Write the last reply again (also "retry" after an error). The old reply is kept, marked replaced. */
+  'chat.regenerate': z.object({ conversationId: id }).strict(),
+  /** Replace the last user message with an edited version and answer it again; the old one is kept. */
+  'chat.editLast': z
+    .object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) })
+    .strict(),
+} as const;
+
+export type ApiMethod = keyof typeof inputs;
+export type ApiInput<K extends ApiMethod> = z.input<(typeof inputs)[K]>;
+
+export interface SendResult {
+  userMessage: Message;
+  /** The reply placeholder (status streaming); its text arrives as chat.delta events. */
+  assistantMessage: Message;
+}
+
+export interface ApiOutputs {
+  'app.info': AppInfo;
+  'settings.get': Settings;
+  'settings.update': Settings;
+  'providers.list': ProviderConfig[];
+  'providers.save': ProviderConfig;
+  'providers.delete': { ok: true };
+  'providers.test': ConnectionTestResult;
+  'providers.detect': DetectedServer[];
+  'self.list': SelfBlock[];
+  'self.update': SelfBlock;
+  'self.reset': SelfBlock;
+  'conversations.list': ConversationSummary[];
+  'conversations.create': Conversation;
+  'conversations.get': { conversation: Conversation; messages: Message[] };
+  'conversations.rename': Conversation;
+  'conversations.archive': Conversation;
+  'chat.send': SendResult;
+  'chat.stop': { stopped: boolean };
+  'chat.regenerate': SendResult;
+  'chat.editLast': SendResult;
+}
+
+// Compile-time check that every method has an output type and vice versa.
+type _SameKeys = [ApiMethod] extends [keyof ApiOutputs]
+  ? [keyof ApiOutputs] extends [ApiMethod]
+    ? true
+    : never
+  : never;
+const _sameKeys: _SameKeys = true;
+void _sameKeys;
+
+/** The whole API as functions: implemented by the host, called through a transport. */
+export type AnimaApi = {
+  [K in ApiMethod]: (input: ApiInput<K>) => Promise<ApiOutputs[K]>;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Events (host → renderer)
+// ---------------------------------------------------------------------------------------------
+
+export interface ApiEvents {
+  /** A piece of the reply being streamed. */
+  'chat.delta': { conversationId: string; messageId: string; text: string };
+  /** The reply ended: complete, partial (stopped) or error. Carries the stored message. */
+  'chat.finished': { conversationId: string; message: Message };
+  /** A conversation's list entry changed (new message, rename, archive). */
+  'conversations.changed': { conversationId: string };
+  'settings.changed': Settings;
+}
+export type ApiEventName = keyof ApiEvents;
+export const EVENT_NAMES: ApiEventName[] = [
+  'chat.delta',
+  'chat.finished',
+  'conversations.changed',
+  'settings.changed',
+];
+
+/** What a transport gives the renderer: one typed call and one typed subscription. */
+export interface AnimaClient {
+  call<K extends ApiMethod>(method: K, input: ApiInput<K>): Promise<ApiOutputs[K]>;
+  /** Returns an unsubscribe function. */
+  on<E extends ApiEventName>(event: E, listener: (payload: ApiEvents[E]) => void): () => void;
+}
+
+/** The error every transport rejects with. */
+export class ApiError extends Error implements ApiErrorShape {
+  constructor(
+    public code: ErrorCode,
+    message: string,
+    public field?: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+  toJSON(): ApiErrorShape {
+    return this.field ? { code: this.code, message: this.message, field: this.field } : { code: this.code, message: this.message };
+  }
+  static from(shape: ApiErrorShape): ApiError {
+    return new ApiError(shape.code, shape.message, shape.field);
+  }
+}
+
+export function isApiMethod(name: string): name is ApiMethod {
+  return Object.prototype.hasOwnProperty.call(inputs, name);
+}
+
+/** Validate a call's input; throws ApiError('invalid_input') naming the first bad field. */
+export function parseInput<K extends ApiMethod>(method: K, raw: unknown): z.output<(typeof inputs)[K]> {
+  const result = inputs[method].safeParse(raw ?? {});
+  if (result.success) return result.data as z.output<(typeof inputs)[K]>;
+  const issue = result.error.issues[0];
+  const field = issue?.path.join('.') || undefined;
+  const what = field ? `${field}: ${issue?.message}` : issue?.message ?? 'invalid input';
+  throw new ApiError('invalid_input', `Invalid input for ${method} — ${what}`, field);
+}
+
+/** Transport limits, shared so both sides agree. */
+export const MAX_BODY_BYTES = 1024 * 1024;

@@ -1,0 +1,45 @@
+// The sleep day: the day that ends at the sleep time (default 02:00) in the person's time zone,
+// not at midnight. A conversation at 01:30 still belongs to the evening before.
+
+export const DEFAULT_SLEEP_TIME = '02:00';
+
+interface LocalParts {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+}
+
+function localParts(at: Date, timeZone: string): LocalParts {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(at);
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  return { year: get('year'), month: get('month'), day: get('day'), hour: get('hour'), minute: get('minute') };
+}
+
+export function isValidTimeZone(timeZone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The sleep day (YYYY-MM-DD) that `at` falls in. */
+export function sleepDay(at: Date, sleepTime: string, timeZone: string): string {
+  const [h, m] = sleepTime.split(':').map(Number) as [number, number];
+  const local = localParts(at, timeZone);
+  // Calendar arithmetic on the local date only (UTC as a neutral calendar), so DST shifts cannot move it.
+  const date = new Date(Date.UTC(local.year, local.month - 1, local.day));
+  if (local.hour * 60 + local.minute < h * 60 + m) date.setUTCDate(date.getUTCDate() - 1);
+  return date.toISOString().slice(0, 10);
+}
