@@ -1,5 +1,5 @@
 import type { ApiEventName, ApiEvents } from '../../shared/api.js';
-import type { HostEventListener } from './types.js';
+import type { HostEventArgs, HostEventListener } from './types.js';
 
 /** A tiny typed emitter; a listener that throws never breaks the host. */
 export class HostEvents {
@@ -13,7 +13,7 @@ export class HostEvents {
   emit<E extends ApiEventName>(event: E, payload: ApiEvents[E]): void {
     for (const listener of this.listeners) {
       try {
-        listener(event, payload);
+        listener(...([event, payload] as HostEventArgs));
       } catch {
         // A broken transport must not stop the others or the host.
       }

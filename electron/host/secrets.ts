@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { SecretStore } from './types.js';
 
-export const SECRETS_FILE = 'secrets.json';
+// Its own file: the desktop app's secrets.json holds OS-encrypted ciphertext this mode cannot read.
+export const SECRETS_FILE = 'secrets-browser.json';
 
 export class OwnerOnlyFileSecretStore implements SecretStore {
   readonly kind = 'owner-only-file' as const;

@@ -3,7 +3,9 @@
 // server, and in-process in tests.
 import type { AnimaApi, ApiEventName, ApiEvents } from '../../shared/api.js';
 
-export type HostEventListener = <E extends ApiEventName>(event: E, payload: ApiEvents[E]) => void;
+/** A listener's arguments are a discriminated union, so checking the name narrows the payload. */
+export type HostEventArgs = { [E in ApiEventName]: [event: E, payload: ApiEvents[E]] }[ApiEventName];
+export type HostEventListener = (...args: HostEventArgs) => void;
 
 /** Where API keys live. Never the database, never a log. */
 export interface SecretStore {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { ApiError, MAX_BODY_BYTES, parseInput, type ApiEventName, type ApiEvents, type AnimaApi } from '../../shared/api.js';
-import type { Host, HostEventListener } from '../host/types.js';
+import type { Host, HostEventArgs, HostEventListener } from '../host/types.js';
 import { startServer, statusForErrorCode, type RunningServer } from './server.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
@@ -61,7 +61,7 @@ class FakeHost implements Host {
   }
 
   emit<E extends ApiEventName>(event: E, payload: ApiEvents[E]): void {
-    for (const listener of this.listeners) listener(event, payload);
+    for (const listener of this.listeners) listener(...([event, payload] as HostEventArgs));
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { createHost } from '../host/index.js';
+import type { ApiEventName } from '../../shared/api.js';
 import type { Host, HostOptions } from '../host/types.js';
 
 export function tempDataDir(prefix = 'anima-test-'): string {
@@ -25,7 +26,7 @@ export async function startTestHost(options: Partial<HostOptions> = {}): Promise
 }
 
 /** Resolves with the first event of this name that matches. */
-export function nextEvent<E extends Parameters<Parameters<Host['on']>[0]>[0]>(
+export function nextEvent<E extends ApiEventName>(
   host: Host,
   name: E,
   match: (payload: never) => boolean = () => true,

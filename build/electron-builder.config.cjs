@@ -1,0 +1,54 @@
+// electron-builder configuration (npm run dist). CommonJS because electron-builder loads it with require.
+const pkg = require('../package.json');
+
+// Electron's binary is an optional dependency that may be absent where this runs, so the version
+// cannot be read from node_modules/electron: it comes from the pin in package.json.
+const electronVersion = String(pkg.optionalDependencies?.electron ?? '').replace(/^[\^~=v]+/, '');
+if (!/^\d+\.\d+\.\d+$/.test(electronVersion)) {
+  throw new Error(`package.json must pin an exact electron version in optionalDependencies (found "${electronVersion}")`);
+}
+
+/** @type {import('electron-builder').Configuration} */
+module.exports = {
+  appId: 'app.anima.desktop',
+  productName: 'Anima',
+  electronVersion,
+  directories: { output: 'release', buildResources: 'build' },
+  // Only the build output ships (production node_modules are added by electron-builder itself).
+  files: ['dist/**/*', '!dist/**/*.map', 'package.json'],
+  asar: true,
+  // Native code is loaded with dlopen and cannot come from inside an archive; PGlite's WASM, data and
+  // extension files are read from disk at start-up, which is faster (and mmap-able) outside it.
+  asarUnpack: [
+    '**/*.node',
+    '**/node_modules/onnxruntime-node/**',
+    '**/node_modules/@electric-sql/pglite/dist/**/*.{wasm,data,tar.gz}',
+  ],
+  // Native dependencies ship N-API prebuilds, which every Electron loads; rebuilding them would
+  // need Electron's headers from the network.
+  npmRebuild: false,
+  // Publishing is a deliberate act, never a side effect of a CI build.
+  publish: null,
+  linux: {
+    target: ['AppImage', 'deb'],
+    icon: 'build/icon.png',
+    category: 'Utility',
+    executableName: 'anima',
+    synopsis: 'A local-first companion with a living memory',
+    maintainer: 'Anima contributors',
+  },
+  mac: {
+    target: ['dmg'],
+    icon: 'build/icon.png',
+    category: 'public.app-category.productivity',
+  },
+  win: {
+    target: ['nsis'],
+    icon: 'build/icon.png',
+  },
+  nsis: {
+    oneClick: false,
+    perMachine: false,
+    allowToChangeInstallationDirectory: true,
+  },
+};
