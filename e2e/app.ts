@@ -1,0 +1,66 @@
+// Starts the real app in browser mode (`node dist/cli.mjs serve`) as its own process, as a person
+// would with `npm run serve`, on a data folder of the test's own.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface RunningApp {
+  url: string;
+  origin: string;
+  token: string;
+  dataDir: string;
+  process: ChildProcess;
+  output: () => string;
+  /** SIGTERM (a clean quit) or SIGKILL (a crash); resolves when the process has exited. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+const URL_LINE = /Anima is running at (http:\/\/127\.0\.0\.1:(\d+)\/\?token=([\w-]+))/;
+
+export function newDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'anima-e2e-'));
+}
+
+export async function startApp(dataDir: string, env: Record<string, string> = {}): Promise<RunningApp> {
+  const child = spawn(process.execPath, ['dist/cli.mjs', 'serve', '--no-open', '--data-dir', dataDir], {
+    env: { ...process.env, CI: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the app did not start within 60 s:\n${output}`)), 60_000);
+    const check = () => {
+      const m = output.match(URL_LINE);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the app exited with ${code} before listening:\n${output}`));
+    });
+  });
+
+  return {
+    url: match[1]!,
+    origin: `http://127.0.0.1:${match[2]}`,
+    token: match[3]!,
+    dataDir,
+    process: child,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

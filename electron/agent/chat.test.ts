@@ -1,0 +1,187 @@
+// Chat turns through the real host, the real provider clients and a loopback fake model server that
+// speaks the real wire protocols.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Message, ProviderKind } from '../../shared/api.js';
+import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
+import { openDatabase } from '../db/open.js';
+import { nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
+import type { Host } from '../host/types.js';
+
+let fake: FakeLlm;
+const hosts: Host[] = [];
+
+beforeAll(async () => {
+  fake = await startFakeLlm();
+});
+afterAll(async () => {
+  await fake.close();
+});
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((h) => h.close()));
+  fake.requests.length = 0;
+});
+
+async function connectedHost(opts: { kind?: ProviderKind; contextTokens?: number; dataDir?: string; timeoutMs?: number } = {}) {
+  const host = await startTestHost({ dataDir: opts.dataDir ?? tempDataDir(), providerTimeoutMs: opts.timeoutMs ?? 5_000 });
+  hosts.push(host);
+  const kind = opts.kind ?? 'openai-compatible';
+  await host.api['providers.save']({
+    kind,
+    name: 'Fake',
+    baseUrl: kind === 'anthropic' ? fake.url : fake.baseUrl,
+    model: 'fake-model',
+    contextTokens: opts.contextTokens,
+    apiKey: 'test-key',
+  });
+  const conversation = await host.api['conversations.create']({});
+  return { host, conversationId: conversation.id };
+}
+
+async function sendAndWait(host: Host, conversationId: string, content: string) {
+  const deltas: string[] = [];
+  const off = host.on((event, payload) => {
+    if (event === 'chat.delta' && payload.conversationId === conversationId) deltas.push(payload.text);
+  });
+  const finished = nextEvent(host, 'chat.finished', (p: { conversationId: string }) => p.conversationId === conversationId);
+  const sent = await host.api['chat.send']({ conversationId, content });
+  const { message } = (await finished) as { message: Message };
+  off();
+  return { sent, message, deltas };
+}
+
+describe('chat', () => {
+  for (const kind of ['openai-compatible', 'anthropic'] as const) {
+    it(`streams a reply over the ${kind} protocol and stores it`, async () => {
+      const { host, conversationId } = await connectedHost({ kind });
+      fake.script({ kind: 'text', text: 'Hello there, I remember you.', chunks: 5 });
+      const { message, deltas } = await sendAndWait(host, conversationId, 'Hi!');
+      expect(deltas.length).toBeGreaterThanOrEqual(3);
+      expect(deltas.join('')).toBe('Hello there, I remember you.');
+      expect(message).toMatchObject({ status: 'complete', content: 'Hello there, I remember you.', model: 'fake-model', error: null });
+      const request = fake.requests.at(-1)!;
+      const body = request.body as { messages: { role: string; content: unknown }[]; system?: string };
+      // The self layer rides along as the system prompt.
+      const system = kind === 'anthropic' ? body.system : (body.messages[0]!.content as string);
+      expect(system).toContain('I am Anima');
+      const { messages } = await host.api['conversations.get']({ id: conversationId });
+      expect(messages.map((m) => [m.role, m.content, m.status])).toEqual([
+        ['user', 'Hi!', 'complete'],
+        ['assistant', 'Hello there, I remember you.', 'complete'],
+      ]);
+    });
+  }
+
+  it('keeps what was streamed when the person presses Stop', async () => {
+    const { host, conversationId } = await connectedHost();
+    fake.script({ kind: 'text', text: 'one two three four five six seven eight nine ten', chunks: 10, chunkDelayMs: 150 });
+    const firstDelta = nextEvent(host, 'chat.delta');
+    const finished = nextEvent(host, 'chat.finished');
+    await host.api['chat.send']({ conversationId, content: 'Count slowly' });
+    await firstDelta;
+    expect(await host.api['chat.stop']({ conversationId })).toEqual({ stopped: true });
+    const { message } = (await finished) as { message: Message };
+    expect(message.status).toBe('partial');
+    expect(message.error?.code).toBe('cancelled');
+    expect(message.content.length).toBeGreaterThan(0);
+    expect('one two three four five six seven eight nine ten'.startsWith(message.content)).toBe(true);
+    const stored = (await host.api['conversations.get']({ id: conversationId })).messages[1]!;
+    expect(stored.content).toBe(message.content);
+  });
+
+  it('keeps the partial reply when the stream is cut mid-way, and explains', async () => {
+    const { host, conversationId } = await connectedHost();
+    fake.script({ kind: 'cut', text: 'I was saying something important when' });
+    const { message } = await sendAndWait(host, conversationId, 'Tell me');
+    expect(message.status).toBe('partial');
+    expect(message.content).toBe('I was saying something important when');
+    expect(message.error?.code).toBe('provider_bad_response');
+  });
+
+  it('turns provider failures into words, and Retry answers again', async () => {
+    const { host, conversationId } = await connectedHost();
+    fake.script({ kind: 'error', status: 401, file: 'openai-error-401-invalid-api-key.json' });
+    const failed = await sendAndWait(host, conversationId, 'Hello?');
+    expect(failed.message.status).toBe('error');
+    expect(failed.message.error?.code).toBe('provider_auth');
+    expect(failed.message.error?.message).not.toContain('test-key');
+
+    fake.script({ kind: 'text', text: 'Sorry, I am here now.' });
+    const finished = nextEvent(host, 'chat.finished');
+    const retried = await host.api['chat.regenerate']({ conversationId });
+    expect(retried.userMessage.content).toBe('Hello?');
+    const { message } = (await finished) as { message: Message };
+    expect(message.content).toBe('Sorry, I am here now.');
+    const visible = (await host.api['conversations.get']({ id: conversationId })).messages;
+    expect(visible.map((m) => m.content)).toEqual(['Hello?', 'Sorry, I am here now.']);
+    // The failed attempt is kept, marked as replaced — never deleted.
+    expect(fake.requests.filter((r) => r.path.endsWith('/chat/completions'))).toHaveLength(2);
+  });
+
+  it('gives up on a hung provider after the timeout with a clear error', async () => {
+    const { host, conversationId } = await connectedHost({ timeoutMs: 400 });
+    fake.script({ kind: 'hang' });
+    const started = Date.now();
+    const { message } = await sendAndWait(host, conversationId, 'Anyone?');
+    expect(message.status).toBe('error');
+    expect(message.error?.code).toBe('provider_timeout');
+    expect(Date.now() - started).toBeLessThan(8_000);
+  });
+
+  it('edits the last message: the new version is answered, the old one kept but hidden', async () => {
+    const { host, conversationId } = await connectedHost();
+    fake.script({ kind: 'text', text: 'Paris is lovely.' });
+    await sendAndWait(host, conversationId, 'I am going to Pairs');
+    fake.script({ kind: 'text', text: 'Paris is lovely in spring.' });
+    const finished = nextEvent(host, 'chat.finished');
+    await host.api['chat.editLast']({ conversationId, content: 'I am going to Paris' });
+    await finished;
+    const visible = (await host.api['conversations.get']({ id: conversationId })).messages;
+    expect(visible.map((m) => m.content)).toEqual(['I am going to Paris', 'Paris is lovely in spring.']);
+    const sent = fake.requests.at(-1)!.body as { messages: { role: string; content: string }[] };
+    expect(sent.messages.filter((m) => m.role !== 'system').map((m) => m.content)).toEqual(['I am going to Paris']);
+  });
+
+  it('refuses a second send while a reply is streaming', async () => {
+    const { host, conversationId } = await connectedHost();
+    fake.script({ kind: 'text', text: 'a b c d e f', chunks: 6, chunkDelayMs: 100 });
+    const finished = nextEvent(host, 'chat.finished');
+    await host.api['chat.send']({ conversationId, content: 'first' });
+    await expect(host.api['chat.send']({ conversationId, content: 'second' })).rejects.toMatchObject({ code: 'conflict' });
+    await finished;
+  });
+
+  it('sends only what fits the context window of a 2,000-message conversation', async () => {
+    const dataDir = tempDataDir();
+    const first = await connectedHost({ contextTokens: 4096, dataDir });
+    await first.host.close();
+    hosts.length = 0;
+    // Seed 2,000 turns straight into the table (writing them through the model would take minutes).
+    const db = await openDatabase(dataDir);
+    await db.query(
+      `INSERT INTO messages (id, conversation_id, role, content, status)
+       SELECT gen_random_uuid()::text, $1, CASE WHEN i % 2 = 1 THEN 'user' ELSE 'assistant' END,
+              'turn ' || i || ': ' || repeat('words about the day ', 10), 'complete'
+       FROM generate_series(1, 2000) AS i`,
+      [first.conversationId],
+    );
+    await db.close();
+    const host = await startTestHost({ dataDir });
+    hosts.push(host);
+
+    fake.script({ kind: 'text', text: 'Still with you.' });
+    const { message } = await sendAndWait(host, first.conversationId, 'the newest message');
+    expect(message.status).toBe('complete');
+    const sent = (fake.requests.at(-1)!.body as { messages: { role: string; content: string }[] }).messages;
+    expect(sent[0]!.role).toBe('system');
+    expect(sent.at(-1)).toEqual({ role: 'user', content: 'the newest message' });
+    expect(sent[1]!.role).toBe('user');
+    // ~55 tokens a turn into a 4,096-token window less the reply reserve and the system prompt.
+    expect(sent.length).toBeGreaterThan(20);
+    expect(sent.length).toBeLessThan(80);
+    const totalChars = sent.reduce((n, m) => n + m.content.length, 0);
+    expect(totalChars / 4).toBeLessThan(4096);
+    // The newest turns, in order, directly before the new message.
+    expect(sent.at(-2)!.content.startsWith('turn 2000:')).toBe(true);
+    expect(sent.at(-3)!.content.startsWith('turn 1999:')).toBe(true);
+  });
+});
