@@ -184,4 +184,61 @@ describe('chat', () => {
     expect(sent.at(-2)!.content.startsWith('turn 2000:')).toBe(true);
     expect(sent.at(-3)!.content.startsWith('turn 1999:')).toBe(true);
   });
+
+  it('rebuilds the system prompt when the sleep day rolls over, not before', async () => {
+    let clock = new Date('2026-12-02T20:00:00Z');
+    const host = await startTestHost({ now: () => clock, providerTimeoutMs: 5_000 });
+    hosts.push(host);
+    await host.api['settings.update']({ timeZone: 'UTC', sleepTime: '02:00' });
+    await host.api['providers.save']({ kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
+    const { id } = await host.api['conversations.create']({});
+    const systemOf = () => (fake.requests.at(-1)!.body as { messages: { content: string }[] }).messages[0]!.content;
+
+    await sendAndWait(host, id, 'evening');
+    expect(systemOf()).toContain('sleep day 2026-12-02');
+    clock = new Date('2026-12-03T01:30:00Z'); // after midnight, before the sleep time: same sleep day
+    await sendAndWait(host, id, 'small hours');
+    expect(systemOf()).toContain('sleep day 2026-12-02');
+    clock = new Date('2026-12-03T02:00:00Z');
+    await sendAndWait(host, id, 'morning');
+    expect(systemOf()).toContain('sleep day 2026-12-03');
+    expect((await host.api['conversations.get']({ id })).conversation.systemPromptDay).toBe('2026-12-03');
+
+    // Editing the self layer applies to the next turn of an existing conversation.
+    await host.api['self.update']({ key: 'voice', content: 'I speak in short, warm sentences.' });
+    await sendAndWait(host, id, 'again');
+    expect(systemOf()).toContain('I speak in short, warm sentences.');
+  });
+});
+
+describe('providers', () => {
+  it('finds a model server running on this machine and lists its models', async () => {
+    const host = await startTestHost({
+      detectLocalServers: true,
+      localServers: [
+        { name: 'Ollama', kind: 'openai-compatible', baseUrl: fake.baseUrl },
+        { name: 'Nothing here', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' },
+      ],
+    });
+    hosts.push(host);
+    fake.models = ['llama3.2', 'qwen2.5'];
+    try {
+      const found = await host.api['providers.detect']({});
+      expect(found).toEqual([{ name: 'Ollama', kind: 'openai-compatible', baseUrl: fake.baseUrl, models: ['llama3.2', 'qwen2.5'] }]);
+    } finally {
+      fake.models = ['fake-model'];
+    }
+  });
+
+  it('tests a connection: a model the server lacks, a refused port, and a good one', async () => {
+    const host = await startTestHost();
+    hosts.push(host);
+    const missing = await host.api['providers.test']({ kind: 'openai-compatible', baseUrl: fake.baseUrl, model: 'gpt-nonexistent' });
+    expect(missing).toMatchObject({ ok: false, code: 'provider_model_not_found', models: ['fake-model'] });
+    expect(missing.message).toContain('gpt-nonexistent');
+    const refused = await host.api['providers.test']({ kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', model: 'x' });
+    expect(refused).toMatchObject({ ok: false, code: 'provider_unreachable' });
+    const good = await host.api['providers.test']({ kind: 'openai-compatible', baseUrl: fake.baseUrl, model: 'fake-model' });
+    expect(good).toMatchObject({ ok: true, models: ['fake-model'] });
+  });
 });

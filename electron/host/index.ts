@@ -76,6 +76,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
     fetch: options.fetch,
     timeoutMs: options.providerTimeoutMs,
     modelsDir: modelsDir(dataDir),
+    localServers: options.localServers,
   });
   const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, now, log });
 

@@ -27,9 +27,9 @@ interface Row {
 export const DEFAULT_CONTEXT_TOKENS = 8192;
 
 /** Local servers worth probing on first run. */
-export const LOCAL_SERVERS: { name: string; kind: ProviderKind; baseUrl: string; probe: 'ollama' | 'openai' }[] = [
-  { name: 'Ollama', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1', probe: 'ollama' },
-  { name: 'LM Studio', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:1234/v1', probe: 'openai' },
+export const LOCAL_SERVERS: { name: string; kind: ProviderKind; baseUrl: string }[] = [
+  { name: 'Ollama', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1' },
+  { name: 'LM Studio', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:1234/v1' },
 ];
 
 const secretName = (id: string) => `provider:${id}:apiKey`;

@@ -30,8 +30,10 @@ export interface HostOptions {
   now?: () => Date;
   /** Provider timeouts (ms); tests shorten them. */
   providerTimeoutMs?: number;
-  /** Probe http://127.0.0.1:11434 for Ollama on first run. Default true. */
+  /** Probe for model servers on this machine (Ollama, LM Studio) when asked. Default true. */
   detectLocalServers?: boolean;
+  /** Which local servers to probe; defaults to Ollama's and LM Studio's usual ports. */
+  localServers?: { name: string; kind: 'openai-compatible'; baseUrl: string }[];
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
