@@ -29,7 +29,7 @@ async function launch(dataDir: string): Promise<RunningApp> {
   return app;
 }
 
-async function api(app: RunningApp, method: string, input: unknown = {}) {
+async function api(app: RunningApp, method: string, input: unknown = {}): Promise<any> {
   const res = await fetch(`${app.origin}/api/call/${method}`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${app.token}`, 'Content-Type': 'application/json' },
