@@ -16,7 +16,8 @@ export interface RunningApp {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-const URL_LINE = /Anima is running at (http:\/\/127\.0\.0\.1:(\d+)\/\?token=([\w-]+))/;
+// The first loopback URL the app prints must be this one, with its token.
+const URL_LINE = /^Anima is running at (http:\/\/127\.0\.0\.1:(\d+)\/\?token=([\w-]+))/m;
 
 export function newDataDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'anima-e2e-'));

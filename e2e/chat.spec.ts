@@ -170,6 +170,8 @@ test('a provider failure is explained in words, and Stop keeps what was written'
 
 test('the API refuses calls without the token; the page itself needs none', async () => {
   const app = await launch(newDataDir());
+  // Scripts and people take the first loopback address printed: it must be the one with the token.
+  expect(app.output().match(/https?:\/\/(127\.0\.0\.1|localhost)\S*/)?.[0]).toBe(app.url);
   const page = await fetch(`${app.origin}/`);
   expect(page.status).toBe(200);
   expect(await page.text()).toContain('<div id="root">');

@@ -53,8 +53,13 @@ async function serve(argv: string[]): Promise<void> {
   const dataDir = values['data-dir'] ? path.resolve(values['data-dir']) : defaultDataDir();
   const staticDir = findStaticDir();
 
-  const host = await createHost({ dataDir, mode: 'browser' });
-  const server = await startServer({ host, staticDir, port });
+  // Quiet unless debugging: the address line below must be the first URL a person (or a script) sees.
+  const log = (level: 'info' | 'warn' | 'error', message: string) => {
+    if (level === 'info' && !process.env.ANIMA_DEBUG) return;
+    (level === 'error' ? console.error : console.warn)(`[anima ${level}] ${message}`);
+  };
+  const host = await createHost({ dataDir, mode: 'browser', log });
+  const server = await startServer({ host, staticDir, port, log });
   console.log(`Anima is running at ${server.url}`);
   console.log(`Your companion's data is in ${dataDir}. Press Ctrl+C to stop.`);
   if (!values['no-open'] && !process.env.CI) openBrowser(server.url);
