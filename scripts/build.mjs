@@ -4,7 +4,6 @@
 //   dist/electron/main.cjs    Electron main           dist/electron/preload.cjs   sandboxed preload
 //   dist/electron/host-process.mjs   the host in Electron's utility process
 //   dist/cli.mjs              headless commands (browser mode)
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -15,10 +14,6 @@ const started = Date.now();
 
 async function buildRenderer() {
   const configFile = path.join(root, 'renderer', 'vite.config.ts');
-  if (!existsSync(configFile)) {
-    console.log('skip  dist/renderer (renderer/vite.config.ts does not exist yet)');
-    return;
-  }
   const { build } = await import('vite');
   const t = Date.now();
   await build({ configFile, logLevel: 'warn' });
@@ -62,10 +57,6 @@ const artifacts = [
 ];
 
 async function buildOne({ entry, outfile, ...options }) {
-  if (!existsSync(path.join(root, entry))) {
-    console.log(`skip  ${outfile} (${entry} does not exist yet)`);
-    return;
-  }
   const t = Date.now();
   await esbuild.build({ ...common, ...options, entryPoints: [entry], outfile });
   console.log(`built ${outfile} (${Date.now() - t} ms)`);
