@@ -6,7 +6,8 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { _electron as electron, expect, test } from '@playwright/test';
+import { _electron as electron, expect, test, type Page } from '@playwright/test';
+import { startFakeLlm } from './fake-llm/server.js';
 import type { AnimaBridge } from '../shared/bridge.js';
 
 /** What the page's global scope holds, seen from this Node-typed file. */
@@ -83,6 +84,47 @@ test('the desktop app opens its window with the bridge to the host', async () =>
     expect(refused).toBe('refused');
   } finally {
     await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('the desktop app chats with a model and keeps the conversation across a restart', async () => {
+  const reason = whyElectronCannotRun();
+  test.skip(reason !== null, reason ?? '');
+
+  const fake = await startFakeLlm();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'anima-e2e-electron-'));
+  const launch = () =>
+    electron.launch({
+      args: [root, ...(process.getuid?.() === 0 ? ['--no-sandbox'] : [])],
+      env: { ...process.env, ANIMA_DATA_DIR: dataDir },
+      timeout: 60_000,
+    });
+  const invoke = (page: Page, method: string, input: unknown) =>
+    page.evaluate(([m, i]) => (globalThis as unknown as PageGlobals).anima!.invoke(m as string, i), [method, input] as const);
+  try {
+    let app = await launch();
+    let page = await app.firstWindow();
+    await expect(page.locator('#root main')).toBeVisible();
+    await invoke(page, 'providers.save', { kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
+    await invoke(page, 'settings.update', { onboarded: true });
+    await page.reload();
+    await page.getByTestId('new-conversation').click();
+    fake.script({ kind: 'text', text: 'Hello from the desktop.', chunks: 4, chunkDelayMs: 50 });
+    await page.getByTestId('chat-input').fill('Hi from Electron');
+    await page.getByTestId('chat-input').press('Enter');
+    const reply = page.locator('[data-testid="message"][data-role="assistant"]').last();
+    await expect(reply).toHaveAttribute('data-status', 'complete');
+    await expect(reply).toContainText('Hello from the desktop.');
+    await app.close();
+
+    app = await launch();
+    page = await app.firstWindow();
+    await page.getByTestId('conversation-item').first().click();
+    await expect(page.locator('[data-testid="message"][data-role="user"]').first()).toContainText('Hi from Electron');
+    await app.close();
+  } finally {
+    await fake.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
