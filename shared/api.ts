@@ -53,7 +53,10 @@ export const ERROR_CODES = [
   'provider_bad_response',
   'provider_context_overflow',
   'provider_not_installed',
+  /** The person pressed Stop. */
   'cancelled',
+  /** Anima closed or crashed while the reply was being written. */
+  'interrupted',
   'internal',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

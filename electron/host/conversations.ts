@@ -237,7 +237,7 @@ export class Conversations {
   async recoverInterrupted(): Promise<number> {
     const res = await this.db.query(
       `UPDATE messages SET status = 'partial',
-         error = '{"code":"cancelled","message":"This reply was interrupted when Anima closed."}'::jsonb
+         error = '{"code":"interrupted","message":"This reply was interrupted when Anima closed."}'::jsonb
        WHERE status = 'streaming'`,
     );
     return res.affectedRows ?? 0;

@@ -532,7 +532,7 @@ describe('POST /api/call/<method>', () => {
         (
           [
             'invalid_input', 'unauthorized', 'not_found', 'unknown_method', 'conflict', 'data_dir_locked',
-            'no_provider', 'cancelled', 'payload_too_large', 'provider_unreachable', 'provider_auth',
+            'no_provider', 'cancelled', 'interrupted', 'payload_too_large', 'provider_unreachable', 'provider_auth',
             'provider_model_not_found', 'provider_rate_limited', 'provider_quota', 'provider_server_error',
             'provider_timeout', 'provider_bad_response', 'provider_context_overflow', 'provider_not_installed', 'internal',
           ] as const
@@ -540,7 +540,7 @@ describe('POST /api/call/<method>', () => {
       ),
     ).toEqual({
       invalid_input: 400, unauthorized: 401, not_found: 404, unknown_method: 404, conflict: 409, data_dir_locked: 409,
-      no_provider: 409, cancelled: 409, payload_too_large: 413, provider_unreachable: 502, provider_auth: 502,
+      no_provider: 409, cancelled: 409, interrupted: 409, payload_too_large: 413, provider_unreachable: 502, provider_auth: 502,
       provider_model_not_found: 502, provider_rate_limited: 502, provider_quota: 502, provider_server_error: 502,
       provider_timeout: 504, provider_bad_response: 502, provider_context_overflow: 502, provider_not_installed: 502,
       internal: 500,

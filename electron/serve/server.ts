@@ -117,6 +117,7 @@ const ERROR_STATUS: Record<ErrorCode, number> = {
   data_dir_locked: 409,
   no_provider: 409,
   cancelled: 409,
+  interrupted: 409,
   payload_too_large: 413,
   provider_unreachable: 502,
   provider_auth: 502,

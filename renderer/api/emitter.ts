@@ -1,0 +1,26 @@
+// A tiny typed listener set, shared by both transports.
+export class Listeners<A extends unknown[]> {
+  private readonly set = new Set<(...args: A) => void>();
+
+  add(listener: (...args: A) => void): () => void {
+    this.set.add(listener);
+    return () => {
+      this.set.delete(listener);
+    };
+  }
+
+  emit(...args: A): void {
+    for (const listener of [...this.set]) {
+      try {
+        listener(...args);
+      } catch (err) {
+        // One broken listener must not stop the others from hearing the event.
+        console.error(err);
+      }
+    }
+  }
+
+  get size(): number {
+    return this.set.size;
+  }
+}

@@ -1,0 +1,63 @@
+// Cross-store actions triggered from several places (shortcut, buttons, composer, onboarding).
+import type { Conversation } from '../../shared/api.js';
+import { api } from '../api/index.js';
+import { i18n } from '../i18n/index.js';
+import { errorSentence } from '../i18n/errors.js';
+import { useApp } from '../stores/app.js';
+import { useChat } from '../stores/chat.js';
+import { useConversations } from '../stores/conversations.js';
+
+let creating: Promise<Conversation> | null = null;
+
+/**
+ * Create a conversation and open it. Single-flight: a click on "New" followed at once by Enter in
+ * the input must give one conversation, not two.
+ */
+export function createAndOpen(): Promise<Conversation> {
+  if (!creating) {
+    creating = (async () => {
+      const conversation = await api().call('conversations.create', {});
+      // Open first: the list showing it before it is open would make the chat view open it again.
+      useChat.getState().openNew(conversation);
+      useConversations.getState().prepend(conversation);
+      void useConversations.getState().refresh();
+      return conversation;
+    })().finally(() => {
+      creating = null;
+    });
+  }
+  return creating;
+}
+
+/** The open conversation, or a new one when none is open (typing into an empty app just works). */
+export async function ensureOpenConversation(): Promise<string> {
+  if (creating) return (await creating).id;
+  const open = useChat.getState().openId;
+  if (open) return open;
+  return (await createAndOpen()).id;
+}
+
+export async function startNewConversation(): Promise<void> {
+  const app = useApp.getState();
+  app.setView('chat');
+  const chat = useChat.getState();
+  // An untouched new conversation is reused rather than piling up empty ones.
+  const open = chat.openId ? chat.messages[chat.openId] : undefined;
+  if (!creating && open && open.length === 0 && chat.conversation && !chat.conversation.archived) {
+    chat.requestFocus();
+    return;
+  }
+  const conversations = useConversations.getState();
+  if (conversations.archived || conversations.query) {
+    useConversations.setState({ archived: false, query: '' });
+  }
+  try {
+    await createAndOpen();
+  } catch (err) {
+    reportError(err);
+  }
+}
+
+export function reportError(err: unknown): void {
+  useApp.getState().toast({ tone: 'error', text: errorSentence(i18n.t.bind(i18n), err) });
+}

@@ -1,0 +1,24 @@
+import { useEffect } from 'react';
+import { resolveLanguage, setLanguage } from '../i18n/index.js';
+import { useApp } from '../stores/app.js';
+import { useMediaQuery } from './hooks.js';
+
+/** Keeps <html data-theme> and the UI language in step with the settings (and the system). */
+export function useAppearance(): void {
+  const theme = useApp((s) => s.settings?.theme ?? 'system');
+  const language = useApp((s) => s.settings?.language ?? 'system');
+  const systemDark = useMediaQuery('(prefers-color-scheme: dark)');
+  const resolved = theme === 'system' ? (systemDark ? 'dark' : 'light') : theme;
+
+  useEffect(() => {
+    document.documentElement.dataset.theme = resolved;
+  }, [resolved]);
+
+  useEffect(() => {
+    void setLanguage(language);
+  }, [language]);
+
+  useEffect(() => {
+    useApp.getState().setAppearance(resolved, resolveLanguage(language, navigator.language));
+  }, [resolved, language]);
+}

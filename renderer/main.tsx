@@ -1,0 +1,26 @@
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { I18nextProvider } from 'react-i18next';
+import { startClient } from './api/index.js';
+import { App } from './app/App.js';
+import { i18n, initI18n } from './i18n/index.js';
+import './styles/base.css';
+import './styles/shell.css';
+import './styles/chat.css';
+import './styles/settings.css';
+import './styles/pages.css';
+
+async function main() {
+  await initI18n();
+  const started = startClient();
+  const root = createRoot(document.getElementById('root')!);
+  root.render(
+    <StrictMode>
+      <I18nextProvider i18n={i18n}>
+        <App client={started.ok ? started.client : null} />
+      </I18nextProvider>
+    </StrictMode>,
+  );
+}
+
+void main();

@@ -1,0 +1,146 @@
+import { create } from 'zustand';
+import type { ApiEvents, Conversation } from '../../shared/api.js';
+import { api } from '../api/index.js';
+import {
+  applyDelta,
+  applyFinished,
+  applyLoaded,
+  applySendResult,
+  emptyChatData,
+  markStoppedByUser,
+  type ChatData,
+  type SendKind,
+} from '../lib/chatReducer.js';
+
+export interface ChatState extends ChatData {
+  openId: string | null;
+  conversation: Conversation | null;
+  loadingId: string | null;
+  loadError: unknown;
+  /** Bumped to ask the composer to take focus (new conversation, after onboarding). */
+  focusRequest: number;
+
+  open(id: string): Promise<void>;
+  /** Start a conversation that was just created (nothing to fetch). */
+  openNew(conversation: Conversation): void;
+  close(): void;
+  refreshOpen(): Promise<void>;
+  send(content: string): Promise<void>;
+  stop(): Promise<void>;
+  regenerate(): Promise<void>;
+  editLast(content: string): Promise<void>;
+  applyDeltas(deltas: ApiEvents['chat.delta'][]): void;
+  applyFinished(payload: ApiEvents['chat.finished']): void;
+  setConversation(conversation: Conversation): void;
+  requestFocus(): void;
+}
+
+let openSeq = 0;
+
+export const useChat = create<ChatState>()((set, get) => {
+  const data = (): ChatData => {
+    const s = get();
+    return { messages: s.messages, streaming: s.streaming, pendingText: s.pendingText, stoppedByUser: s.stoppedByUser };
+  };
+
+  async function runSend(kind: SendKind, call: () => Promise<Parameters<typeof applySendResult>[1]>) {
+    const result = await call();
+    set(applySendResult(data(), result, kind));
+  }
+
+  return {
+    ...emptyChatData(),
+    openId: null,
+    conversation: null,
+    loadingId: null,
+    loadError: null,
+    focusRequest: 0,
+
+    async open(id) {
+      const seq = ++openSeq;
+      set({ openId: id, loadingId: id, loadError: null, conversation: get().conversation?.id === id ? get().conversation : null });
+      try {
+        const { conversation, messages } = await api().call('conversations.get', { id });
+        if (seq !== openSeq) return;
+        set({ ...applyLoaded(data(), id, messages), conversation, loadingId: null });
+      } catch (err) {
+        if (seq !== openSeq) return;
+        set({ loadingId: null, loadError: err });
+      }
+    },
+
+    openNew(conversation) {
+      ++openSeq;
+      set({
+        ...applyLoaded(data(), conversation.id, []),
+        openId: conversation.id,
+        conversation,
+        loadingId: null,
+        loadError: null,
+        focusRequest: get().focusRequest + 1,
+      });
+    },
+
+    close() {
+      ++openSeq;
+      set({ openId: null, conversation: null, loadingId: null, loadError: null });
+    },
+
+    async refreshOpen() {
+      const id = get().openId;
+      if (!id) return;
+      try {
+        const { conversation, messages } = await api().call('conversations.get', { id });
+        if (get().openId !== id) return;
+        set({ ...applyLoaded(data(), id, messages), conversation });
+      } catch {
+        // The next event or reconnect tries again; the person keeps what they see.
+      }
+    },
+
+    async send(content) {
+      const id = get().openId;
+      if (!id) throw new Error('No conversation is open');
+      await runSend('send', () => api().call('chat.send', { conversationId: id, content }));
+    },
+
+    async stop() {
+      const id = get().openId;
+      if (!id) return;
+      const writing = get().streaming[id];
+      if (writing) set(markStoppedByUser(data(), writing));
+      await api().call('chat.stop', { conversationId: id });
+    },
+
+    async regenerate() {
+      const id = get().openId;
+      if (!id) return;
+      await runSend('regenerate', () => api().call('chat.regenerate', { conversationId: id }));
+    },
+
+    async editLast(content) {
+      const id = get().openId;
+      if (!id) return;
+      await runSend('edit', () => api().call('chat.editLast', { conversationId: id, content }));
+    },
+
+    applyDeltas(deltas) {
+      if (!deltas.length) return;
+      let next = data();
+      for (const d of deltas) next = applyDelta(next, d);
+      set(next);
+    },
+
+    applyFinished(payload) {
+      set(applyFinished(data(), payload));
+    },
+
+    setConversation(conversation) {
+      if (get().openId === conversation.id) set({ conversation });
+    },
+
+    requestFocus() {
+      set({ focusRequest: get().focusRequest + 1 });
+    },
+  };
+});

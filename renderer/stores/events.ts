@@ -1,0 +1,71 @@
+// Host events → stores. Deltas are applied in batches, on an animation frame and at most ~30 times a
+// second: a fast model sends hundreds of tiny pieces a second, and re-rendering (and re-parsing the
+// reply's markdown) for each would make typing and scrolling stutter.
+import type { ApiEvents } from '../../shared/api.js';
+import type { RendererClient } from '../api/index.js';
+import { useApp } from './app.js';
+import { useChat } from './chat.js';
+import { useConversations } from './conversations.js';
+
+const MIN_INTERVAL_MS = 33;
+
+export function connectEvents(client: RendererClient): () => void {
+  let buffer: ApiEvents['chat.delta'][] = [];
+  let frame: number | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let lastFlush = 0;
+
+  const flush = () => {
+    if (frame !== null) cancelAnimationFrame(frame);
+    if (timer !== null) clearTimeout(timer);
+    frame = null;
+    timer = null;
+    lastFlush = performance.now();
+    const pending = buffer;
+    buffer = [];
+    useChat.getState().applyDeltas(pending);
+  };
+
+  const schedule = () => {
+    if (frame !== null || timer !== null) return;
+    const wait = Math.max(0, MIN_INTERVAL_MS - (performance.now() - lastFlush));
+    timer = setTimeout(() => {
+      timer = null;
+      frame = requestAnimationFrame(flush);
+      // Animation frames pause in a hidden tab; text should still arrive.
+      timer = setTimeout(flush, 120);
+    }, wait);
+  };
+
+  const offs = [
+    client.on('chat.delta', (payload) => {
+      buffer.push(payload);
+      schedule();
+    }),
+    client.on('chat.finished', (payload) => {
+      flush();
+      useChat.getState().applyFinished(payload);
+      useConversations.getState().noteChanged();
+    }),
+    client.on('conversations.changed', () => {
+      useConversations.getState().noteChanged();
+    }),
+    client.on('settings.changed', (settings) => {
+      useApp.getState().applySettings(settings);
+    }),
+    client.onConnectionState((state) => useApp.getState().setConnection(state)),
+    client.onConnect((reconnected) => {
+      useApp.getState().setConnection('open');
+      if (!reconnected) return;
+      // Whatever happened while the stream was down was not seen here.
+      void useChat.getState().refreshOpen();
+      void useConversations.getState().refresh();
+      void useApp.getState().reloadSettings().catch(() => {});
+    }),
+  ];
+
+  return () => {
+    flush();
+    for (const off of offs) off();
+  };
+}

@@ -1,0 +1,99 @@
+import { useEffect } from 'react';
+import { useTranslation } from 'react-i18next';
+import { reportError } from '../../app/actions.js';
+import { ErrorNote } from '../../components/ErrorNote.js';
+import { useChat } from '../../stores/chat.js';
+import { useConversations } from '../../stores/conversations.js';
+import { Composer } from './Composer.js';
+import { ConversationList } from './ConversationList.js';
+import { MessageList } from './MessageList.js';
+
+function ConversationHeader() {
+  const { t } = useTranslation();
+  const openId = useChat((s) => s.openId);
+  const conversation = useChat((s) => s.conversation);
+  const listed = useConversations((s) => s.items.find((c) => c.id === openId));
+  const title = (listed?.title ?? conversation?.title ?? '').trim() || t('conversations.untitled');
+  const archived = listed?.archived ?? conversation?.archived ?? false;
+  if (!openId) return <header className="conv-header" />;
+  return (
+    <header className="conv-header">
+      <h1 className="conv-header-title" id="conversation-title" data-testid="conversation-title">
+        {title}
+      </h1>
+      {archived ? (
+        <button
+          type="button"
+          className="button ghost small"
+          onClick={() => {
+            void useConversations
+              .getState()
+              .setArchivedFlag(openId, false)
+              .then((c) => {
+                useChat.getState().setConversation(c);
+                void useConversations.getState().refresh();
+              })
+              .catch(reportError);
+          }}
+        >
+          {t('conversations.unarchive')}
+        </button>
+      ) : null}
+    </header>
+  );
+}
+
+function Welcome({ hasConversation }: { hasConversation: boolean }) {
+  const { t } = useTranslation();
+  return (
+    <div className="chat-welcome">
+      <div className="chat-welcome-mark" aria-hidden="true" />
+      <h2>{t('chat.emptyTitle')}</h2>
+      <p>{hasConversation ? t('chat.emptyBody') : `${t('chat.emptyBody')} ${t('chat.pickOne')}`}</p>
+    </div>
+  );
+}
+
+export function ChatView() {
+  const { t } = useTranslation();
+  const openId = useChat((s) => s.openId);
+  const messages = useChat((s) => (s.openId ? s.messages[s.openId] : undefined));
+  const streamingId = useChat((s) => (s.openId ? s.streaming[s.openId] : undefined));
+  const stoppedByUser = useChat((s) => s.stoppedByUser);
+  const loadingId = useChat((s) => s.loadingId);
+  const loadError = useChat((s) => s.loadError);
+  const first = useConversations((s) => (!s.archived && !s.query.trim() ? s.items[0]?.id : undefined));
+  const listLoaded = useConversations((s) => s.loaded);
+
+  useEffect(() => {
+    // Coming home: the most recent conversation, as one would pick up a journal.
+    if (!openId && listLoaded && first) void useChat.getState().open(first);
+  }, [openId, listLoaded, first]);
+
+  const isEmpty = Boolean(openId && messages && messages.length === 0);
+
+  return (
+    <div className="chat-view">
+      <ConversationList />
+      <section className="conversation" aria-labelledby="conversation-title">
+        <ConversationHeader />
+        {loadError && !messages ? (
+          <div className="conv-load-error">
+            <ErrorNote error={loadError}>
+              <button type="button" className="button small" onClick={() => openId && void useChat.getState().open(openId)}>
+                {t('common.retry')}
+              </button>
+            </ErrorNote>
+          </div>
+        ) : openId && messages && !isEmpty ? (
+          <MessageList key={openId} conversationId={openId} messages={messages} streamingId={streamingId} stoppedByUser={stoppedByUser} />
+        ) : loadingId && !messages ? (
+          <div className="msg-area" aria-busy="true" />
+        ) : (
+          <Welcome hasConversation={Boolean(openId)} />
+        )}
+        <Composer />
+      </section>
+    </div>
+  );
+}

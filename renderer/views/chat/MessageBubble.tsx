@@ -1,0 +1,235 @@
+import { memo, useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { Message } from '../../../shared/api.js';
+import { reportError } from '../../app/actions.js';
+import { ErrorNote } from '../../components/ErrorNote.js';
+import { Icon } from '../../components/Icon.js';
+import { MarkdownText } from '../../components/Markdown.js';
+import { useApp } from '../../stores/app.js';
+import { useChat } from '../../stores/chat.js';
+
+// Errors a person fixes in Settings get a button that goes there.
+const SETTINGS_FIXES = new Set([
+  'no_provider',
+  'provider_auth',
+  'provider_unreachable',
+  'provider_model_not_found',
+  'provider_bad_response',
+  'provider_not_installed',
+  'provider_context_overflow',
+]);
+
+export interface BubbleProps {
+  message: Message;
+  isLastUser: boolean;
+  isLastReply: boolean;
+  /** The conversation is writing a reply now (actions that start another wait). */
+  busy: boolean;
+  stoppedByUser: boolean;
+  when: string;
+  fullWhen: string;
+}
+
+function CopyButton({ text }: { text: string }) {
+  const { t } = useTranslation();
+  const [copied, setCopied] = useState(false);
+  useEffect(() => {
+    if (!copied) return;
+    const id = setTimeout(() => setCopied(false), 1500);
+    return () => clearTimeout(id);
+  }, [copied]);
+  return (
+    <button
+      type="button"
+      className="msg-action"
+      onClick={() => {
+        void navigator.clipboard?.writeText(text).then(
+          () => setCopied(true),
+          () => {},
+        );
+      }}
+    >
+      <Icon name={copied ? 'check' : 'copy'} size={15} />
+      <span>{copied ? t('chat.copied') : t('chat.copy')}</span>
+    </button>
+  );
+}
+
+function EditBox({ initial, onDone }: { initial: string; onDone: () => void }) {
+  const { t } = useTranslation();
+  const [text, setText] = useState(initial);
+  const [saving, setSaving] = useState(false);
+  const ref = useRef<HTMLTextAreaElement>(null);
+
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    el.focus();
+    el.setSelectionRange(el.value.length, el.value.length);
+  }, []);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    el.style.height = 'auto';
+    el.style.height = `${Math.min(el.scrollHeight, 320)}px`;
+  }, [text]);
+
+  const submit = async () => {
+    const content = text.trim();
+    if (!content || saving) return;
+    if (content === initial.trim()) return onDone();
+    setSaving(true);
+    try {
+      await useChat.getState().editLast(content);
+      onDone();
+      useChat.getState().requestFocus();
+    } catch (err) {
+      setSaving(false);
+      reportError(err);
+    }
+  };
+
+  const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+      e.preventDefault();
+      void submit();
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      onDone();
+      useChat.getState().requestFocus();
+    }
+  };
+
+  return (
+    <div className="msg-edit">
+      <textarea
+        ref={ref}
+        className="msg-edit-input"
+        aria-label={t('chat.editLabel')}
+        data-testid="edit-input"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={onKey}
+      />
+      <div className="msg-edit-actions">
+        <button type="button" className="button ghost small" onClick={onDone}>
+          {t('common.cancel')}
+        </button>
+        <button type="button" className="button primary small" data-testid="edit-save" disabled={!text.trim() || saving} onClick={() => void submit()}>
+          {t('chat.editSave')}
+        </button>
+      </div>
+    </div>
+  );
+}
+
+export const MessageBubble = memo(function MessageBubble({ message: m, isLastUser, isLastReply, busy, stoppedByUser, when, fullWhen }: BubbleProps) {
+  const { t } = useTranslation();
+  const [editing, setEditing] = useState(false);
+  const who = m.role === 'user' ? t('chat.you') : t('chat.companion');
+
+  const regenerate = () => {
+    void useChat
+      .getState()
+      .regenerate()
+      .catch(reportError);
+  };
+
+  if (m.role === 'user') {
+    return (
+      <article
+        className={editing ? 'msg msg-user editing' : 'msg msg-user'}
+        data-testid="message"
+        data-role="user"
+        data-status={m.status}
+        data-id={m.id}
+        aria-label={t('chat.messageFrom', { who, when: fullWhen })}
+      >
+        {editing ? (
+          <EditBox initial={m.content} onDone={() => setEditing(false)} />
+        ) : (
+          <>
+            <div className="msg-bubble">{m.content}</div>
+            <div className="msg-actions">
+              <time dateTime={m.createdAt} title={fullWhen}>
+                {when}
+              </time>
+              <CopyButton text={m.content} />
+              {isLastUser && !busy ? (
+                <button type="button" className="msg-action" data-testid="edit-last" onClick={() => setEditing(true)}>
+                  <Icon name="pencil" size={15} />
+                  <span>{t('chat.edit')}</span>
+                </button>
+              ) : null}
+            </div>
+          </>
+        )}
+      </article>
+    );
+  }
+
+  const streaming = m.status === 'streaming';
+  const empty = !m.content;
+  return (
+    <article
+      className={`msg msg-assistant status-${m.status}`}
+      data-testid="message"
+      data-role="assistant"
+      data-status={m.status}
+      data-id={m.id}
+      aria-label={t('chat.messageFrom', { who, when: fullWhen })}
+      aria-busy={streaming || undefined}
+    >
+      {streaming && empty ? (
+        <div className="msg-thinking" role="status">
+          <span className="dots" aria-hidden="true">
+            <i />
+            <i />
+            <i />
+          </span>
+          <span className="visually-hidden">{t('chat.thinking')}</span>
+        </div>
+      ) : !empty ? (
+        <MarkdownText content={m.content} streaming={streaming} />
+      ) : null}
+
+      {m.status === 'partial' ? (
+        // "cancelled" is the person's Stop; anything else (a crash, a cut stream) cut it off.
+        <p className="msg-note" data-testid="partial-note" title={m.error?.message || undefined}>
+          {stoppedByUser || m.error?.code === 'cancelled' ? t('chat.stopped') : t('chat.cutOff')}
+        </p>
+      ) : null}
+
+      {m.status === 'error' ? (
+        <ErrorNote error={m.error ?? { code: 'internal', message: '' }} compact>
+          {isLastReply ? (
+            <button type="button" className="button small" data-testid="retry" disabled={busy} onClick={regenerate}>
+              <Icon name="regenerate" size={15} />
+              {t('chat.retry')}
+            </button>
+          ) : null}
+          {m.error && SETTINGS_FIXES.has(m.error.code) ? (
+            <button type="button" className="button ghost small" onClick={() => useApp.getState().setView('settings', 'models')}>
+              {t('chat.noProviderAction')}
+            </button>
+          ) : null}
+        </ErrorNote>
+      ) : null}
+
+      {!streaming ? (
+        <div className="msg-actions">
+          <time dateTime={m.createdAt} title={m.model ? `${fullWhen} · ${t('chat.writtenBy', { model: m.model })}` : fullWhen}>
+            {when}
+          </time>
+          {m.content ? <CopyButton text={m.content} /> : null}
+          {isLastReply && m.status !== 'error' && !busy ? (
+            <button type="button" className="msg-action" data-testid="regenerate" onClick={regenerate}>
+              <Icon name="regenerate" size={15} />
+              <span>{t('chat.regenerate')}</span>
+            </button>
+          ) : null}
+        </div>
+      ) : null}
+    </article>
+  );
+});

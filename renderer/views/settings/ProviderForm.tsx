@@ -1,0 +1,380 @@
+import { useEffect, useId, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+import { ApiError, PROVIDER_KINDS, type ApiInput, type ProviderConfig, type ProviderKind } from '../../../shared/api.js';
+import { ErrorNote } from '../../components/ErrorNote.js';
+import { Icon } from '../../components/Icon.js';
+import { useApp } from '../../stores/app.js';
+import { useProviders } from '../../stores/providers.js';
+import { DEFAULT_BASE_URL, PRESETS, looksLocal, suggestName, type PresetKey } from './providerDefaults.js';
+
+export interface ProviderDraft {
+  kind: ProviderKind;
+  name: string;
+  baseUrl: string;
+  model: string;
+  contextTokens: string;
+}
+
+interface Props {
+  /** Keys the connection-test state in the store. */
+  formKey: string;
+  initial?: ProviderConfig | null;
+  prefill?: Partial<ProviderDraft>;
+  /** Run the test as soon as the form appears (a detected server picked with one click). */
+  autoTest?: boolean;
+  /** Onboarding: saving only after a test that passed with the values on screen. */
+  requireTest?: boolean;
+  saveLabel: string;
+  onSaved: (provider: ProviderConfig) => void;
+  onCancel?: () => void;
+  extraActions?: ReactNode;
+}
+
+function draftFrom(initial: ProviderConfig | null | undefined, prefill: Partial<ProviderDraft> | undefined): ProviderDraft {
+  const kind = prefill?.kind ?? initial?.kind ?? 'openai-compatible';
+  return {
+    kind,
+    name: prefill?.name ?? initial?.name ?? '',
+    baseUrl: prefill?.baseUrl ?? initial?.baseUrl ?? DEFAULT_BASE_URL[kind],
+    model: prefill?.model ?? initial?.model ?? '',
+    contextTokens: prefill?.contextTokens ?? (initial ? String(initial.contextTokens) : ''),
+  };
+}
+
+export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest, saveLabel, onSaved, onCancel, extraActions }: Props) {
+  const { t } = useTranslation();
+  const uid = useId();
+  const secretStorage = useApp((s) => s.info?.secretStorage ?? 'os-encrypted');
+  const [draft, setDraft] = useState<ProviderDraft>(() => draftFrom(initial, prefill));
+  const [apiKey, setApiKey] = useState('');
+  const [removeKey, setRemoveKey] = useState(false);
+  const [saving, setSaving] = useState(false);
+  const [saveError, setSaveError] = useState<unknown>(null);
+  const [testedFor, setTestedFor] = useState<string | null>(null);
+  const test = useProviders((s) => s.tests[formKey]);
+  const hasSavedKey = Boolean(initial?.hasApiKey) && !removeKey;
+  const kindLabel = t(`models.kinds.${draft.kind}`);
+
+  const set = <K extends keyof ProviderDraft>(key: K, value: ProviderDraft[K]) => setDraft((d) => ({ ...d, [key]: value }));
+
+  const signature = JSON.stringify([draft.kind, draft.baseUrl.trim(), draft.model.trim(), apiKey, removeKey]);
+  const testPassed = Boolean(test?.result?.ok) && testedFor === signature;
+  const models = test?.result?.models ?? [];
+
+  const changeKind = (kind: ProviderKind) => {
+    setDraft((d) => {
+      // Only replace an address the person did not type themselves.
+      const untouched = !d.baseUrl.trim() || Object.values(DEFAULT_BASE_URL).includes(d.baseUrl) || Object.values(PRESETS).some((p) => p.baseUrl === d.baseUrl);
+      return { ...d, kind, baseUrl: untouched ? DEFAULT_BASE_URL[kind] : d.baseUrl };
+    });
+  };
+
+  const applyPreset = (key: PresetKey) => {
+    const preset = PRESETS[key];
+    setDraft((d) => ({
+      ...d,
+      kind: 'openai-compatible',
+      baseUrl: preset.baseUrl,
+      name: !d.name.trim() || Object.values(PRESETS).some((p) => p.name === d.name) ? preset.name : d.name,
+    }));
+  };
+
+  const testInput = (): ApiInput<'providers.test'> => ({
+    ...(initial ? { id: initial.id } : {}),
+    kind: draft.kind,
+    name: draft.name.trim() || undefined,
+    baseUrl: draft.baseUrl.trim(),
+    model: draft.model.trim(),
+    ...(apiKey ? { apiKey } : removeKey ? { apiKey: '' } : {}),
+  });
+
+  const runTest = async () => {
+    const sig = signature;
+    const result = await useProviders.getState().test(formKey, testInput());
+    setTestedFor(sig);
+    // An empty model with a list to choose from: take the first so one click is enough.
+    if (result?.ok && result.models.length && !draft.model.trim()) {
+      const first = result.models[0]!;
+      setDraft((d) => ({ ...d, model: first }));
+      setTestedFor(JSON.stringify([draft.kind, draft.baseUrl.trim(), first, apiKey, removeKey]));
+    }
+  };
+
+  const ran = useRef(false);
+  useEffect(() => {
+    if (autoTest && !ran.current) {
+      ran.current = true;
+      void runTest();
+    }
+    // Only on mount: later tests are the person's own.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  useEffect(() => () => useProviders.getState().clearTest(formKey), [formKey]);
+
+  const onSubmit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (saving || (requireTest && !testPassed)) return;
+    setSaving(true);
+    setSaveError(null);
+    const tokens = Number.parseInt(draft.contextTokens.replace(/[\s,_]/g, ''), 10);
+    const input: ApiInput<'providers.save'> = {
+      ...(initial ? { id: initial.id } : {}),
+      kind: draft.kind,
+      name: draft.name.trim() || suggestName(draft.kind, draft.baseUrl, kindLabel),
+      baseUrl: draft.baseUrl.trim(),
+      model: draft.model.trim(),
+      ...(Number.isFinite(tokens) && tokens > 0 ? { contextTokens: tokens } : {}),
+      ...(apiKey ? { apiKey } : removeKey ? { apiKey: '' } : {}),
+    };
+    try {
+      const saved = await useProviders.getState().save(input);
+      setSaving(false);
+      onSaved(saved);
+    } catch (err) {
+      setSaving(false);
+      setSaveError(err);
+    }
+  };
+
+  const badField = saveError instanceof ApiError && saveError.code === 'invalid_input' ? saveError.field : undefined;
+  const ids = useMemo(
+    () => ({
+      kind: `${uid}-kind`,
+      name: `${uid}-name`,
+      url: `${uid}-url`,
+      key: `${uid}-key`,
+      keyHelp: `${uid}-key-help`,
+      model: `${uid}-model`,
+      picker: `${uid}-picker`,
+      ctx: `${uid}-ctx`,
+      ctxHelp: `${uid}-ctx-help`,
+      kindHelp: `${uid}-kind-help`,
+    }),
+    [uid],
+  );
+  const needsUrl = draft.kind !== 'local';
+  const keyOptional = draft.kind === 'openai-compatible' && looksLocal(draft.baseUrl);
+
+  return (
+    <form className="provider-form" onSubmit={onSubmit} noValidate data-testid="provider-form">
+      <div className="field">
+        <label htmlFor={ids.kind}>{t('models.fields.kind')}</label>
+        <select
+          id={ids.kind}
+          className="input"
+          data-testid="provider-kind"
+          value={draft.kind}
+          aria-describedby={ids.kindHelp}
+          onChange={(e) => changeKind(e.target.value as ProviderKind)}
+        >
+          {PROVIDER_KINDS.map((k) => (
+            <option key={k} value={k}>
+              {t(`models.kinds.${k}`)}
+            </option>
+          ))}
+        </select>
+        <p className="help" id={ids.kindHelp}>
+          {t(`models.kindHelp.${draft.kind}`)}
+        </p>
+      </div>
+
+      {draft.kind === 'openai-compatible' ? (
+        <div className="field">
+          <span className="field-label" id={`${uid}-presets`}>
+            {t('models.presetsLabel')}
+          </span>
+          <div className="chip-row" role="group" aria-labelledby={`${uid}-presets`}>
+            {(Object.keys(PRESETS) as PresetKey[]).map((key) => (
+              <button
+                type="button"
+                key={key}
+                className="toggle-chip"
+                data-testid={`provider-preset-${key}`}
+                aria-pressed={draft.baseUrl === PRESETS[key].baseUrl}
+                onClick={() => applyPreset(key)}
+              >
+                {t(`models.presets.${key}`)}
+              </button>
+            ))}
+          </div>
+        </div>
+      ) : null}
+
+      <div className="field">
+        <label htmlFor={ids.name}>{t('models.fields.name')}</label>
+        <input
+          id={ids.name}
+          className="input"
+          data-testid="provider-name"
+          value={draft.name}
+          maxLength={80}
+          placeholder={suggestName(draft.kind, draft.baseUrl, kindLabel) || t('models.fields.namePlaceholder')}
+          aria-invalid={badField === 'name' || undefined}
+          onChange={(e) => set('name', e.target.value)}
+        />
+      </div>
+
+      {needsUrl ? (
+        <div className="field">
+          <label htmlFor={ids.url}>{t('models.fields.baseUrl')}</label>
+          <input
+            id={ids.url}
+            className="input mono"
+            data-testid="provider-base-url"
+            type="url"
+            inputMode="url"
+            spellCheck={false}
+            autoComplete="off"
+            value={draft.baseUrl}
+            maxLength={500}
+            placeholder={DEFAULT_BASE_URL[draft.kind]}
+            aria-invalid={badField === 'baseUrl' || undefined}
+            onChange={(e) => set('baseUrl', e.target.value)}
+          />
+        </div>
+      ) : null}
+
+      {needsUrl ? (
+        <div className="field">
+          <label htmlFor={ids.key}>
+            {keyOptional ? t('models.fields.apiKeyOptional') : t('models.fields.apiKey')}
+            {hasSavedKey ? (
+              <span className="badge badge-ok" data-testid="provider-key-saved">
+                <Icon name="check" size={12} /> {t('models.keySaved')}
+              </span>
+            ) : null}
+          </label>
+          <input
+            id={ids.key}
+            className="input mono"
+            data-testid="provider-api-key"
+            type="password"
+            autoComplete="off"
+            spellCheck={false}
+            value={apiKey}
+            maxLength={500}
+            placeholder={hasSavedKey ? t('models.fields.apiKeySavedPlaceholder') : ''}
+            aria-describedby={ids.keyHelp}
+            aria-invalid={badField === 'apiKey' || undefined}
+            onChange={(e) => {
+              setApiKey(e.target.value);
+              if (e.target.value) setRemoveKey(false);
+            }}
+          />
+          <p className="help" id={ids.keyHelp}>
+            {secretStorage === 'owner-only-file' ? t('models.fields.keyStorageFile') : t('models.fields.keyStorageOs')}
+          </p>
+          {initial?.hasApiKey && !apiKey ? (
+            removeKey ? (
+              <p className="help">
+                {t('models.fields.keyWillBeRemoved')}{' '}
+                <button type="button" className="link-button" onClick={() => setRemoveKey(false)}>
+                  {t('models.fields.keepKey')}
+                </button>
+              </p>
+            ) : (
+              <button type="button" className="link-button" data-testid="provider-remove-key" onClick={() => setRemoveKey(true)}>
+                {t('models.fields.removeKey')}
+              </button>
+            )
+          ) : null}
+        </div>
+      ) : null}
+
+      <div className="field">
+        <label htmlFor={ids.model}>{t('models.fields.model')}</label>
+        <div className="model-row">
+          <input
+            id={ids.model}
+            className="input mono"
+            data-testid="provider-model"
+            value={draft.model}
+            maxLength={200}
+            spellCheck={false}
+            autoComplete="off"
+            placeholder={t('models.fields.modelPlaceholder')}
+            aria-invalid={badField === 'model' || undefined}
+            onChange={(e) => set('model', e.target.value)}
+          />
+          {models.length ? (
+            <select
+              className="input model-picker"
+              data-testid="provider-model-picker"
+              aria-label={t('models.fields.modelPicker')}
+              value={models.includes(draft.model) ? draft.model : ''}
+              onChange={(e) => e.target.value && set('model', e.target.value)}
+            >
+              <option value="">{t('models.fields.modelPickerChoose', { count: models.length })}</option>
+              {models.map((m) => (
+                <option key={m} value={m}>
+                  {m}
+                </option>
+              ))}
+            </select>
+          ) : null}
+        </div>
+      </div>
+
+      <div className="field">
+        <label htmlFor={ids.ctx}>{t('models.fields.contextTokens')}</label>
+        <input
+          id={ids.ctx}
+          className="input narrow"
+          data-testid="provider-context"
+          inputMode="numeric"
+          value={draft.contextTokens}
+          placeholder={draft.kind === 'anthropic' ? '200000' : '8192'}
+          aria-describedby={ids.ctxHelp}
+          aria-invalid={badField === 'contextTokens' || undefined}
+          onChange={(e) => set('contextTokens', e.target.value.replace(/[^\d]/g, ''))}
+        />
+        <p className="help" id={ids.ctxHelp}>
+          {t('models.fields.contextHelp')}
+        </p>
+      </div>
+
+      <div className="test-row">
+        <button type="button" className="button" data-testid="provider-test" disabled={test?.running} onClick={() => void runTest()}>
+          {test?.running ? <span className="spinner" aria-hidden="true" /> : <Icon name="server" size={16} />}
+          {test?.running ? t('models.testing') : t('models.test')}
+        </button>
+        <div className="test-result" aria-live="polite" data-testid="provider-test-result" data-ok={test?.result ? String(test.result.ok) : undefined}>
+          {test && !test.running && test.result?.ok ? (
+            <p className="test-ok">
+              <Icon name="check" size={16} />
+              <span>
+                {t('models.testOk', { ms: Math.round(test.result.latencyMs) })}{' '}
+                {test.result.models.length ? t('models.testModels', { count: test.result.models.length }) : null}
+              </span>
+            </p>
+          ) : null}
+        </div>
+      </div>
+      {test && !test.running && (test.error || (test.result && !test.result.ok)) ? (
+        <ErrorNote
+          compact
+          detailVisible
+          error={test.error ?? { code: test.result?.code ?? 'internal', message: test.result?.message ?? '' }}
+        />
+      ) : null}
+
+      {saveError ? <ErrorNote compact error={saveError} /> : null}
+
+      <div className="form-actions">
+        {requireTest && !testPassed ? <p className="help form-actions-hint">{t('models.testNeeded')}</p> : null}
+        <div className="form-actions-buttons">
+          {extraActions}
+          {onCancel ? (
+            <button type="button" className="button ghost" onClick={onCancel}>
+              {t('common.cancel')}
+            </button>
+          ) : null}
+          <button type="submit" className="button primary" data-testid="provider-save" disabled={saving || (requireTest && !testPassed)}>
+            {saving ? t('common.saving') : saveLabel}
+          </button>
+        </div>
+      </div>
+    </form>
+  );
+}
