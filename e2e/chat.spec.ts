@@ -47,7 +47,9 @@ async function connectedApp(dataDir = newDataDir()): Promise<RunningApp> {
   return app;
 }
 
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
+// Animations finished, so a fade-in is not captured half-way.
+const shot = (page: Page, name: string) =>
+  page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false, animations: 'disabled' });
 
 const assistant = (page: Page) => page.locator('[data-testid="message"][data-role="assistant"]');
 const user = (page: Page) => page.locator('[data-testid="message"][data-role="user"]');
