@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Page } from '@playwright/test';
 
 export interface RunningApp {
   url: string;
@@ -64,4 +65,24 @@ export async function startApp(dataDir: string, env: Record<string, string> = {}
       clearTimeout(timer);
     },
   };
+}
+
+/** Calls the app's API as the page would (tests use it to set up state quickly). */
+// The result is JSON of whatever shape the method returns; tests assert on it.
+export async function callApi(app: RunningApp, method: string, input: unknown = {}): Promise<any> {
+  const res = await fetch(`${app.origin}/api/call/${method}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${app.token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(input),
+  });
+  if (!res.ok) throw new Error(`${method}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+export const SHOTS = path.resolve('e2e', 'screenshots');
+
+/** A screenshot for people to look at, with animations finished so a fade-in is not caught half-way. */
+export async function shot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false, animations: 'disabled' });
 }

@@ -1,14 +1,9 @@
 // A newcomer's path, end to end: the real app in browser mode (its own process, real PGlite on
 // disk), Chromium driving the real UI, and a loopback fake model server speaking the OpenAI wire
 // protocol. Screenshots of every view go to e2e/screenshots/.
-import fs from 'node:fs';
-import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
-import { newDataDir, startApp, type RunningApp } from './app.js';
-
-const SHOTS = path.resolve('e2e', 'screenshots');
-fs.mkdirSync(SHOTS, { recursive: true });
+import { callApi as api, newDataDir, shot, startApp, type RunningApp } from './app.js';
 
 let fake: FakeLlm;
 const apps: RunningApp[] = [];
@@ -29,16 +24,6 @@ async function launch(dataDir: string): Promise<RunningApp> {
   return app;
 }
 
-async function api(app: RunningApp, method: string, input: unknown = {}): Promise<any> {
-  const res = await fetch(`${app.origin}/api/call/${method}`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${app.token}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(input),
-  });
-  if (!res.ok) throw new Error(`${method}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
-
 /** Connect the fake model and skip onboarding, for tests about something else. */
 async function connectedApp(dataDir = newDataDir()): Promise<RunningApp> {
   const app = await launch(dataDir);
@@ -46,10 +31,6 @@ async function connectedApp(dataDir = newDataDir()): Promise<RunningApp> {
   await api(app, 'settings.update', { onboarded: true });
   return app;
 }
-
-// Animations finished, so a fade-in is not captured half-way.
-const shot = (page: Page, name: string) =>
-  page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false, animations: 'disabled' });
 
 const assistant = (page: Page) => page.locator('[data-testid="message"][data-role="assistant"]');
 const user = (page: Page) => page.locator('[data-testid="message"][data-role="user"]');
