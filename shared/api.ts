@@ -73,6 +73,89 @@ export interface Message {
   createdAt: string; // ISO 8601
   /** Set when a later version replaced this one (regenerate, edit): kept, never deleted. */
   replacedBy: string | null;
+  /** Who spoke, when not simply "the person" or "the companion" (imported conversations). */
+  speaker: string | null;
+  /** Memories passive recall put in front of the model for this reply. */
+  injectedMemoryIds: number[];
+}
+
+// ---- Long-term memory ----
+
+export const MEMORY_TYPES = ['world', 'experience', 'opinion', 'observation', 'preference', 'procedural'] as const;
+export type MemoryType = (typeof MEMORY_TYPES)[number];
+export const MEMORY_STATUSES = ['active', 'superseded', 'expired'] as const;
+export type MemoryStatus = (typeof MEMORY_STATUSES)[number];
+export type MemorySource = 'tool' | 'light-sleep' | 'deep-sleep' | 'user';
+export type MemoryActor = 'companion' | 'person' | 'light-sleep' | 'deep-sleep' | 'graph' | 'system';
+
+export interface Memory {
+  id: number;
+  type: MemoryType;
+  content: string;
+  status: MemoryStatus;
+  supersededBy: number | null;
+  validFrom: string | null;
+  validTo: string | null;
+  pinned: boolean;
+  pinOrder: number | null;
+  referenceCount: number;
+  injectedCount: number;
+  source: MemorySource;
+  sourceMessageIds: string[];
+  entityNames: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One entry of the change journal: what changed, before and after, by whom, when. */
+export interface MemoryChange {
+  id: number;
+  memoryId: number;
+  action: 'create' | 'update' | 'forget' | 'restore' | 'pin' | 'unpin' | 'reorder' | 'supersede' | 'expire' | 'merge' | 'undo';
+  actor: MemoryActor;
+  before: Partial<Memory> | null;
+  after: Partial<Memory> | null;
+  batchId: string | null;
+  reason: string | null;
+  undoneBy: number | null;
+  createdAt: string;
+}
+
+export const RECALL_SOURCES = ['semantic', 'session', 'limbic', 'autobiographical'] as const;
+export type RecallSource = (typeof RECALL_SOURCES)[number];
+
+export type RecallLink =
+  | { kind: 'memory'; memoryId: number }
+  | { kind: 'message'; conversationId: string; messageId: string }
+  | { kind: 'diary'; day: string; blockId: number };
+
+export interface RecallHit {
+  source: RecallSource;
+  /** For semantic hits the memory's type; otherwise the source name. */
+  memoryType: string;
+  text: string;
+  /** When it was said or written (ISO 8601). */
+  time: string;
+  score: number;
+  link: RecallLink;
+}
+
+export interface ResidentPreview {
+  /** The exact block the system prompt carries. */
+  text: string;
+  chars: number;
+  estimatedTokens: number;
+  pinned: number;
+  referenced: number;
+  /** Pinned memories beyond the cap of 40 that were left out. */
+  pinnedCut: number;
+}
+
+export interface SaveMemoryResult {
+  memory: Memory;
+  /** 'updated' when an active near-duplicate existed and was updated instead of adding a copy. */
+  outcome: 'created' | 'updated';
+  changeId: number;
 }
 
 export interface ConversationSummary {
@@ -120,6 +203,23 @@ export interface Settings {
   theme: Theme;
   onboarded: boolean;
   passiveRecall: boolean;
+  memory: MemorySettings;
+}
+
+/** How memory reaches the model: passive recall before each turn, and the resident block. */
+export interface MemorySettings {
+  /** Most memories passive recall injects before a turn. */
+  passiveLimit: number;
+  /** Hits scoring below this (fused score) are not injected. */
+  passiveMinScore: number;
+  /** Hits scoring below this fraction of the best hit are not injected. */
+  passiveMinRelativeScore: number;
+  /** Character budget of the injected block; past it entries shrink to one line, then drop. */
+  passiveMaxChars: number;
+  /** Skip memories the resident block already carries. */
+  passiveExcludeResident: boolean;
+  /** Most-referenced memories the resident block carries besides the pinned ones. */
+  residentTopN: number;
 }
 
 export interface SelfBlock {
@@ -165,6 +265,18 @@ const id = z.string().min(1).max(64);
 export const MAX_MESSAGE_CHARS = 200_000;
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'expected HH:MM (24-hour)');
 const empty = z.object({}).strict();
+const memoryId = z.number().int().positive();
+const isoDate = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'expected a date (ISO 8601)');
+export const MAX_MEMORY_CHARS = 4000;
+
+export const memorySettings = z.object({
+  passiveLimit: z.number().int().min(1).max(20),
+  passiveMinScore: z.number().min(0).max(1),
+  passiveMinRelativeScore: z.number().min(0).max(1),
+  passiveMaxChars: z.number().int().min(200).max(20_000),
+  passiveExcludeResident: z.boolean(),
+  residentTopN: z.number().int().min(0).max(100),
+});
 
 const providerInput = z
   .object({
@@ -193,6 +305,7 @@ export const inputs = {
       theme: z.enum(['system', 'light', 'dark']).optional(),
       onboarded: z.boolean().optional(),
       passiveRecall: z.boolean().optional(),
+      memory: memorySettings.partial().strict().optional(),
     })
     .strict(),
 
@@ -223,6 +336,51 @@ export const inputs = {
   'chat.stop': z.object({ conversationId: id }).strict(),
   /** Write the last reply again (also "retry" after an error). The old reply is kept, marked replaced. */
   'chat.regenerate': z.object({ conversationId: id }).strict(),
+  'memories.list': z
+    .object({
+      query: z.string().max(2000).optional(),
+      types: z.array(z.enum(MEMORY_TYPES)).max(6).optional(),
+      statuses: z.array(z.enum(MEMORY_STATUSES)).max(3).optional(),
+      pinned: z.boolean().optional(),
+      limit: z.number().int().min(1).max(200).optional(),
+      offset: z.number().int().min(0).optional(),
+    })
+    .strict(),
+  'memories.get': z.object({ id: memoryId }).strict(),
+  'memories.create': z
+    .object({
+      type: z.enum(MEMORY_TYPES),
+      content: z.string().trim().min(1).max(MAX_MEMORY_CHARS),
+      pinned: z.boolean().optional(),
+      validFrom: isoDate.nullable().optional(),
+      validTo: isoDate.nullable().optional(),
+    })
+    .strict(),
+  'memories.update': z
+    .object({
+      id: memoryId,
+      type: z.enum(MEMORY_TYPES).optional(),
+      content: z.string().trim().min(1).max(MAX_MEMORY_CHARS).optional(),
+      validFrom: isoDate.nullable().optional(),
+      validTo: isoDate.nullable().optional(),
+    })
+    .strict(),
+  /** Forget: the memory is expired (kept, out of recall) and can be brought back with undo. */
+  'memories.forget': z.object({ id: memoryId }).strict(),
+  'memories.pin': z.object({ id: memoryId, pinned: z.boolean() }).strict(),
+  'memories.reorderPins': z.object({ ids: z.array(memoryId).max(500) }).strict(),
+  /** Undo one journal entry (and the rest of its batch). */
+  'memories.undo': z.object({ changeId: z.number().int().positive() }).strict(),
+  'memories.resident': empty,
+  /** The companion's recall over all four sources, as the Memories view's search. */
+  'recall.search': z
+    .object({
+      query: z.string().max(2000),
+      sources: z.array(z.enum(RECALL_SOURCES)).max(4).optional(),
+      limit: z.number().int().min(1).max(100).optional(),
+    })
+    .strict(),
+
   /** Replace the last user message with an edited version and answer it again; the old one is kept. */
   'chat.editLast': z
     .object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) })
@@ -259,6 +417,16 @@ export interface ApiOutputs {
   'chat.stop': { stopped: boolean };
   'chat.regenerate': SendResult;
   'chat.editLast': SendResult;
+  'memories.list': { items: Memory[]; total: number };
+  'memories.get': { memory: Memory; history: MemoryChange[]; /** oldest first: what it superseded, it, what superseded it */ chain: Memory[] };
+  'memories.create': SaveMemoryResult;
+  'memories.update': SaveMemoryResult;
+  'memories.forget': SaveMemoryResult;
+  'memories.pin': SaveMemoryResult;
+  'memories.reorderPins': Memory[];
+  'memories.undo': Memory;
+  'memories.resident': ResidentPreview;
+  'recall.search': RecallHit[];
 }
 
 // Compile-time check that every method has an output type and vice versa.
@@ -287,6 +455,10 @@ export interface ApiEvents {
   /** A conversation's list entry changed (new message, rename, archive). */
   'conversations.changed': { conversationId: string };
   'settings.changed': Settings;
+  /** Passive recall put these memories in front of the model for this reply. */
+  'chat.injected': { conversationId: string; messageId: string; memories: Pick<Memory, 'id' | 'type' | 'content'>[] };
+  /** Memory changed (by the companion, the person or the sleep cycle); carries the journal entry. */
+  'memories.changed': { change: MemoryChange };
 }
 export type ApiEventName = keyof ApiEvents;
 export const EVENT_NAMES: ApiEventName[] = [
@@ -294,6 +466,8 @@ export const EVENT_NAMES: ApiEventName[] = [
   'chat.finished',
   'conversations.changed',
   'settings.changed',
+  'chat.injected',
+  'memories.changed',
 ];
 
 /** What a transport gives the renderer: one typed call and one typed subscription. */

@@ -7,17 +7,43 @@ import type { HostEvents } from '../host/events.js';
 import type { Providers } from '../host/providers.js';
 import type { SettingsStore } from '../host/settings.js';
 import { ProviderError, type ChatTurn, type ToolCall, type ToolSpec } from '../llm/types.js';
-import { ContextOverflowError, fitToContext } from './context.js';
+import { ContextOverflowError, estimateTokens, fitToContext } from './context.js';
 import { buildSystemPrompt } from './prompt.js';
 import type { SelfLayer } from './self-layer.js';
 
-/** Tools the companion may call; later layers (memory) register theirs here. */
+/** Tools the companion may call in one turn. */
 export interface ToolRegistry {
   specs(): ToolSpec[];
-  run(call: ToolCall, context: { conversationId: string }): Promise<string>;
+  run(call: ToolCall): Promise<string>;
 }
 
-export const noTools: ToolRegistry = { specs: () => [], run: async () => 'No tools are available.' };
+export interface TurnContext {
+  conversationId: string;
+  /** The person's message this reply answers. */
+  userMessageId: string;
+  userText: string;
+}
+
+/**
+ * What long-term memory adds to a turn. Kept behind this interface so the turn loop reads the same
+ * with or without it (tests of the loop itself run without).
+ */
+export interface TurnMemory {
+  /** Sections for the system prompt snapshot: resident memory, citation rules. */
+  promptSections(): Promise<{ title?: string; body: string }[]>;
+  tools(ctx: TurnContext): ToolRegistry;
+  /** Passive recall: a runtime-only turn to put before the person's message (never stored). */
+  passive(ctx: TurnContext, replyId: string): Promise<ChatTurn | null>;
+  /** Citations in a stored message body count as references. */
+  cited(messageId: string, text: string): Promise<void>;
+}
+
+export const noMemory: TurnMemory = {
+  promptSections: async () => [],
+  tools: () => ({ specs: () => [], run: async () => 'No tools are available.' }),
+  passive: async () => null,
+  cited: async () => {},
+};
 
 /** A model that keeps calling tools is stopped after this many rounds. */
 const MAX_TOOL_ROUNDS = 4;
@@ -30,7 +56,7 @@ export interface ChatDeps {
   settings: SettingsStore;
   selfLayer: SelfLayer;
   events: HostEvents;
-  tools?: ToolRegistry;
+  memory?: TurnMemory;
   now: () => Date;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
@@ -42,10 +68,10 @@ interface ActiveReply {
 
 export class ChatEngine {
   private readonly active = new Map<string, ActiveReply>();
-  private readonly tools: ToolRegistry;
+  private readonly memory: TurnMemory;
 
   constructor(private readonly deps: ChatDeps) {
-    this.tools = deps.tools ?? noTools;
+    this.memory = deps.memory ?? noMemory;
   }
 
   private assertIdle(conversationId: string): void {
@@ -61,6 +87,7 @@ export class ChatEngine {
     // Stored before any model call, exactly as written: whatever happens next, this is kept.
     const userMessage = await conversations.append({ conversationId, role: 'user', content, status: 'complete' });
     if (conversation.messageCount === 0) await conversations.autoTitle(conversationId, content);
+    await this.citeQuietly(userMessage.id, content);
     return { userMessage, assistantMessage: await this.startReply(conversationId) };
   }
 
@@ -94,6 +121,7 @@ export class ChatEngine {
       visible.slice(lastUserIndex).map((m) => m.id),
       userMessage.id,
     );
+    await this.citeQuietly(userMessage.id, content);
     return { userMessage, assistantMessage: await this.startReply(conversationId) };
   }
 
@@ -108,6 +136,15 @@ export class ChatEngine {
   /** Stops every reply (each is kept as partial) — used when the host closes. */
   async stopAll(): Promise<void> {
     await Promise.all([...this.active.keys()].map((id) => this.stop(id)));
+  }
+
+  /** A citation that cannot be recorded must never cost the person their message or reply. */
+  private async citeQuietly(messageId: string, text: string): Promise<void> {
+    try {
+      await this.memory.cited(messageId, text);
+    } catch (err) {
+      this.deps.log('error', `could not record citations of ${messageId}: ${(err as Error).message}`);
+    }
   }
 
   isStreaming(conversationId: string): boolean {
@@ -158,8 +195,9 @@ export class ChatEngine {
     try {
       const { config, client } = await this.resolveChatProvider();
       model = config.model;
-      const turns = await this.buildTurns(conversationId, placeholder.id, config.contextTokens);
-      const tools = this.tools.specs();
+      const { turns, context } = await this.buildTurns(conversationId, placeholder.id, config.contextTokens);
+      const registry = this.memory.tools(context);
+      const tools = registry.specs();
       for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
         const calls: ToolCall[] = [];
         let roundText = '';
@@ -176,7 +214,7 @@ export class ChatEngine {
         if (calls.length === 0) break;
         turns.push({ role: 'assistant', content: roundText, toolCalls: calls });
         for (const call of calls) {
-          const result = await this.tools.run(call, { conversationId }).catch((err: Error) => `The tool failed: ${err.message}`);
+          const result = await registry.run(call).catch((err: Error) => `The tool failed: ${err.message}`);
           turns.push({ role: 'tool', toolCallId: call.id, name: call.name, content: result });
         }
       }
@@ -190,6 +228,7 @@ export class ChatEngine {
     let finished: Message;
     try {
       finished = await conversations.finish(placeholder.id, { content: text, status, error, model });
+      if (text) await this.citeQuietly(placeholder.id, text);
     } catch (err) {
       log('error', `could not store the finished reply: ${(err as Error).message}`);
       finished = { ...placeholder, content: text, status: 'partial', error };
@@ -212,8 +251,15 @@ export class ChatEngine {
     }
   }
 
-  /** The system prompt (rebuilt when the sleep day rolled over or the self layer changed) plus the history that fits. */
-  private async buildTurns(conversationId: string, placeholderId: string, contextTokens: number): Promise<ChatTurn[]> {
+  /**
+   * The system prompt (rebuilt when the sleep day rolled over or the self layer changed), the history
+   * that fits, and passive recall placed just before the person's latest message.
+   */
+  private async buildTurns(
+    conversationId: string,
+    placeholderId: string,
+    contextTokens: number,
+  ): Promise<{ turns: ChatTurn[]; context: TurnContext }> {
     const { conversations, settings, selfLayer, now } = this.deps;
     const s = await settings.get();
     const at = now();
@@ -223,13 +269,32 @@ export class ChatEngine {
     const builtAt = await conversations.promptBuiltAt(conversationId);
     const selfChanged = await selfLayer.lastChanged();
     if (!system || conversation.systemPromptDay !== day || !builtAt || (selfChanged && selfChanged > builtAt)) {
-      system = buildSystemPrompt({ selfBlocks: await selfLayer.list(), sleepDay: day, timeZone: s.timeZone, now: at });
+      system = buildSystemPrompt({
+        selfBlocks: await selfLayer.list(),
+        sleepDay: day,
+        timeZone: s.timeZone,
+        now: at,
+        extraSections: await this.memory.promptSections(),
+      });
       await conversations.saveSystemPrompt(conversationId, system, day);
     }
-    const history: ChatTurn[] = (await conversations.messages(conversationId))
-      .filter((m) => m.id !== placeholderId && m.status !== 'error' && m.status !== 'streaming' && m.content.trim() !== '')
-      .map((m) => ({ role: m.role, content: m.content }));
-    return fitToContext(system, history, contextTokens).messages;
+    const stored = (await conversations.messages(conversationId)).filter(
+      (m) => m.id !== placeholderId && m.status !== 'error' && m.status !== 'streaming' && m.content.trim() !== '',
+    );
+    const lastUser = stored.findLast((m) => m.role === 'user');
+    if (!lastUser) throw new ApiError('conflict', 'There is nothing to answer yet.');
+    const context: TurnContext = { conversationId, userMessageId: lastUser.id, userText: lastUser.content };
+    const history: ChatTurn[] = stored.map((m) => ({ role: m.role, content: m.content }));
+    const passive = await this.memory.passive(context, placeholderId).catch((err: Error) => {
+      this.deps.log('warn', `passive recall skipped: ${err.message}`);
+      return null;
+    });
+    // Room for the passive block is reserved before trimming history, so it never pushes out the
+    // person's own message.
+    const reserve = passive ? estimateTokens(passive.content) + 8 : 0;
+    const fitted = fitToContext(system, history, contextTokens - reserve).messages;
+    if (passive) fitted.splice(fitted.length - 1, 0, passive);
+    return { turns: fitted, context };
   }
 }
 

@@ -10,7 +10,7 @@ export interface PromptContext {
   timeZone: string;
   now: Date;
   /** Sections added by later layers (resident memory, citation rules, tool notes), in order. */
-  extraSections?: { title: string; body: string }[];
+  extraSections?: { title?: string; body: string }[];
 }
 
 export function buildSystemPrompt(ctx: PromptContext): string {
@@ -29,7 +29,9 @@ export function buildSystemPrompt(ctx: PromptContext): string {
   parts.push(
     `# Now\nToday is ${localDate} (${ctx.timeZone}). This conversation belongs to my sleep day ${ctx.sleepDay}.`,
   );
-  for (const section of ctx.extraSections ?? []) parts.push(`# ${section.title}\n${section.body.trim()}`);
+  for (const section of ctx.extraSections ?? []) {
+    parts.push(section.title ? `# ${section.title}\n${section.body.trim()}` : section.body.trim());
+  }
   parts.push(
     '# How I answer\nI answer as myself, in first person, as the companion described above — never as a generic AI assistant. ' +
       'If I do not know or do not remember something, I say so instead of inventing it.',

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type ApiErrorShape, type Conversation, type ConversationSummary, type Message, type MessageStatus } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
+import { segmentForIndex } from '../memory/segment.js';
 
 export const DEFAULT_TITLE = 'New conversation';
 
@@ -30,9 +31,12 @@ interface MessageRow {
   model: string | null;
   created_at: Date;
   replaced_by: string | null;
+  speaker: string | null;
+  injected_memory_ids: (number | string)[] | null;
 }
 
-const MESSAGE_COLUMNS = 'id, conversation_id, role, content, status, error, model, created_at, replaced_by';
+const MESSAGE_COLUMNS =
+  'id, conversation_id, role, content, status, error, model, created_at, replaced_by, speaker, injected_memory_ids';
 
 export function toMessage(r: MessageRow): Message {
   return {
@@ -45,6 +49,8 @@ export function toMessage(r: MessageRow): Message {
     model: r.model,
     createdAt: r.created_at.toISOString(),
     replacedBy: r.replaced_by,
+    speaker: r.speaker,
+    injectedMemoryIds: (r.injected_memory_ids ?? []).map(Number),
   };
 }
 
@@ -195,15 +201,32 @@ export class Conversations {
     status: MessageStatus;
     model?: string | null;
     error?: ApiErrorShape | null;
+    speaker?: string | null;
+    /** When it was said, for imported history; now otherwise. */
+    createdAt?: Date;
   }): Promise<Message> {
     const id = randomUUID();
     const row = await this.db.transaction(async (tx) => {
       const inserted = await tx.query<MessageRow>(
-        `INSERT INTO messages (id, conversation_id, role, content, status, model, error)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${MESSAGE_COLUMNS}`,
-        [id, m.conversationId, m.role, m.content, m.status, m.model ?? null, m.error ? JSON.stringify(m.error) : null],
+        `INSERT INTO messages (id, conversation_id, role, content, status, model, error, speaker, fts_segmented, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, coalesce($10, now())) RETURNING ${MESSAGE_COLUMNS}`,
+        [
+          id,
+          m.conversationId,
+          m.role,
+          m.content,
+          m.status,
+          m.model ?? null,
+          m.error ? JSON.stringify(m.error) : null,
+          m.speaker ?? null,
+          segmentForIndex(m.content),
+          m.createdAt ?? null,
+        ],
       );
-      await tx.query('UPDATE conversations SET updated_at = now() WHERE id = $1', [m.conversationId]);
+      await tx.query('UPDATE conversations SET updated_at = greatest(updated_at, $2::timestamptz) WHERE id = $1', [
+        m.conversationId,
+        m.createdAt ?? new Date(),
+      ]);
       return inserted.rows[0]!;
     });
     return toMessage(row);
@@ -220,12 +243,18 @@ export class Conversations {
   ): Promise<Message> {
     const row = (
       await this.db.query<MessageRow>(
-        `UPDATE messages SET content = $2, status = $3, error = $4, model = coalesce($5, model), updated_at = now()
+        `UPDATE messages SET content = $2, status = $3, error = $4, model = coalesce($5, model), fts_segmented = $6,
+           updated_at = now()
          WHERE id = $1 RETURNING ${MESSAGE_COLUMNS}`,
-        [id, r.content, r.status, r.error ? JSON.stringify(r.error) : null, r.model],
+        [id, r.content, r.status, r.error ? JSON.stringify(r.error) : null, r.model, segmentForIndex(r.content)],
       )
     ).rows[0]!;
     return toMessage(row);
+  }
+
+  /** Which memories passive recall showed the model for this reply (for the "remembered N things" line). */
+  async setInjected(messageId: string, memoryIds: number[]): Promise<void> {
+    await this.db.query('UPDATE messages SET injected_memory_ids = $2::bigint[] WHERE id = $1', [messageId, memoryIds]);
   }
 
   async markReplaced(ids: string[], by: string): Promise<void> {

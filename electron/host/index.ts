@@ -13,6 +13,10 @@ import {
 import type { z } from 'zod';
 import { isValidTimeZone, sleepDay } from '../../shared/sleep-day.js';
 import { ChatEngine } from '../agent/chat.js';
+import { createTurnMemory } from '../agent/memory-turn.js';
+import { recall, semanticSearch, warmRecallIndex } from '../memory/recall/index.js';
+import { buildResident } from '../memory/resident.js';
+import { MemoryStore } from '../memory/store.js';
 import { SelfLayer } from '../agent/self-layer.js';
 import { acquireLock } from '../db/lock.js';
 import { openDatabase } from '../db/open.js';
@@ -78,10 +82,14 @@ export async function createHost(options: HostOptions): Promise<Host> {
     modelsDir: modelsDir(dataDir),
     localServers: options.localServers,
   });
-  const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, now, log });
+  const memories = new MemoryStore(db, (change) => events.emit('memories.changed', { change }), log);
+  const memory = createTurnMemory({ db, store: memories, settings, conversations, events, log });
+  const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, memory, now, log });
 
   await selfLayer.ensureDefaults();
   await settings.get();
+  // Build the recall index in the background: the first search would otherwise pay for it.
+  void warmRecallIndex(db).catch((err: Error) => log('warn', `recall index warm-up failed: ${err.message}`));
   const recovered = await conversations.recoverInterrupted();
   if (recovered) log('info', `kept ${recovered} interrupted repl${recovered === 1 ? 'y' : 'ies'} as partial`);
 
@@ -165,6 +173,38 @@ export async function createHost(options: HostOptions): Promise<Host> {
       events.emit('conversations.changed', { conversationId: id });
       return changed;
     },
+
+    'memories.list': async (input) => {
+      if (!input.query?.trim()) return memories.list(input);
+      // Searching uses the companion's own recall, so the person sees what it would find.
+      const hits = await semanticSearch(db, { query: input.query, types: input.types, limit: input.limit ?? 50 });
+      const ids = hits.flatMap((h) => (h.link.kind === 'memory' ? [h.link.memoryId] : []));
+      const found = new Map((await memories.getMany(ids)).map((m) => [m.id, m]));
+      const items = ids.flatMap((id) => (found.has(id) ? [found.get(id)!] : [])).filter((m) => input.pinned === undefined || m.pinned === input.pinned);
+      return { items, total: items.length };
+    },
+    'memories.get': (input) => memories.get(input.id),
+    'memories.create': (input) =>
+      memories.create({
+        type: input.type,
+        content: input.content,
+        pinned: input.pinned,
+        validFrom: input.validFrom,
+        validTo: input.validTo,
+        source: 'user',
+        actor: 'person',
+      }),
+    'memories.update': ({ id, ...patch }) => memories.update(id, patch, 'person'),
+    'memories.forget': (input) => memories.forget(input.id, 'person'),
+    'memories.pin': (input) => memories.pin(input.id, input.pinned, 'person'),
+    'memories.reorderPins': (input) => memories.reorderPins(input.ids, 'person'),
+    'memories.undo': (input) => memories.undo(input.changeId, 'person'),
+    'memories.resident': async () => {
+      const s = await settings.get();
+      const { ids: _ids, ...preview } = await buildResident(db, { topN: s.memory.residentTopN, log });
+      return preview;
+    },
+    'recall.search': (input) => recall(db, { query: input.query, sources: input.sources, limit: input.limit }),
 
     'chat.send': async (input) => {
       const { conversationId, content } = input;

@@ -1,7 +1,16 @@
 // Settings live in the database, one row per key, each validated when read: a corrupted row is
 // reset to its default, repaired on disk, and reported to the person as a notice.
 import { z } from 'zod';
-import type { Settings } from '../../shared/api.js';
+import { memorySettings, type MemorySettings, type Settings } from '../../shared/api.js';
+
+export const DEFAULT_MEMORY_SETTINGS: MemorySettings = {
+  passiveLimit: 5,
+  passiveMinScore: 0,
+  passiveMinRelativeScore: 0.3,
+  passiveMaxChars: 2000,
+  passiveExcludeResident: true,
+  residentTopN: 20,
+};
 import { DEFAULT_SLEEP_TIME, isValidTimeZone } from '../../shared/sleep-day.js';
 import type { Database } from '../db/open.js';
 
@@ -14,6 +23,7 @@ const schemas = {
   theme: z.enum(['system', 'light', 'dark']),
   onboarded: z.boolean(),
   passiveRecall: z.boolean(),
+  memory: memorySettings,
 } satisfies { [K in keyof Settings]: z.ZodType<Settings[K]> };
 
 function systemTimeZone(): string {
@@ -31,10 +41,14 @@ export function defaultSettings(): Settings {
     theme: 'system',
     onboarded: false,
     passiveRecall: true,
+    memory: { ...DEFAULT_MEMORY_SETTINGS },
   };
 }
 
 const KEYS = Object.keys(schemas) as (keyof Settings)[];
+
+/** Like Settings, but the memory block may be partial (it merges into what is stored). */
+export type SettingsPatch = Partial<Omit<Settings, 'memory'>> & { memory?: Partial<MemorySettings> };
 
 export class SettingsStore {
   private cache: Settings | undefined;
@@ -63,13 +77,15 @@ export class SettingsStore {
     return this.cache;
   }
 
-  async update(patch: Partial<Settings>): Promise<Settings> {
+  async update(patch: SettingsPatch): Promise<Settings> {
     const current = await this.get();
     const next = { ...current };
     await this.db.transaction(async (tx) => {
       for (const key of KEYS) {
         if (!(key in patch) || patch[key] === undefined) continue;
-        const value = schemas[key].parse(patch[key]);
+        // A partial memory patch merges into what is stored.
+        const raw = key === 'memory' ? { ...current.memory, ...patch.memory } : patch[key];
+        const value = schemas[key].parse(raw);
         (next as Record<string, unknown>)[key] = value;
         await tx.query(
           `INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, now())

@@ -1,5 +1,7 @@
 // Migrations in order. Add a file NNN_name.sql and list it here; applied versions are never edited.
 import initial from './001_initial.sql';
+import memory from './002_memory.sql';
+import memoryDedupe from './003_memory_dedupe.sql';
 
 export interface Migration {
   version: number;
@@ -7,4 +9,8 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: Migration[] = [{ version: 1, name: 'initial', sql: initial }];
+export const migrations: Migration[] = [
+  { version: 1, name: 'initial', sql: initial },
+  { version: 2, name: 'memory', sql: memory },
+  { version: 3, name: 'memory_dedupe', sql: memoryDedupe },
+];

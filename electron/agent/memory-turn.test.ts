@@ -1,0 +1,146 @@
+// Long-term memory inside real turns: host + on-disk PGlite + real provider client + fake server.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Message } from '../../shared/api.js';
+import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
+import { nextEvent, startTestHost } from '../testing/host.js';
+import type { Host } from '../host/types.js';
+import { PASSIVE_MESSAGE_NAME } from './memory-turn.js';
+
+let fake: FakeLlm;
+const hosts: Host[] = [];
+beforeAll(async () => {
+  fake = await startFakeLlm();
+});
+afterAll(async () => {
+  await fake.close();
+});
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((h) => h.close()));
+  fake.requests.length = 0;
+});
+
+async function setup() {
+  const host = await startTestHost({ providerTimeoutMs: 5_000 });
+  hosts.push(host);
+  await host.api['providers.save']({ kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
+  const { id } = await host.api['conversations.create']({});
+  return { host, conversationId: id };
+}
+
+async function turn(host: Host, conversationId: string, content: string): Promise<Message> {
+  const finished = nextEvent(host, 'chat.finished', (p: { conversationId: string }) => p.conversationId === conversationId);
+  await host.api['chat.send']({ conversationId, content });
+  return ((await finished) as { message: Message }).message;
+}
+
+type Sent = { role: string; content: string; name?: string }[];
+const lastRequestMessages = () => (fake.requests.filter((r) => r.path.endsWith('/chat/completions')).at(-1)!.body as { messages: Sent }).messages;
+
+describe('memory in a turn', () => {
+  it('injects passive recall just before the message, for that turn only, and counts it', async () => {
+    const { host, conversationId } = await setup();
+    const { memory } = await host.api['memories.create']({ type: 'world', content: 'Sam’s sister Mara lives in Lisbon and works as a nurse.' });
+    const injected = nextEvent(host, 'chat.injected');
+    fake.script({ kind: 'text', text: 'She is in Lisbon.' });
+    const reply = await turn(host, conversationId, 'Where does my sister Mara live these days?');
+
+    const sent = lastRequestMessages();
+    const passive = sent.at(-2)!;
+    expect(passive.role).toBe('assistant');
+    expect(passive.name).toBe(PASSIVE_MESSAGE_NAME);
+    expect(passive.content).toContain(`[[anima:${memory.id}]]`);
+    expect(sent.at(-1)).toMatchObject({ role: 'user', content: 'Where does my sister Mara live these days?' });
+    expect(((await injected) as { memories: { id: number }[] }).memories.map((m) => m.id)).toEqual([memory.id]);
+    expect(reply.injectedMemoryIds).toEqual([memory.id]);
+
+    // Never persisted: the stored conversation is the person's message and the reply.
+    const { messages } = await host.api['conversations.get']({ id: conversationId });
+    expect(messages.map((m) => m.content)).toEqual(['Where does my sister Mara live these days?', 'She is in Lisbon.']);
+    expect(messages[1]!.injectedMemoryIds).toEqual([memory.id]);
+    // Injected counts, but is not a reference.
+    const after = (await host.api['memories.get']({ id: memory.id })).memory;
+    expect(after.injectedCount).toBe(1);
+    expect(after.referenceCount).toBe(0);
+
+    // The next turn about something else carries no passive block.
+    fake.script({ kind: 'text', text: 'Sunny.' });
+    await turn(host, conversationId, 'How is the weather?');
+    expect(lastRequestMessages().some((m) => m.name === PASSIVE_MESSAGE_NAME)).toBe(false);
+  });
+
+  it('respects the passive recall switch', async () => {
+    const { host, conversationId } = await setup();
+    await host.api['memories.create']({ type: 'world', content: 'Mara lives in Lisbon.' });
+    await host.api['settings.update']({ passiveRecall: false });
+    fake.script({ kind: 'text', text: 'ok' });
+    await turn(host, conversationId, 'Where does Mara live?');
+    expect(lastRequestMessages().some((m) => m.name === PASSIVE_MESSAGE_NAME)).toBe(false);
+  });
+
+  it('carries pinned memories and the citation rules in the system prompt', async () => {
+    const { host, conversationId } = await setup();
+    const { memory } = await host.api['memories.create']({ type: 'preference', content: 'Sam prefers to be called Sammy.', pinned: true });
+    fake.script({ kind: 'text', text: 'Hi Sammy!' });
+    await turn(host, conversationId, 'Hello');
+    const system = lastRequestMessages()[0]!.content;
+    expect(system).toContain(`Sam prefers to be called Sammy. [[anima:${memory.id}]]`);
+    expect(system).toContain('[[anima:12]]'); // the rule's own example
+    const preview = await host.api['memories.resident']({});
+    expect(system).toContain(preview.text);
+  });
+
+  it('counts a citation once per citing message, and never from a tool result', async () => {
+    const { host, conversationId } = await setup();
+    const { memory } = await host.api['memories.create']({ type: 'world', content: 'The cat is called Pepper.' });
+    fake.script({ kind: 'text', text: `Pepper, of course. [[anima:${memory.id}]] [[anima:${memory.id}]]` });
+    await turn(host, conversationId, 'What is the cat called?');
+    expect((await host.api['memories.get']({ id: memory.id })).memory.referenceCount).toBe(1);
+    fake.script({ kind: 'text', text: `Still Pepper. [[anima:${memory.id}]] and [[anima:99999]]` });
+    await turn(host, conversationId, 'Sure?');
+    expect((await host.api['memories.get']({ id: memory.id })).memory.referenceCount).toBe(2);
+
+    // A tool result shows the id; the reply without a marker adds nothing.
+    fake.script({ kind: 'tool_call', name: 'memory_semantic_search', arguments: { query: 'cat' }, thenText: 'The cat is Pepper.' });
+    await turn(host, conversationId, 'Remind me about the cat');
+    const toolResult = lastRequestMessages().find((m) => m.role === 'tool')!;
+    expect(toolResult.content).toContain(`[[anima:${memory.id}]]`);
+    expect((await host.api['memories.get']({ id: memory.id })).memory.referenceCount).toBe(2);
+
+    // A forgotten memory's citation is ignored.
+    await host.api['memories.forget']({ id: memory.id });
+    fake.script({ kind: 'text', text: `Pepper [[anima:${memory.id}]]` });
+    await turn(host, conversationId, 'Cat?');
+    expect((await host.api['memories.get']({ id: memory.id })).memory.referenceCount).toBe(2);
+  });
+
+  it('lets the companion remember through its tool, and refuses a secret', async () => {
+    const { host, conversationId } = await setup();
+    fake.script({
+      kind: 'tool_call',
+      name: 'remember',
+      arguments: { action: 'save', type: 'world', content: 'Sam’s dentist appointment is on Friday at 9.' },
+      thenText: 'I will remember that.',
+    });
+    const reply = await turn(host, conversationId, 'My dentist appointment is on Friday at 9.');
+    expect(reply.content).toBe('I will remember that.');
+    const { items } = await host.api['memories.list']({});
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ source: 'tool', content: 'Sam’s dentist appointment is on Friday at 9.' });
+    const userMessage = (await host.api['conversations.get']({ id: conversationId })).messages[0]!;
+    expect(items[0]!.sourceMessageIds).toEqual([userMessage.id]);
+
+    fake.script({
+      kind: 'tool_call',
+      name: 'remember',
+      arguments: { action: 'save', type: 'world', content: 'The OpenAI key is sk-proj-abcdefghijklmnopqrstuvwxyz123456' },
+      thenText: 'I will not keep the key itself.',
+    });
+    await turn(host, conversationId, 'My key is sk-proj-abcdefghijklmnopqrstuvwxyz123456');
+    const refusal = lastRequestMessages().find((m) => m.role === 'tool')!;
+    expect(refusal.content.toLowerCase()).toContain('where');
+    expect((await host.api['memories.list']({})).items).toHaveLength(1);
+    // The person's own message is stored as written, secret and all.
+    const stored = (await host.api['conversations.get']({ id: conversationId })).messages.map((m) => m.content);
+    expect(stored).toContain('My key is sk-proj-abcdefghijklmnopqrstuvwxyz123456');
+  });
+});

@@ -1,0 +1,89 @@
+// Long-term memory in a turn: resident memory and the citation rules in the system prompt, the
+// memory tools, passive recall before the person's message, and citations after.
+import type { Database } from '../db/open.js';
+import type { Conversations } from '../host/conversations.js';
+import type { HostEvents } from '../host/events.js';
+import type { SettingsStore } from '../host/settings.js';
+import { recordCitations } from '../memory/citations.js';
+import { passiveRecall } from '../memory/recall/index.js';
+import { buildResident } from '../memory/resident.js';
+import type { MemoryStore } from '../memory/store.js';
+import type { ChatTurn } from '../llm/types.js';
+import type { TurnContext, TurnMemory } from './chat.js';
+import { recallTools } from './tools/recall-tools.js';
+import { toolRegistry } from './tools/registry.js';
+import { rememberTool } from './tools/remember.js';
+
+export const CITATION_RULES =
+  'When my reply uses something I remember — from the list above, from passive recall, or a semantic hit of memory_recall or memory_semantic_search — ' +
+  'I end the reply with that memory’s marker, exactly as given, e.g. [[anima:12]], once per memory used. ' +
+  'Conversation, mood and diary hits have no marker. I never invent a marker or cite a memory I did not use.';
+
+/** The name providers see on the runtime-only passive recall message (never stored). */
+export const PASSIVE_MESSAGE_NAME = 'passive_memory_context';
+
+/** Passive recall must not hold a turn up: past this, the turn goes on without it. */
+const PASSIVE_TIMEOUT_MS = 250;
+
+export interface TurnMemoryDeps {
+  db: Database;
+  store: MemoryStore;
+  settings: SettingsStore;
+  conversations: Conversations;
+  events: HostEvents;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+export function createTurnMemory(deps: TurnMemoryDeps): TurnMemory {
+  const { db, store, settings, conversations, events, log } = deps;
+
+  return {
+    async promptSections() {
+      const s = await settings.get();
+      const resident = await buildResident(db, { topN: s.memory.residentTopN, log });
+      // The resident block carries its own heading: it is exactly what the Pins view previews.
+      const sections: { title?: string; body: string }[] = [];
+      if (resident.ids.length) sections.push({ body: resident.text });
+      sections.push({ title: 'Citing what I remember', body: CITATION_RULES });
+      return sections;
+    },
+
+    tools(ctx: TurnContext) {
+      return toolRegistry([rememberTool(store, { sourceMessageId: ctx.userMessageId }), ...recallTools(db)]);
+    },
+
+    async passive(ctx: TurnContext, replyId: string): Promise<ChatTurn | null> {
+      const s = await settings.get();
+      if (!s.passiveRecall) return null;
+      const m = s.memory;
+      const excludeIds = m.passiveExcludeResident ? (await buildResident(db, { topN: m.residentTopN })).ids : [];
+      const result = await passiveRecall(db, {
+        query: ctx.userText,
+        limit: m.passiveLimit,
+        minScore: m.passiveMinScore,
+        minRelativeScore: m.passiveMinRelativeScore,
+        maxChars: m.passiveMaxChars,
+        excludeIds,
+        timeoutMs: PASSIVE_TIMEOUT_MS,
+      });
+      if (result.memories.length === 0) return null;
+      const ids = result.memories.map((x) => x.id);
+      await store.addInjected(ids);
+      await conversations.setInjected(replyId, ids);
+      events.emit('chat.injected', {
+        conversationId: ctx.conversationId,
+        messageId: replyId,
+        memories: result.memories.map(({ id, type, content }) => ({ id, type, content })),
+      });
+      return {
+        role: 'assistant',
+        name: PASSIVE_MESSAGE_NAME,
+        content: `(Things I remember that may matter for what comes next — my own notes, not said aloud.)\n${result.text}`,
+      };
+    },
+
+    async cited(messageId: string, text: string) {
+      await recordCitations(db, messageId, text);
+    },
+  };
+}

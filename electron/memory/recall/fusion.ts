@@ -1,0 +1,80 @@
+// Weighted reciprocal rank fusion: every branch of every source contributes weight / (k + rank) to
+// the hits it ranked; one list comes out. Ranks, not raw scores, are fused, so BM25 and trigram
+// similarity need no common scale.
+//
+// The contribution is also scaled by the hit's strength within its branch (its score over the
+// branch's best, in (0, 1]). Within one branch this keeps the order (rank and strength fall
+// together); across branches and sources it stops a branch's weak tail from standing level with
+// another branch's strong head, and it gives the fused score a meaning the passive recall thresholds
+// can use: with plain RRF (k 60) the 10th hit of a branch still scores 61/70 = 0.87 of the first, so
+// `min_relative_score` 0.3 could never drop a memory that merely shares the word "like" with the
+// message. On the LoCoMo dev half (session source) recall@10 was the same with and without it
+// (cat 1–4 0.717 both; all categories 0.726 both).
+import { RECALL_SOURCES, type RecallSource } from '../../../shared/api.js';
+
+export type BranchName = 'fts' | 'trigram';
+
+/**
+ * Branch weights. Full text is the primary ranker. The trigram branch only runs for words the full
+ * text index does not know (typos, partial words — a third of the dev questions have one); on the
+ * LoCoMo dev half (cat 1–4, n 760, recall@10) it gives 0.717 against 0.716 without it, at weight
+ * 0.25 or 0.5 (0.715 at 1). Earlier designs, measured before the speaker boost was settled
+ * (baseline 0.724 then): pg_trgm word_similarity of the whole question against each turn lowered
+ * recall@10 to 0.718 at weight 0.25 and 0.706 at 0.5, and cost 136 ms a query at 100k messages;
+ * word_similarity of the rarest two words lowered it to 0.714 (0.25) and 0.682 (0.5). 0.5: helps
+ * where it applies, never outvotes full text.
+ */
+export const BRANCH_WEIGHTS: Record<BranchName, number> = { fts: 1, trigram: 0.5 };
+/** The four sources weigh the same: nothing on the dev data can measure one against another. */
+export const SOURCE_WEIGHTS: Record<RecallSource, number> = { semantic: 1, session: 1, limbic: 1, autobiographical: 1 };
+/** The usual RRF constant; k 10, 30, 60 and 100 all gave LoCoMo dev recall@10 0.717 (fusion there only meets trigram hits). */
+export const RRF_K = 60;
+
+export interface BranchList {
+  source: RecallSource;
+  branch: BranchName;
+  /** Best first; score > 0. */
+  items: { key: number; score: number }[];
+}
+
+export interface FusedHit {
+  source: RecallSource;
+  key: number;
+  /** In (0, 1]: 1 = ranked first, at full strength, by every branch of its source that found anything. */
+  score: number;
+}
+
+export interface FuseOptions {
+  k?: number;
+  /** Scale contributions by strength within the branch (default true). */
+  strength?: boolean;
+  branchWeights?: Partial<Record<BranchName, number>>;
+}
+
+export function fuse(lists: BranchList[], o: FuseOptions = {}): FusedHit[] {
+  const k = o.k ?? RRF_K;
+  const strength = o.strength ?? true;
+  const weights = { ...BRANCH_WEIGHTS, ...o.branchWeights };
+  const scores = new Map<string, FusedHit>();
+  // The best a hit of each source could score: first, at full strength, in every branch that answered.
+  const ceiling = new Map<RecallSource, number>();
+  for (const list of lists) {
+    if (list.items.length === 0) continue;
+    const w = weights[list.branch] * SOURCE_WEIGHTS[list.source];
+    if (w <= 0) continue;
+    ceiling.set(list.source, (ceiling.get(list.source) ?? 0) + w / (k + 1));
+    const best = list.items[0]!.score;
+    list.items.forEach((item, i) => {
+      const rel = strength && best > 0 ? Math.min(1, item.score / best) : 1;
+      const id = `${list.source}:${item.key}`;
+      const hit = scores.get(id) ?? { source: list.source, key: item.key, score: 0 };
+      hit.score += (w * rel) / (k + i + 1);
+      scores.set(id, hit);
+    });
+  }
+  const out = [...scores.values()];
+  for (const hit of out) hit.score = Math.min(1, hit.score / (ceiling.get(hit.source) ?? 1));
+  // Ties (each source's best scores 1): semantic, session, limbic, autobiographical; then the newer row.
+  const order = (s: RecallSource) => RECALL_SOURCES.indexOf(s);
+  return out.sort((a, b) => b.score - a.score || order(a.source) - order(b.source) || b.key - a.key);
+}

@@ -1,0 +1,337 @@
+// An in-memory BM25 index over the 'english' lexemes Postgres already computed (the generated
+// tsvector columns). It is derived data: rebuilt from the database whenever it is missing, kept in
+// memory only, and brought up to date before each search (see sidecar.ts). Nothing is ever read
+// from it that the database does not also say: hits are fetched back by key and re-checked.
+//
+// Why not rank in SQL: at 100k messages an OR of a question's words matches most of the table, and
+// ranking every match (ts_rank) took 68–163 ms; a BM25 with real idf over the same lexemes, computed
+// in SQL, took ~26 ms on 2.8k turns (LoCoMo README). Walking posting lists here takes a few ms at
+// 100k, and the scoring can use what SQL cannot cheaply: statistics of the collection actually being
+// searched, the neighbouring turns and the speaker.
+//
+// Layout: a *slot* is one row (message, memory, diary block); a *doc* is one indexed version of a
+// slot's text. Re-indexing a slot (a streamed reply that finished, an edited memory) adds a new doc
+// and orphans the old one; postings of orphaned docs are skipped and swept by a rebuild once they
+// are more than a quarter of all postings.
+
+export interface ParsedVector {
+  /** lexeme → term frequency (its number of positions; 1 for a stripped vector). */
+  tf: Map<string, number>;
+  length: number;
+}
+
+/** One lexeme of tsvector output: 'lexeme' with '' for a quote (and \\ escapes), then :positions. */
+const LEXEME = /'((?:[^'\\]|''|\\.)*)'(?::([0-9A-D,]+))?/g;
+
+/** Parses Postgres's text output of a tsvector: 'lex':1,5A 'it''s':3. Never throws. */
+export function parseTsvector(text: string | null | undefined): ParsedVector {
+  const tf = new Map<string, number>();
+  let length = 0;
+  if (!text) return { tf, length };
+  LEXEME.lastIndex = 0;
+  for (let m = LEXEME.exec(text); m; m = LEXEME.exec(text)) {
+    let lexeme = m[1]!;
+    if (lexeme.includes("'") || lexeme.includes('\\')) lexeme = lexeme.replace(/''/g, "'").replace(/\\(.)/g, '$1');
+    let count = 1;
+    const positions = m[2];
+    if (positions) for (let i = 0; i < positions.length; i++) if (positions.charCodeAt(i) === 44) count++;
+    tf.set(lexeme, (tf.get(lexeme) ?? 0) + count);
+    length += count;
+  }
+  return { tf, length };
+}
+
+interface Postings {
+  docs: number[];
+  tfs: number[];
+}
+
+export interface SearchOptions {
+  /** Which groups are searched (by group index); null = all. Statistics come from the same scope. */
+  scope?: Uint8Array | null;
+  /** Only these slots may match (a boolean query's matches, from SQL). */
+  only?: ReadonlySet<number> | null;
+  limit: number;
+  /** Share of each neighbour's own score a slot receives (0 = none). */
+  neighbour?: number;
+  /** Slots whose field lexemes (a message's speaker) meet the query's lexemes get score × (1 + boost). */
+  fieldBoost?: number;
+  /** A lexeme's contribution × its weight (default 1): the trigram branch's similarities. */
+  weights?: ReadonlyMap<string, number>;
+}
+
+export interface ScoredSlot {
+  slot: number;
+  key: number;
+  score: number;
+}
+
+/** Okapi BM25 (k1 1.2, b 0.75: the LoCoMo README's baseline; 0.6–1.2 × 0.3–0.75 all lay within ±0.007 on the dev half). */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+
+export class LexicalIndex {
+  // per doc
+  private docSlot: number[] = [];
+  private docLen: number[] = [];
+  private docTerms: number[] = [];
+  // per slot
+  private slotKey: number[] = [];
+  private slotDoc: number[] = []; // -1: no live doc
+  private slotGroup: number[] = [];
+  private slotPrev: number[] = [];
+  private slotNext: number[] = [];
+  private slotField: (string[] | null)[] = [];
+  private keyToSlot = new Map<number, number>();
+  // per group
+  private groupDocs: number[] = [];
+  private groupLen: number[] = [];
+  private groupLast: number[] = [];
+  private postings = new Map<string, Postings>();
+  private totalPostings = 0;
+  private livePostings = 0;
+  private liveDocs = 0;
+  private liveLen = 0;
+  // scratch, reused by every search
+  private acc = new Float64Array(0);
+  private mark = new Uint8Array(0);
+
+  get size(): number {
+    return this.liveDocs;
+  }
+  get slots(): number {
+    return this.slotKey.length;
+  }
+  /** True when orphaned postings are over a quarter of all: time for a rebuild. */
+  get wasteful(): boolean {
+    return this.totalPostings > 50_000 && this.livePostings < this.totalPostings * 0.75;
+  }
+
+  slotOf(key: number): number | undefined {
+    return this.keyToSlot.get(key);
+  }
+  keyOf(slot: number): number {
+    return this.slotKey[slot]!;
+  }
+  groupOf(slot: number): number {
+    return this.slotGroup[slot]!;
+  }
+  hasLiveDoc(slot: number): boolean {
+    return (this.slotDoc[slot] ?? -1) >= 0;
+  }
+
+  private ensureGroup(group: number): void {
+    while (this.groupDocs.length <= group) {
+      this.groupDocs.push(0);
+      this.groupLen.push(0);
+      this.groupLast.push(-1);
+    }
+  }
+
+  /**
+   * Sets (or replaces) the indexed text of the row `key`. A new key becomes a new slot; with
+   * `linkNeighbours` it is linked after the group's last slot (rows must arrive in order).
+   * `vector` null leaves the slot without text (a reply still streaming): it keeps its place.
+   */
+  put(key: number, group: number, vector: ParsedVector | null, opts: { field?: string[] | null; linkNeighbours?: boolean } = {}): number {
+    this.ensureGroup(group);
+    let slot = this.keyToSlot.get(key);
+    if (slot === undefined) {
+      slot = this.slotKey.length;
+      this.slotKey.push(key);
+      this.slotDoc.push(-1);
+      this.slotGroup.push(group);
+      this.slotField.push(opts.field?.length ? opts.field : null);
+      this.slotPrev.push(-1);
+      this.slotNext.push(-1);
+      this.keyToSlot.set(key, slot);
+      if (opts.linkNeighbours) {
+        const last = this.groupLast[group]!;
+        if (last >= 0) {
+          this.slotPrev[slot] = last;
+          this.slotNext[last] = slot;
+        }
+        this.groupLast[group] = slot;
+      }
+    } else {
+      this.dropDoc(slot);
+      if (this.slotGroup[slot] !== group) this.slotGroup[slot] = group;
+      if (opts.field !== undefined) this.slotField[slot] = opts.field?.length ? opts.field : null;
+    }
+    if (vector && vector.length > 0) {
+      const doc = this.docSlot.length;
+      this.docSlot.push(slot);
+      this.docLen.push(vector.length);
+      this.docTerms.push(vector.tf.size);
+      for (const [lexeme, tf] of vector.tf) {
+        let p = this.postings.get(lexeme);
+        if (!p) {
+          p = { docs: [], tfs: [] };
+          this.postings.set(lexeme, p);
+        }
+        p.docs.push(doc);
+        p.tfs.push(tf);
+      }
+      this.totalPostings += vector.tf.size;
+      this.livePostings += vector.tf.size;
+      this.slotDoc[slot] = doc;
+      this.groupDocs[group]! += 1;
+      this.groupLen[group]! += vector.length;
+      this.liveDocs += 1;
+      this.liveLen += vector.length;
+    }
+    return slot;
+  }
+
+  /** The row is gone from search (replaced, inactive): its text is dropped, its place unlinked. */
+  remove(key: number): void {
+    const slot = this.keyToSlot.get(key);
+    if (slot === undefined) return;
+    this.dropDoc(slot);
+    const prev = this.slotPrev[slot]!;
+    const next = this.slotNext[slot]!;
+    if (prev >= 0) this.slotNext[prev] = next;
+    if (next >= 0) this.slotPrev[next] = prev;
+    const group = this.slotGroup[slot]!;
+    if (this.groupLast[group] === slot) this.groupLast[group] = prev;
+    this.slotPrev[slot] = -1;
+    this.slotNext[slot] = -1;
+  }
+
+  private dropDoc(slot: number): void {
+    const doc = this.slotDoc[slot]!;
+    if (doc < 0) return;
+    const len = this.docLen[doc]!;
+    const group = this.slotGroup[slot]!;
+    this.groupDocs[group]! -= 1;
+    this.groupLen[group]! -= len;
+    this.liveDocs -= 1;
+    this.liveLen -= len;
+    this.livePostings -= this.docTerms[doc]!;
+    this.slotDoc[slot] = -1;
+  }
+
+  /** Document frequency of a lexeme within the scope (live docs only). */
+  df(lexeme: string, scope?: Uint8Array | null, stopAt = Infinity): number {
+    const p = this.postings.get(lexeme);
+    if (!p) return 0;
+    let n = 0;
+    for (let i = 0; i < p.docs.length; i++) {
+      const doc = p.docs[i]!;
+      const slot = this.docSlot[doc]!;
+      if (this.slotDoc[slot] !== doc) continue;
+      if (scope && !scope[this.slotGroup[slot]!]) continue;
+      if (++n >= stopAt) break;
+    }
+    return n;
+  }
+
+  /** Live docs and their total length within the scope. */
+  private stats(scope?: Uint8Array | null): { n: number; avgLen: number } {
+    if (!scope) return { n: this.liveDocs, avgLen: this.liveDocs ? this.liveLen / this.liveDocs : 1 };
+    let n = 0;
+    let len = 0;
+    for (let g = 0; g < this.groupDocs.length; g++) {
+      if (!scope[g]) continue;
+      n += this.groupDocs[g]!;
+      len += this.groupLen[g]!;
+    }
+    return { n, avgLen: n ? len / n : 1 };
+  }
+
+  /**
+   * BM25 over the lexemes (each counted once), statistics from the scope; then each slot gains
+   * `neighbour` × its neighbours' own scores; then the field boost. Returns the top `limit`, best
+   * first, ties broken by the newer row.
+   */
+  search(lexemes: readonly string[], o: SearchOptions): ScoredSlot[] {
+    const scope = o.scope ?? null;
+    const only = o.only ?? null;
+    const { n: N, avgLen } = this.stats(scope);
+    if (N === 0 || o.limit <= 0) return [];
+    const slots = this.slotKey.length;
+    if (this.acc.length < slots) {
+      this.acc = new Float64Array(Math.max(slots, this.acc.length * 2, 1024));
+      this.mark = new Uint8Array(this.acc.length);
+    }
+    const acc = this.acc;
+    const mark = this.mark;
+    const touched: number[] = [];
+    const unique = [...new Set(lexemes)];
+    for (const lexeme of unique) {
+      const p = this.postings.get(lexeme);
+      if (!p) continue;
+      // First pass: document frequency within the scope (idf of the collection searched).
+      let df = 0;
+      for (let i = 0; i < p.docs.length; i++) {
+        const doc = p.docs[i]!;
+        const slot = this.docSlot[doc]!;
+        if (this.slotDoc[slot] !== doc) continue;
+        if (scope && !scope[this.slotGroup[slot]!]) continue;
+        df++;
+      }
+      if (df === 0) continue;
+      const idf = Math.log(1 + (N - df + 0.5) / (df + 0.5)) * (o.weights?.get(lexeme) ?? 1);
+      for (let i = 0; i < p.docs.length; i++) {
+        const doc = p.docs[i]!;
+        const slot = this.docSlot[doc]!;
+        if (this.slotDoc[slot] !== doc) continue;
+        if (scope && !scope[this.slotGroup[slot]!]) continue;
+        if (only && !only.has(slot)) continue;
+        const tf = p.tfs[i]!;
+        const s = (idf * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * this.docLen[doc]!) / avgLen));
+        if (!mark[slot]) {
+          mark[slot] = 1;
+          touched.push(slot);
+        }
+        acc[slot]! += s;
+      }
+    }
+
+    const neighbour = o.neighbour ?? 0;
+    const boost = o.fieldBoost ?? 0;
+    const lexemeSet = boost ? new Set(unique) : null;
+    const candidates = new Set<number>(touched);
+    if (neighbour > 0 && !only) {
+      for (const slot of touched) {
+        const prev = this.slotPrev[slot]!;
+        const next = this.slotNext[slot]!;
+        if (prev >= 0 && this.slotDoc[prev]! >= 0) candidates.add(prev);
+        if (next >= 0 && this.slotDoc[next]! >= 0) candidates.add(next);
+      }
+    }
+    // Keep the best `limit` in a small sorted buffer (candidates can be tens of thousands).
+    const top: ScoredSlot[] = [];
+    const better = (a: ScoredSlot, b: ScoredSlot) => a.score > b.score || (a.score === b.score && a.key > b.key);
+    for (const slot of candidates) {
+      let score = acc[slot]!;
+      if (neighbour > 0 && !only) {
+        const prev = this.slotPrev[slot]!;
+        const next = this.slotNext[slot]!;
+        if (prev >= 0) score += neighbour * acc[prev]!;
+        if (next >= 0) score += neighbour * acc[next]!;
+      }
+      if (score <= 0) continue;
+      if (lexemeSet) {
+        const field = this.slotField[slot];
+        if (field && field.some((l) => lexemeSet.has(l))) score *= 1 + boost;
+      }
+      const entry = { slot, key: this.slotKey[slot]!, score };
+      if (top.length < o.limit) {
+        top.push(entry);
+        if (top.length === o.limit) top.sort((a, b) => (better(a, b) ? -1 : 1));
+      } else if (better(entry, top[top.length - 1]!)) {
+        let i = top.length - 1;
+        while (i > 0 && better(entry, top[i - 1]!)) i--;
+        top.splice(i, 0, entry);
+        top.pop();
+      }
+    }
+    if (top.length < o.limit) top.sort((a, b) => (better(a, b) ? -1 : 1));
+    for (const slot of touched) {
+      acc[slot] = 0;
+      mark[slot] = 0;
+    }
+    return top;
+  }
+}

@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MemoryType } from '../../../shared/api.js';
+import { openDatabase, type Database } from '../../db/open.js';
+import { dbTemplate, tempDataDir } from '../../testing/host.js';
+import { MemoryStore } from '../store.js';
+import { ONE_LINE_CHARS, formatPassive, passiveRecall } from './passive.js';
+
+const long = `Mara's garden plan:\n${'tomatoes, beans and squash along the south fence; '.repeat(6).trim()}`;
+const flatLong = long.replace(/\s+/g, ' ');
+const oneLine = `${flatLong.slice(0, ONE_LINE_CHARS - 1).trimEnd()}…`;
+const M = [
+  { id: 1, type: 'world' as MemoryType, content: 'Mara lives in Lisbon.' },
+  { id: 2, type: 'preference' as MemoryType, content: long },
+  { id: 3, type: 'experience' as MemoryType, content: `I helped Mara plan the garden.\n\nIt took an afternoon.` },
+];
+const full = [
+  '- (world) Mara lives in Lisbon. [[anima:1]]',
+  `- (preference) ${long} [[anima:2]]`,
+  '- (experience) I helped Mara plan the garden.\n\nIt took an afternoon. [[anima:3]]',
+];
+const shrunk = [full[0]!, `- (preference) ${oneLine} [[anima:2]]`, '- (experience) I helped Mara plan the garden. It took an afternoon. [[anima:3]]'];
+
+describe('formatPassive', () => {
+  it('keeps every entry whole when the block fits', () => {
+    const text = full.join('\n');
+    expect(formatPassive(M, text.length)).toEqual({ kept: M, text });
+  });
+
+  it('past the budget shrinks entries to one line, lowest-ranked first', () => {
+    // one char short of everything whole: only the last entry becomes one line
+    const lastShrunk = [full[0]!, full[1]!, shrunk[2]!].join('\n');
+    expect(formatPassive(M, full.join('\n').length - 1)).toEqual({ kept: M, text: lastShrunk });
+    // then the one above it
+    const both = shrunk.join('\n');
+    expect(formatPassive(M, lastShrunk.length - 1)).toEqual({ kept: M, text: both });
+    expect(both.length).toBeLessThan(lastShrunk.length);
+  });
+
+  it('then drops entries, lowest-ranked first', () => {
+    const all = shrunk.join('\n');
+    expect(formatPassive(M, all.length - 1)).toEqual({ kept: M.slice(0, 2), text: shrunk.slice(0, 2).join('\n') });
+    expect(formatPassive(M, shrunk[0]!.length)).toEqual({ kept: M.slice(0, 1), text: shrunk[0] });
+    expect(formatPassive(M, shrunk[0]!.length - 1)).toEqual({ kept: [], text: '' });
+    expect(formatPassive([], 2000)).toEqual({ kept: [], text: '' });
+  });
+});
+
+describe('passiveRecall', () => {
+  let db: Database;
+  let dir: string;
+  const ids: Record<string, number> = {};
+  beforeAll(async () => {
+    dir = tempDataDir('anima-passive-');
+    db = await openDatabase(dir, { template: dbTemplate() });
+    const store = new MemoryStore(db);
+    const save = async (name: string, type: MemoryType, content: string) => {
+      ids[name] = (await store.create({ type, content, source: 'user', actor: 'person' })).memory.id;
+    };
+    await save('lisbon', 'world', 'Sam’s sister Mara lives in Lisbon and works as a nurse in Lisbon.');
+    await save('tea', 'preference', 'Mara prefers green tea.');
+    await save('nurse', 'world', 'Night shifts are hard for a nurse.');
+    await save('old', 'world', 'Mara lived in Porto.');
+    await store.forget(ids.old!, 'person');
+  });
+  afterAll(async () => {
+    await db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const base = { limit: 5, minScore: 0, minRelativeScore: 0, maxChars: 2000 };
+
+  it('injects active semantic memories the message calls up, best first', async () => {
+    const r = await passiveRecall(db, { ...base, query: 'Does Mara still live in Lisbon, or Porto?' });
+    expect(r.memories.map((m) => m.id)).toEqual([ids.lisbon, ids.tea]);
+    expect(r.memories[0]).toEqual({ id: ids.lisbon, type: 'world', content: 'Sam’s sister Mara lives in Lisbon and works as a nurse in Lisbon.', score: 1 });
+    expect(r.text).toBe(`- (world) Sam’s sister Mara lives in Lisbon and works as a nurse in Lisbon. [[anima:${ids.lisbon}]]\n- (preference) Mara prefers green tea. [[anima:${ids.tea}]]`);
+  });
+
+  it('drops hits below min_score and below min_relative_score of the best', async () => {
+    const all = await passiveRecall(db, { ...base, query: 'Mara Lisbon nurse' });
+    // "nurse" and "mara" weigh the same here, and the two one-word matches are as long: the newer first
+    expect(all.memories.map((m) => m.id)).toEqual([ids.lisbon, ids.nurse, ids.tea]);
+    const [, second, third] = all.memories;
+    const rel = await passiveRecall(db, { ...base, query: 'Mara Lisbon nurse', minRelativeScore: (second!.score + third!.score) / 2 });
+    expect(rel.memories.map((m) => m.id)).toEqual([ids.lisbon, ids.nurse]);
+    const abs = await passiveRecall(db, { ...base, query: 'Mara Lisbon nurse', minScore: 0.99 });
+    expect(abs.memories.map((m) => m.id)).toEqual([ids.lisbon]);
+    expect((await passiveRecall(db, { ...base, query: 'Mara Lisbon nurse', limit: 1 })).memories.map((m) => m.id)).toEqual([ids.lisbon]);
+  });
+
+  it('leaves out excluded memories (those the resident block carries) without shortening the list', async () => {
+    const r = await passiveRecall(db, { ...base, limit: 2, query: 'Mara Lisbon nurse', excludeIds: [ids.lisbon!] });
+    expect(r.memories.map((m) => m.id)).toEqual([ids.nurse, ids.tea]);
+    expect(r.memories[0]!.score).toBe(1);
+  });
+
+  it('keeps the block within max_chars', async () => {
+    const r = await passiveRecall(db, { ...base, query: 'Mara Lisbon nurse', maxChars: 120 });
+    expect(r.text.length).toBeLessThanOrEqual(120);
+    expect(r.memories.map((m) => m.id)).toEqual([ids.lisbon]);
+  });
+
+  it('returns nothing for nothing', async () => {
+    for (const query of ['', '???', 'AND', 'the of', 'weather tomorrow']) {
+      expect(await passiveRecall(db, { ...base, query })).toEqual({ memories: [], text: '' });
+    }
+    expect(await passiveRecall(db, { ...base, query: 'Mara', limit: 0 })).toEqual({ memories: [], text: '' });
+  });
+
+  it('returns empty, quickly, when the search takes longer than timeoutMs', async () => {
+    // A database that answers after a second.
+    const slow = { query: () => new Promise((resolve) => setTimeout(() => resolve({ rows: [] }), 1000)) } as unknown as Database;
+    const start = performance.now();
+    expect(await passiveRecall(slow, { ...base, query: 'Mara', timeoutMs: 30 })).toEqual({ memories: [], text: '' });
+    expect(performance.now() - start).toBeLessThan(500);
+  });
+});

@@ -1,0 +1,146 @@
+// The pure parts of ranking: the tsvector reader, BM25 with neighbours and speaker, the trigram
+// vocabulary, and weighted reciprocal rank fusion.
+import { describe, expect, it } from 'vitest';
+import { fuse } from './fusion.js';
+import { LexicalIndex, parseTsvector } from './lexical-index.js';
+import { Vocabulary, trigrams } from './vocabulary.js';
+
+const vec = (text: string) => parseTsvector(text);
+
+describe('parseTsvector', () => {
+  it('reads lexemes, term frequencies and length', () => {
+    const v = parseTsvector(`'carolin':1 'group':5,9A 'it''s':3 'e-mail':17 '邮箱':2`);
+    expect([...v.tf.entries()]).toEqual([
+      ['carolin', 1],
+      ['group', 2],
+      ["it's", 1],
+      ['e-mail', 1],
+      ['邮箱', 1],
+    ]);
+    expect(v.length).toBe(6);
+    expect(parseTsvector('').length).toBe(0);
+    expect(parseTsvector(null).tf.size).toBe(0);
+    expect([...parseTsvector(`'a' 'b'`).tf.entries()]).toEqual([
+      ['a', 1],
+      ['b', 1],
+    ]);
+  });
+});
+
+describe('LexicalIndex', () => {
+  function small() {
+    const index = new LexicalIndex();
+    // conversation 0: three turns; conversation 1: one turn
+    index.put(1, 0, vec(`'garden':1 'tomato':2`), { linkNeighbours: true, field: ['carolin'] });
+    index.put(2, 0, vec(`'water':1`), { linkNeighbours: true, field: ['melani'] });
+    index.put(3, 0, vec(`'rain':1 'garden':2,3`), { linkNeighbours: true, field: ['carolin'] });
+    index.put(4, 1, vec(`'garden':1 'fenc':2`), { linkNeighbours: true });
+    return index;
+  }
+
+  it('ranks by BM25 with idf from the searched scope', () => {
+    const index = small();
+    const hits = index.search(['garden'], { limit: 10 });
+    expect(hits.map((h) => h.key)).toEqual([3, 4, 1]);
+    // idf = ln(1 + (4 - 3 + 0.5) / (3 + 0.5)); doc 3: tf 2, length 3; average length 8/4
+    const idf = Math.log(1 + 1.5 / 3.5);
+    const bm = (tf: number, len: number, avg: number) => (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * len) / avg));
+    expect(hits[0]!.score).toBeCloseTo(bm(2, 3, 2), 10);
+    expect(hits[1]!.score).toBeCloseTo(bm(1, 2, 2), 10);
+    // scoped to conversation 1: one document, its own statistics
+    const scoped = index.search(['garden'], { limit: 10, scope: Uint8Array.from([0, 1]) });
+    expect(scoped.map((h) => h.key)).toEqual([4]);
+    expect(scoped[0]!.score).toBeCloseTo(Math.log(1 + 0.5 / 1.5) * 1, 10);
+  });
+
+  it('gives a turn a share of its neighbours’ scores, within its conversation', () => {
+    const index = small();
+    const plain = index.search(['tomato'], { limit: 10 });
+    expect(plain.map((h) => h.key)).toEqual([1]);
+    const withNeighbours = index.search(['tomato'], { limit: 10, neighbour: 0.5 });
+    expect(withNeighbours.map((h) => h.key)).toEqual([1, 2]);
+    expect(withNeighbours[1]!.score).toBeCloseTo(withNeighbours[0]!.score * 0.5, 10);
+  });
+
+  it('boosts turns whose speaker the query names', () => {
+    const index = small();
+    const hits = index.search(['water', 'carolin'], { limit: 10, neighbour: 0.5, fieldBoost: 2 });
+    // turn 2 (Melanie) matches "water"; its neighbours 1 and 3 are Caroline's: half of it, × 3
+    expect(hits.map((h) => h.key)).toEqual([3, 1, 2]);
+    expect(hits[0]!.score).toBeCloseTo(hits[2]!.score * 1.5, 10);
+    expect(hits[1]!.score).toBe(hits[0]!.score);
+  });
+
+  it('replaces and removes rows', () => {
+    const index = small();
+    index.put(2, 0, vec(`'garden':1`));
+    expect(index.search(['water'], { limit: 10 })).toEqual([]);
+    expect(index.search(['garden'], { limit: 10 }).map((h) => h.key).sort()).toEqual([1, 2, 3, 4]);
+    index.remove(3);
+    expect(index.search(['rain'], { limit: 10 })).toEqual([]);
+    expect(index.size).toBe(3);
+    // removal unlinks: 2 is now next to nothing after it
+    expect(index.search(['garden'], { limit: 10, only: new Set([index.slotOf(2)!]) }).map((h) => h.key)).toEqual([2]);
+  });
+
+  it('weights lexemes when asked', () => {
+    const index = small();
+    const full = index.search(['fenc'], { limit: 1 })[0]!.score;
+    const half = index.search(['fenc'], { limit: 1, weights: new Map([['fenc', 0.5]]) })[0]!.score;
+    expect(half).toBeCloseTo(full / 2, 10);
+  });
+});
+
+describe('Vocabulary', () => {
+  it('makes pg_trgm trigrams', () => {
+    expect([...trigrams('cat')]).toEqual(['  c', ' ca', 'cat', 'at ']);
+  });
+
+  it('finds known words sharing most of an unknown word’s trigrams', () => {
+    const v = new Vocabulary();
+    v.addText('The education course and the educational trip; photography is fun. Support!');
+    expect(v.match('educaton', 0.7, 3)).toEqual([{ word: 'education', similarity: 7 / 9 }]);
+    expect(v.match('educaton', 0.6, 3)).toEqual([
+      { word: 'education', similarity: 7 / 9 },
+      { word: 'educational', similarity: 6 / 9 },
+    ]);
+    expect(v.match('photog', 0.7, 3)).toEqual([{ word: 'photography', similarity: 6 / 7 }]);
+    expect(v.match('suport', 0.7, 3)).toEqual([{ word: 'support', similarity: 6 / 7 }]);
+    expect(v.match('zebra', 0.7, 3)).toEqual([]);
+    expect(v.has('Support')).toBe(true);
+  });
+});
+
+describe('fuse (weighted reciprocal rank fusion)', () => {
+  it('adds weight × strength / (k + rank) per branch and normalises per source', () => {
+    const fused = fuse([
+      { source: 'session', branch: 'fts', items: [{ key: 1, score: 4 }, { key: 2, score: 2 }] },
+      { source: 'session', branch: 'trigram', items: [{ key: 2, score: 1 }] },
+      { source: 'semantic', branch: 'fts', items: [{ key: 7, score: 9 }, { key: 8, score: 0.9 }] },
+    ]);
+    const ceiling = 1 / 61 + 0.5 / 61;
+    expect(fused.map((f) => `${f.source}:${f.key}`)).toEqual(['semantic:7', 'session:1', 'session:2', 'semantic:8']);
+    expect(fused[0]!.score).toBe(1);
+    expect(fused[1]!.score).toBeCloseTo(1 / 61 / ceiling, 12);
+    // second in full text at half the best's strength, first in trigram
+    expect(fused[2]!.score).toBeCloseTo((0.5 / 62 + 0.5 / 61) / ceiling, 12);
+    expect(fused[3]!.score).toBeCloseTo((0.1 / 62) / (1 / 61), 12);
+  });
+
+  it('is plain weighted RRF without the strength scaling', () => {
+    const fused = fuse(
+      [
+        { source: 'session', branch: 'fts', items: [{ key: 1, score: 4 }, { key: 2, score: 2 }] },
+        { source: 'session', branch: 'trigram', items: [{ key: 2, score: 1 }] },
+      ],
+      { strength: false },
+    );
+    expect(fused.map((f) => f.key)).toEqual([2, 1]);
+    expect(fused[0]!.score).toBeCloseTo((1 / 62 + 0.5 / 61) / (1.5 / 61), 12);
+  });
+
+  it('returns nothing for nothing', () => {
+    expect(fuse([])).toEqual([]);
+    expect(fuse([{ source: 'semantic', branch: 'fts', items: [] }])).toEqual([]);
+  });
+});

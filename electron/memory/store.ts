@@ -1,0 +1,660 @@
+// Semantic memory: the only code that writes the memories table. Every change — by the companion,
+// the person, the sleep cycle or the graph — goes through here, is checked by the same guards, and
+// is written to the change journal (memory_changes) in the same transaction, so undo, the morning
+// digest and merges all read one history.
+import { randomUUID } from 'node:crypto';
+import type { PGlite, Transaction } from '@electric-sql/pglite';
+import {
+  ApiError,
+  MAX_MEMORY_CHARS,
+  MEMORY_TYPES,
+  type Memory,
+  type MemoryActor,
+  type MemoryChange,
+  type MemorySource,
+  type MemoryStatus,
+  type MemoryType,
+  type SaveMemoryResult,
+} from '../../shared/api.js';
+import type { Database } from '../db/open.js';
+import { findSecret, secretRefusal } from './secret-filter.js';
+import { segmentForIndex } from './segment.js';
+
+type Queryable = PGlite | Transaction;
+type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
+
+export interface MemoryWrite {
+  type: MemoryType;
+  content: string;
+  pinned?: boolean;
+  validFrom?: string | null;
+  validTo?: string | null;
+  source: MemorySource;
+  actor: MemoryActor;
+  sourceMessageIds?: string[];
+  entityNames?: string[];
+  reason?: string;
+  /** Changes sharing a batch are undone together (a merge, a night's consolidation). */
+  batchId?: string;
+}
+
+/** A write that passed every guard, with its defaults filled in. */
+type CheckedWrite = MemoryWrite & Required<Pick<MemoryWrite, 'pinned' | 'sourceMessageIds' | 'entityNames'>>;
+
+export interface MemoryPatch {
+  type?: MemoryType;
+  content?: string;
+  validFrom?: string | null;
+  validTo?: string | null;
+}
+
+export interface MemoryFilter {
+  types?: MemoryType[];
+  /** Default: active only. */
+  statuses?: MemoryStatus[];
+  pinned?: boolean;
+  limit?: number;
+  offset?: number;
+}
+
+/**
+ * A save is a near-duplicate of an active memory of the same type when the two are identical up to
+ * case, whitespace and punctuation (memory_dedupe_key, migration 003), or when their pg_trgm similarity
+ * is at least this. Measured on pairs that should and should not collapse: a rewording or an added word scores 0.84–0.94
+ * ("…likes green tea" / "…likes green tea a lot", "concise, direct" / "concise and direct"), while
+ * different facts in the same frame stay below 0.75 ("3 May" / "5 March" 0.73, "green tea" / "black tea"
+ * 0.63, "Shanghai" / "Beijing" 0.45). 0.8 sits between, erring towards keeping two memories: a missed
+ * duplicate costs a line, a wrong merge loses a fact.
+ */
+export const NEAR_DUPLICATE_SIMILARITY = 0.8;
+
+/** The journalled fields, with their columns. Counters (references, injections) are not journalled. */
+const FIELDS = {
+  type: 'type',
+  content: 'content',
+  status: 'status',
+  supersededBy: 'superseded_by',
+  validFrom: 'valid_from',
+  validTo: 'valid_to',
+  pinned: 'pinned',
+  pinOrder: 'pin_order',
+  source: 'source',
+  sourceMessageIds: 'source_message_ids',
+  entityNames: 'entity_names',
+} as const;
+type Field = keyof typeof FIELDS;
+type Fields = Partial<Pick<Memory, Field>>;
+
+const COLUMNS =
+  'id, type, content, status, superseded_by, valid_from, valid_to, pinned, pin_order, reference_count, injected_count, source, source_message_ids, entity_names, created_at, updated_at';
+
+interface MemoryRow {
+  id: number;
+  type: MemoryType;
+  content: string;
+  status: MemoryStatus;
+  superseded_by: number | null;
+  valid_from: Date | null;
+  valid_to: Date | null;
+  pinned: boolean;
+  pin_order: number | null;
+  reference_count: number;
+  injected_count: number;
+  source: MemorySource;
+  source_message_ids: string[];
+  entity_names: string[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface ChangeRow {
+  id: number;
+  memory_id: number;
+  action: MemoryChange['action'];
+  actor: MemoryActor;
+  before: Fields | null;
+  after: Fields | null;
+  batch_id: string | null;
+  reason: string | null;
+  undone_by: number | null;
+  created_at: Date;
+}
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+
+function toMemory(r: MemoryRow): Memory {
+  return {
+    id: Number(r.id),
+    type: r.type,
+    content: r.content,
+    status: r.status,
+    supersededBy: r.superseded_by === null ? null : Number(r.superseded_by),
+    validFrom: iso(r.valid_from),
+    validTo: iso(r.valid_to),
+    pinned: r.pinned,
+    pinOrder: r.pin_order,
+    referenceCount: r.reference_count,
+    injectedCount: r.injected_count,
+    source: r.source,
+    sourceMessageIds: r.source_message_ids,
+    entityNames: r.entity_names,
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+  };
+}
+
+function toChange(r: ChangeRow): MemoryChange {
+  return {
+    id: Number(r.id),
+    memoryId: Number(r.memory_id),
+    action: r.action,
+    actor: r.actor,
+    before: r.before,
+    after: r.after,
+    batchId: r.batch_id,
+    reason: r.reason,
+    undoneBy: r.undone_by === null ? null : Number(r.undone_by),
+    createdAt: iso(r.created_at)!,
+  };
+}
+
+function pick(m: Memory, keys: Field[]): Fields {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = m[k];
+  return out as Fields;
+}
+
+/** The fields of `patch` that differ from `m`, as a journal before/after pair. */
+function diff(m: Memory, patch: Fields): { before: Fields; after: Fields } {
+  const keys = (Object.keys(patch) as Field[]).filter((k) => JSON.stringify(m[k]) !== JSON.stringify(patch[k]));
+  return { before: pick(m, keys), after: pick({ ...m, ...patch }, keys) };
+}
+
+function invalid(field: string, message: string): never {
+  throw new ApiError('invalid_input', message, field);
+}
+
+function checkType(type: unknown): MemoryType {
+  if (type === undefined || type === null || type === '') {
+    invalid('type', `A memory needs a type: one of ${MEMORY_TYPES.join(', ')}.`);
+  }
+  if (!MEMORY_TYPES.includes(type as MemoryType)) {
+    invalid('type', `Unknown memory type "${String(type)}": use one of ${MEMORY_TYPES.join(', ')}.`);
+  }
+  return type as MemoryType;
+}
+
+function checkContent(content: unknown): string {
+  if (typeof content !== 'string' || content.trim() === '') invalid('content', 'A memory needs content: the fact, in a sentence or two.');
+  const text = content.trim();
+  if (text.length > MAX_MEMORY_CHARS) {
+    invalid(
+      'content',
+      `The content is ${text.length} characters; a memory holds at most ${MAX_MEMORY_CHARS}. Keep the one thing worth remembering, in a sentence or two.`,
+    );
+  }
+  const secret = findSecret(text);
+  if (secret) invalid('content', secretRefusal(secret));
+  return text;
+}
+
+function checkTime(field: 'validFrom' | 'validTo', value: string | null | undefined): string | null | undefined {
+  if (value === undefined || value === null) return value;
+  const t = Date.parse(value);
+  if (Number.isNaN(t)) invalid(field, `${field} must be a date (ISO 8601, e.g. 2025-03-01), not "${value}".`);
+  return new Date(t).toISOString();
+}
+
+function checkValidity(from: string | null | undefined, to: string | null | undefined): void {
+  if (from && to && Date.parse(to) < Date.parse(from)) invalid('validTo', 'validTo is before validFrom.');
+}
+
+// Whose opinion or preference is it? A light check, not grammar: the text must contain
+//   - a first-person word (I, I'm, my, me, mine, myself, we, our) — the companion's own;
+//   - "the person", "user" — the one the companion talks with;
+//   - a name: a possessive ("Mara's"), "for/according to Mara", or a capitalised word right before a
+//     verb of liking or judging ("Mara prefers", "Bob thinks");
+//   - in Chinese: 我/你/他/她/用户/对方, or any subject before 喜欢/讨厌/觉得/认为/… ("妹妹喜欢绿茶").
+// "Prefers green tea" and "TypeScript fits this project better" fail: they say what, not whose.
+const OWNER_PATTERNS = [
+  /\b(?:I|I'm|I've|I'd|I'll)\b/,
+  /\b(?:my|me|mine|myself|we|our|ours)\b/i,
+  /\b(?:the person|users?)\b/i,
+  /\p{Lu}[\p{L}\p{M}.-]*['’]s\b/u,
+  /\b(?:[Ff]or|[Aa]ccording to)\s+\p{Lu}/u,
+  /\p{Lu}[\p{L}\p{M}.-]*\s+(?:(?:really|strongly|still|also|usually|always|never|does not|doesn't)\s+)?(?:prefers?|likes?|loves?|hates?|dislikes?|thinks?|believes?|feels?|finds?|wants?|enjoys?|favou?rs?|avoids?|values?|trusts?|distrusts?|wishes|considers?|would rather)\b/u,
+  /[我你他她]|用户|对方/,
+  /[\p{Script=Han}A-Za-z]\s*(?:不|很|最|比较|更)?(?:喜欢|讨厌|偏好|偏爱|觉得|认为|爱|想要|希望|受不了)/u,
+];
+
+export function namesWhose(content: string): boolean {
+  return OWNER_PATTERNS.some((re) => re.test(content));
+}
+
+function checkOwner(type: MemoryType, content: string): void {
+  if ((type === 'opinion' || type === 'preference') && !namesWhose(content)) {
+    invalid(
+      'content',
+      `An ${type} must say whose it is, in the first person for the companion's own ("I prefer short answers") or naming the person ("Mara prefers tea", "The person thinks …").`,
+    );
+  }
+}
+
+export class MemoryStore {
+  constructor(
+    private readonly db: Database,
+    private readonly onChange: (change: MemoryChange) => void = () => {},
+    private readonly log: Log = () => {},
+  ) {}
+
+  async create(w: MemoryWrite): Promise<SaveMemoryResult> {
+    const write = this.checkWrite(w);
+    return this.write(async (tx, journal) => {
+      const duplicate = await this.findDuplicate(tx, write.type, write.content);
+      if (!duplicate) {
+        const memory = await this.insert(tx, write);
+        const change = await journal(tx, memory.id, 'create', write.actor, null, snapshot(memory), write.batchId, write.reason);
+        return { memory, outcome: 'created' as const, changeId: change.id };
+      }
+      const patch: Fields = {
+        content: write.content,
+        sourceMessageIds: union(duplicate.sourceMessageIds, write.sourceMessageIds),
+        entityNames: union(duplicate.entityNames, write.entityNames),
+      };
+      if (write.validFrom !== undefined) patch.validFrom = write.validFrom;
+      if (write.validTo !== undefined) patch.validTo = write.validTo;
+      if (write.pinned && !duplicate.pinned) Object.assign(patch, { pinned: true, pinOrder: await nextPinOrder(tx) });
+      const { before, after } = diff(duplicate, patch);
+      // The journal always says what was saved again, even when the wording was identical.
+      before.content = duplicate.content;
+      after.content = write.content;
+      const memory = await applyFields(tx, duplicate.id, patch);
+      const reason = write.reason ?? 'saved again: near-duplicate of an active memory';
+      const change = await journal(tx, memory.id, 'update', write.actor, before, after, write.batchId, reason);
+      return { memory, outcome: 'updated' as const, changeId: change.id };
+    });
+  }
+
+  async update(id: number, patch: MemoryPatch, actor: MemoryActor, reason?: string): Promise<SaveMemoryResult> {
+    const fields: Fields = {};
+    if (patch.type !== undefined) fields.type = checkType(patch.type);
+    if (patch.content !== undefined) fields.content = checkContent(patch.content);
+    if (patch.validFrom !== undefined) fields.validFrom = checkTime('validFrom', patch.validFrom);
+    if (patch.validTo !== undefined) fields.validTo = checkTime('validTo', patch.validTo);
+    return this.write(async (tx, journal) => {
+      const current = await this.requireActive(tx, id, 'changed');
+      const next = { ...current, ...fields };
+      checkOwner(next.type, next.content);
+      checkValidity(next.validFrom, next.validTo);
+      const { before, after } = diff(current, fields);
+      if (Object.keys(after).length === 0) invalid('content', `Nothing to change: memory ${id} already says that.`);
+      const memory = await applyFields(tx, id, fields);
+      const change = await journal(tx, id, 'update', actor, before, after, undefined, reason);
+      return { memory, outcome: 'updated' as const, changeId: change.id };
+    });
+  }
+
+  /** Forgetting expires a memory (out of recall and the resident block); the row stays, and undo brings it back. */
+  async forget(id: number, actor: MemoryActor, reason?: string): Promise<SaveMemoryResult> {
+    return this.write(async (tx, journal) => {
+      const current = await this.requireActive(tx, id, 'forgotten');
+      const { before, after } = diff(current, { status: 'expired', validTo: new Date().toISOString() });
+      const memory = await applyFields(tx, id, after);
+      const change = await journal(tx, id, 'forget', actor, before, after, undefined, reason);
+      return { memory, outcome: 'updated' as const, changeId: change.id };
+    });
+  }
+
+  async pin(id: number, pinned: boolean, actor: MemoryActor): Promise<SaveMemoryResult> {
+    return this.write(async (tx, journal) => {
+      const current = await this.requireActive(tx, id, pinned ? 'pinned' : 'unpinned');
+      if (current.pinned === pinned) throw new ApiError('conflict', `Memory ${id} is already ${pinned ? 'pinned' : 'not pinned'}.`);
+      const patch: Fields = pinned ? { pinned, pinOrder: await nextPinOrder(tx) } : { pinned, pinOrder: null };
+      const { before, after } = diff(current, patch);
+      const memory = await applyFields(tx, id, patch);
+      const change = await journal(tx, id, pinned ? 'pin' : 'unpin', actor, before, after);
+      return { memory, outcome: 'updated' as const, changeId: change.id };
+    });
+  }
+
+  /**
+   * Puts the given pinned memories first, in this order; pinned memories not named keep their
+   * relative order after them. One journal entry per moved memory, all in one batch.
+   */
+  async reorderPins(ids: number[], actor: MemoryActor): Promise<Memory[]> {
+    if (new Set(ids).size !== ids.length) invalid('ids', 'A memory appears twice in the new order.');
+    return this.write(async (tx, journal) => {
+      const pinned = await this.pinnedActive(tx);
+      const byId = new Map(pinned.map((m) => [m.id, m]));
+      const stranger = ids.find((id) => !byId.has(id));
+      if (stranger !== undefined) invalid('ids', `Memory ${stranger} is not a pinned active memory.`);
+      const order = [...ids.map((id) => byId.get(id)!), ...pinned.filter((m) => !ids.includes(m.id))];
+      const batchId = randomUUID();
+      const result: Memory[] = [];
+      for (const [i, m] of order.entries()) {
+        const { before, after } = diff(m, { pinOrder: i + 1 });
+        if (Object.keys(after).length === 0) {
+          result.push(m);
+          continue;
+        }
+        result.push(await applyFields(tx, m.id, after, false));
+        await journal(tx, m.id, 'reorder', actor, before, after, batchId);
+      }
+      return result;
+    });
+  }
+
+  /**
+   * Replaces an active memory with a new one, linking them (old.superseded_by = new). Both changes
+   * share a batch, so one undo restores the old memory and expires the new. A pinned memory passes
+   * its pin to its successor, so consolidation never silently drops something from the resident block.
+   */
+  async supersede(oldId: number, newWrite: MemoryWrite, actor: MemoryActor): Promise<SaveMemoryResult> {
+    const write = this.checkWrite(newWrite);
+    const batchId = write.batchId ?? randomUUID();
+    return this.write(async (tx, journal) => {
+      const old = await this.requireActive(tx, oldId, 'superseded');
+      const inheritsPin = old.pinned && newWrite.pinned === undefined;
+      const memory = await this.insert(tx, write, inheritsPin ? old.pinOrder : undefined);
+      const created = await journal(tx, memory.id, 'create', actor, null, snapshot(memory), batchId, write.reason);
+      const { before, after } = diff(old, {
+        status: 'superseded',
+        supersededBy: memory.id,
+        validTo: write.validFrom ?? new Date().toISOString(),
+      });
+      await applyFields(tx, oldId, after);
+      await journal(tx, oldId, 'supersede', actor, before, after, batchId, write.reason);
+      return { memory, outcome: 'created' as const, changeId: created.id };
+    });
+  }
+
+  /**
+   * Restores what a change replaced — and every change of its batch, newest first — recording each
+   * as an 'undo' entry. Undoing a 'create' expires the memory (rows are never deleted). A change that
+   * is already undone, or whose fields were changed again since, is a conflict: undo the later one first.
+   */
+  async undo(changeId: number, actor: MemoryActor): Promise<Memory> {
+    return this.write(async (tx, journal) => {
+      const target = await this.change(tx, changeId);
+      if (target.action === 'undo') invalid('changeId', 'An undo cannot itself be undone; make the change again instead.');
+      if (target.undoneBy !== null) throw new ApiError('conflict', `Change ${changeId} was already undone.`);
+      const batch = target.batchId
+        ? (
+            await tx.query<ChangeRow>(
+              `SELECT * FROM memory_changes WHERE batch_id = $1 AND undone_by IS NULL AND action <> 'undo' ORDER BY id DESC`,
+              [target.batchId],
+            )
+          ).rows.map(toChange)
+        : [target];
+      for (const c of batch) await this.assertNotChangedSince(tx, c);
+
+      const undoBatch = batch.length > 1 ? randomUUID() : undefined;
+      for (const c of batch) {
+        const current = await this.requireMemory(tx, c.memoryId);
+        const restore: Fields = c.action === 'create' ? { status: 'expired', validTo: new Date().toISOString() } : c.before ?? {};
+        const { before, after } = diff(current, restore);
+        await applyFields(tx, c.memoryId, after);
+        const undo = await journal(tx, c.memoryId, 'undo', actor, before, after, undoBatch, `undo of change ${c.id} (${c.action})`);
+        await tx.query('UPDATE memory_changes SET undone_by = $2 WHERE id = $1', [c.id, undo.id]);
+      }
+      return this.requireMemory(tx, target.memoryId);
+    });
+  }
+
+  async get(id: number): Promise<{ memory: Memory; history: MemoryChange[]; chain: Memory[] }> {
+    const memory = await this.requireMemory(this.db, id);
+    const history = (await this.db.query<ChangeRow>('SELECT * FROM memory_changes WHERE memory_id = $1 ORDER BY id', [id])).rows.map(toChange);
+    const predecessors = (
+      await this.db.query<MemoryRow>(
+        `WITH RECURSIVE pre (id, depth) AS (
+           SELECT id, 1 FROM memories WHERE superseded_by = $1
+           UNION SELECT m.id, p.depth + 1 FROM memories m JOIN pre p ON m.superseded_by = p.id WHERE p.depth < 1000)
+         SELECT ${COLUMNS} FROM memories WHERE id IN (SELECT id FROM pre) AND id <> $1 ORDER BY created_at, id`,
+        [id],
+      )
+    ).rows.map(toMemory);
+    const successors: Memory[] = [];
+    const seen = new Set([id, ...predecessors.map((m) => m.id)]);
+    for (let next = memory.supersededBy; next !== null && !seen.has(next); ) {
+      seen.add(next);
+      const m = await this.findMemory(this.db, next);
+      if (!m) break;
+      successors.push(m);
+      next = m.supersededBy;
+    }
+    return { memory, history, chain: [...predecessors, memory, ...successors] };
+  }
+
+  /** Pinned memories first in pin order, then the most recently updated. */
+  async list(f: MemoryFilter = {}): Promise<{ items: Memory[]; total: number }> {
+    const where: string[] = ['status = ANY($1::text[])'];
+    const params: unknown[] = [f.statuses?.length ? f.statuses : ['active']];
+    if (f.types?.length) {
+      params.push(f.types);
+      where.push(`type = ANY($${params.length}::text[])`);
+    }
+    if (f.pinned !== undefined) {
+      params.push(f.pinned);
+      where.push(`pinned = $${params.length}`);
+    }
+    const clause = where.join(' AND ');
+    const total = (await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM memories WHERE ${clause}`, params)).rows[0]!.n;
+    const limit = Math.min(Math.max(Math.trunc(f.limit ?? 50), 1), 200);
+    const offset = Math.max(Math.trunc(f.offset ?? 0), 0);
+    const rows = await this.db.query<MemoryRow>(
+      `SELECT ${COLUMNS} FROM memories WHERE ${clause}
+       ORDER BY pinned DESC, pin_order ASC NULLS LAST, updated_at DESC, id DESC
+       LIMIT ${limit} OFFSET ${offset}`,
+      params,
+    );
+    return { items: rows.rows.map(toMemory), total };
+  }
+
+  /** The memories with these ids, in the order asked; missing ids are skipped. */
+  async getMany(ids: number[]): Promise<Memory[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query<MemoryRow>(`SELECT ${COLUMNS} FROM memories WHERE id = ANY($1::bigint[])`, [ids]);
+    const byId = new Map(rows.rows.map((r) => [Number(r.id), toMemory(r)]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  /** Counts a showing to the model (passive recall, resident block). Not a change: not journalled. */
+  async addInjected(ids: number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query('UPDATE memories SET injected_count = injected_count + 1 WHERE id = ANY($1::bigint[])', [[...new Set(ids)]]);
+  }
+
+  // ---- internals ----
+
+  /** Runs `fn` in one transaction and reports its journal entries only once they are committed. */
+  private async write<T>(fn: (tx: Transaction, journal: Journal) => Promise<T>): Promise<T> {
+    const changes: MemoryChange[] = [];
+    const journal: Journal = async (tx, memoryId, action, actor, before, after, batchId, reason) => {
+      const row = (
+        await tx.query<ChangeRow>(
+          `INSERT INTO memory_changes (memory_id, action, actor, before, after, batch_id, reason)
+           VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7) RETURNING *`,
+          [memoryId, action, actor, before && JSON.stringify(before), after && JSON.stringify(after), batchId ?? null, reason ?? null],
+        )
+      ).rows[0]!;
+      const change = toChange(row);
+      changes.push(change);
+      return change;
+    };
+    const result = await this.db.transaction((tx) => fn(tx, journal));
+    for (const change of changes) {
+      try {
+        this.onChange(change);
+      } catch (err) {
+        this.log('error', `a memory change listener failed: ${(err as Error).message}`);
+      }
+    }
+    return result;
+  }
+
+  private checkWrite(w: MemoryWrite): CheckedWrite {
+    const type = checkType(w.type);
+    const content = checkContent(w.content);
+    checkOwner(type, content);
+    // undefined stays undefined: saving a near-duplicate without dates keeps the dates it had.
+    const validFrom = checkTime('validFrom', w.validFrom);
+    const validTo = checkTime('validTo', w.validTo);
+    checkValidity(validFrom, validTo);
+    const entityNames = [...new Set((w.entityNames ?? []).map((n) => n.trim()).filter(Boolean))];
+    const secret = findSecret(entityNames.join('\n'));
+    if (secret) invalid('entityNames', secretRefusal(secret));
+    return {
+      ...w,
+      type,
+      content,
+      pinned: w.pinned ?? false,
+      validFrom,
+      validTo,
+      sourceMessageIds: [...new Set(w.sourceMessageIds ?? [])],
+      entityNames,
+    };
+  }
+
+  private async findDuplicate(tx: Transaction, type: MemoryType, content: string): Promise<Memory | null> {
+    // Two index probes, each shaped so the planner cannot wander off to a full scan: computing
+    // similarity for every memory costs ~0.5 s at 30k memories in WASM. No ORDER BY … LIMIT on the
+    // first (it tempts the planner into walking the primary key); a materialised trigram probe on the
+    // second, so type and status filter only the few candidates it returns.
+    const twins = await tx.query<MemoryRow>(
+      `SELECT ${COLUMNS} FROM memories
+       WHERE status = 'active' AND type = $1 AND memory_dedupe_key(content) = memory_dedupe_key($2)`,
+      [type, content],
+    );
+    if (twins.rows.length) return toMemory(twins.rows.reduce((a, b) => (Number(b.id) < Number(a.id) ? b : a)));
+    // SET LOCAL: the connection is shared, and recall may tune the threshold for its own queries.
+    // The planner underrates the trigram index at a high threshold (it chose a scan 10× slower).
+    await tx.query(`SET LOCAL pg_trgm.similarity_threshold = ${NEAR_DUPLICATE_SIMILARITY}`);
+    await tx.query('SET LOCAL enable_seqscan = off');
+    const near = await tx.query<MemoryRow>(
+      `WITH candidates AS MATERIALIZED (SELECT id FROM memories WHERE content % $2)
+       SELECT ${COLUMNS} FROM memories
+       WHERE id IN (SELECT id FROM candidates) AND status = 'active' AND type = $1 AND similarity(content, $2) >= $3
+       ORDER BY similarity(content, $2) DESC, id LIMIT 1`,
+      [type, content, NEAR_DUPLICATE_SIMILARITY],
+    );
+    await tx.query('SET LOCAL enable_seqscan = on');
+    return near.rows[0] ? toMemory(near.rows[0]) : null;
+  }
+
+  private async insert(tx: Queryable, w: CheckedWrite, inheritedPinOrder?: number | null): Promise<Memory> {
+    const pinned = w.pinned || inheritedPinOrder !== undefined;
+    const pinOrder = inheritedPinOrder ?? (pinned ? await nextPinOrder(tx) : null);
+    const row = (
+      await tx.query<MemoryRow>(
+        `INSERT INTO memories (type, content, pinned, pin_order, valid_from, valid_to, source, source_message_ids, entity_names, fts_segmented)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+        [w.type, w.content, pinned, pinOrder, w.validFrom ?? null, w.validTo ?? null, w.source, w.sourceMessageIds, w.entityNames, segmentForIndex(w.content)],
+      )
+    ).rows[0]!;
+    return toMemory(row);
+  }
+
+  private async findMemory(db: Queryable, id: number): Promise<Memory | null> {
+    const row = (await db.query<MemoryRow>(`SELECT ${COLUMNS} FROM memories WHERE id = $1`, [id])).rows[0];
+    return row ? toMemory(row) : null;
+  }
+
+  private async requireMemory(db: Queryable, id: number): Promise<Memory> {
+    const memory = await this.findMemory(db, id);
+    if (!memory) throw new ApiError('not_found', `There is no memory ${id}.`);
+    return memory;
+  }
+
+  private async requireActive(db: Queryable, id: number, verb: string): Promise<Memory> {
+    const memory = await this.requireMemory(db, id);
+    if (memory.status === 'superseded') {
+      throw new ApiError('conflict', `Memory ${id} was superseded by memory ${memory.supersededBy}; only active memories can be ${verb}.`);
+    }
+    if (memory.status === 'expired') {
+      throw new ApiError('conflict', `Memory ${id} is forgotten (expired); only active memories can be ${verb}. Undo the forget to bring it back.`);
+    }
+    return memory;
+  }
+
+  private async change(db: Queryable, id: number): Promise<MemoryChange> {
+    const row = (await db.query<ChangeRow>('SELECT * FROM memory_changes WHERE id = $1', [id])).rows[0];
+    if (!row) throw new ApiError('not_found', `There is no change ${id} in the memory journal.`);
+    return toChange(row);
+  }
+
+  /** Undo restores old values; if a later change (outside the batch) wrote the same fields, that would silently discard it. */
+  private async assertNotChangedSince(db: Queryable, c: MemoryChange): Promise<void> {
+    const touched = touchedFields(c);
+    const later = await db.query<ChangeRow>(
+      `SELECT * FROM memory_changes
+       WHERE memory_id = $1 AND id > $2 AND undone_by IS NULL AND action <> 'undo' AND ($3::text IS NULL OR batch_id IS DISTINCT FROM $3)
+       ORDER BY id`,
+      [c.memoryId, c.id, c.batchId],
+    );
+    const clash = later.rows.map(toChange).find((l) => touchedFields(l).some((f) => touched.includes(f)));
+    if (clash) {
+      throw new ApiError(
+        'conflict',
+        `Memory ${c.memoryId} was changed again after change ${c.id} (change ${clash.id}, ${clash.action}); undo that first.`,
+      );
+    }
+  }
+
+  private async pinnedActive(db: Queryable): Promise<Memory[]> {
+    const rows = await db.query<MemoryRow>(
+      `SELECT ${COLUMNS} FROM memories WHERE status = 'active' AND pinned ORDER BY pin_order ASC NULLS LAST, id`,
+    );
+    return rows.rows.map(toMemory);
+  }
+}
+
+type Journal = (
+  tx: Transaction,
+  memoryId: number,
+  action: MemoryChange['action'],
+  actor: MemoryActor,
+  before: Fields | null,
+  after: Fields | null,
+  batchId?: string,
+  reason?: string,
+) => Promise<MemoryChange>;
+
+/** What a create journals: every journalled field of the new memory. */
+function snapshot(m: Memory): Fields {
+  return pick(m, Object.keys(FIELDS) as Field[]);
+}
+
+function touchedFields(c: MemoryChange): Field[] {
+  if (c.action === 'create') return ['status', 'validTo'];
+  return Object.keys(c.after ?? c.before ?? {}) as Field[];
+}
+
+function union(a: string[], b: string[]): string[] {
+  return [...new Set([...a, ...b])];
+}
+
+async function nextPinOrder(db: Queryable): Promise<number> {
+  const row = (await db.query<{ n: number }>(`SELECT coalesce(max(pin_order), 0)::int + 1 AS n FROM memories WHERE pinned AND status = 'active'`)).rows[0];
+  return row!.n;
+}
+
+/** Writes journalled fields (re-segmenting content for search) and returns the memory as stored. */
+async function applyFields(db: Queryable, id: number, fields: Fields, touch = true): Promise<Memory> {
+  const sets: string[] = [];
+  const params: unknown[] = [id];
+  for (const [key, value] of Object.entries(fields) as [Field, unknown][]) {
+    params.push(value);
+    sets.push(`${FIELDS[key]} = $${params.length}`);
+  }
+  // segmentForIndex returns null rather than throwing: a segmentation failure never blocks a write.
+  if (fields.content !== undefined) {
+    params.push(segmentForIndex(fields.content));
+    sets.push(`fts_segmented = $${params.length}`);
+  }
+  // Reordering pins is arrangement, not an edit: it does not make a memory "recently updated".
+  if (touch) sets.push('updated_at = now()');
+  const sql = sets.length
+    ? `UPDATE memories SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`
+    : `SELECT ${COLUMNS} FROM memories WHERE id = $1`;
+  return toMemory((await db.query<MemoryRow>(sql, params)).rows[0]!);
+}
