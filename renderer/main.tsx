@@ -9,6 +9,7 @@ import './styles/shell.css';
 import './styles/chat.css';
 import './styles/settings.css';
 import './styles/pages.css';
+import './styles/memory.css';
 
 async function main() {
   await initI18n();

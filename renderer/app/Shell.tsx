@@ -6,6 +6,8 @@ import { useApp, VIEWS } from '../stores/app.js';
 import { useProviders } from '../stores/providers.js';
 import { ChatView } from '../views/chat/ChatView.js';
 import { LaterView } from '../views/later/LaterView.js';
+import { MemoriesView } from '../views/memories/MemoriesView.js';
+import { PinsView } from '../views/pins/PinsView.js';
 import { SettingsView } from '../views/settings/SettingsView.js';
 import { startNewConversation } from './actions.js';
 import { NavRail } from './NavRail.js';
@@ -86,7 +88,17 @@ export function Shell() {
         <ConnectionBanner />
         <Notices />
         <main className="view" id="main" data-view={view}>
-          {view === 'chat' ? <ChatView /> : view === 'settings' ? <SettingsView /> : <LaterView view={view} />}
+          {view === 'chat' ? (
+            <ChatView />
+          ) : view === 'settings' ? (
+            <SettingsView />
+          ) : view === 'memories' ? (
+            <MemoriesView />
+          ) : view === 'pins' ? (
+            <PinsView />
+          ) : (
+            <LaterView view={view} />
+          )}
         </main>
       </div>
       <Toasts />

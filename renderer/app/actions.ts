@@ -6,6 +6,7 @@ import { errorSentence } from '../i18n/errors.js';
 import { useApp } from '../stores/app.js';
 import { useChat } from '../stores/chat.js';
 import { useConversations } from '../stores/conversations.js';
+import { useMemories } from '../stores/memories.js';
 
 let creating: Promise<Conversation> | null = null;
 
@@ -60,4 +61,10 @@ export async function startNewConversation(): Promise<void> {
 
 export function reportError(err: unknown): void {
   useApp.getState().toast({ tone: 'error', text: errorSentence(i18n.t.bind(i18n), err) });
+}
+
+/** From a chip, the "remembered" line or a pin: the Memories view, with this memory open. */
+export function openMemory(id: number): void {
+  useMemories.getState().select(id);
+  useApp.getState().setView('memories');
 }

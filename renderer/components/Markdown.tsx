@@ -3,30 +3,25 @@ import { useTranslation } from 'react-i18next';
 import Markdown, { defaultUrlTransform, type Components } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
 import { api } from '../api/index.js';
+import { CITATION_SCHEME, remarkCitations } from '../lib/citations.js';
+import { CitationChip } from './CitationChip.js';
 
-// Citations arrive as [[anima:ID]] in the text; turned into links with their own scheme so the
-// renderer below can draw them as memory chips instead of raw markers.
-const CITATION = /\[\[anima:([A-Za-z0-9_.:-]{1,64})\]\]/g;
-export function prepareMarkdown(content: string): string {
-  return content.replace(CITATION, (_m, id: string) => `[†](anima:${encodeURIComponent(id)})`);
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }
 
 function urlTransform(url: string): string {
-  return url.startsWith('anima:') ? url : defaultUrlTransform(url);
-}
-
-function MemoryChip() {
-  const { t } = useTranslation();
-  return (
-    <span className="memory-chip" title={t('chat.memoryChipTitle')} role="note" aria-label={t('chat.memoryChipTitle')}>
-      {t('chat.memoryChip')}
-    </span>
-  );
+  return url.startsWith(CITATION_SCHEME) ? url : defaultUrlTransform(url);
 }
 
 function ExternalLink({ href, children }: { href?: string; children?: ReactNode }) {
   if (!href) return <>{children}</>;
-  if (href.startsWith('anima:')) return <MemoryChip />;
+  // Citations: [[anima:ID]] became links with their own scheme (remarkCitations); they are chips.
+  if (href.startsWith(CITATION_SCHEME)) return <CitationChip rawId={safeDecode(href.slice(CITATION_SCHEME.length))} />;
   const external = /^https?:/i.test(href);
   return (
     <a
@@ -85,7 +80,8 @@ function remarkHtmlAsText() {
   return (tree: MdNode) => walk(tree, false);
 }
 
-const plugins = [remarkGfm, remarkHtmlAsText];
+// Citations last: raw HTML turned to text may hold markers too, and code never does.
+const plugins = [remarkGfm, remarkHtmlAsText, remarkCitations];
 
 // Parsing is the expensive part of showing a long conversation, and finished replies never change:
 // their element trees are kept (by text) so reopening a conversation or paging back is cheap.
@@ -94,7 +90,7 @@ const cache = new Map<string, ReactElement>();
 
 function render(content: string): ReactElement {
   // react-markdown's Markdown is a synchronous function of its props, so it can be called directly.
-  return Markdown({ children: prepareMarkdown(content), remarkPlugins: plugins, components, urlTransform }) as ReactElement;
+  return Markdown({ children: content, remarkPlugins: plugins, components, urlTransform }) as ReactElement;
 }
 
 function renderCached(content: string): ReactElement {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, SELF_BLOCK_KEYS, PROVIDER_KINDS } from '../../shared/api.js';
+import { ERROR_CODES, MEMORY_STATUSES, MEMORY_TYPES, SELF_BLOCK_KEYS, PROVIDER_KINDS, type MemoryChange, type MemorySource } from '../../shared/api.js';
+import { historyKey } from '../lib/memories.js';
 import en from './en.js';
 import zhCN from './zh-CN.js';
 
@@ -50,5 +51,20 @@ describe('i18n resources', () => {
   it('every self block and provider kind has a name', () => {
     for (const key of SELF_BLOCK_KEYS) expect(lookup(en, `companion.blocks.${key}.name`)).toBeTypeOf('string');
     for (const kind of PROVIDER_KINDS) expect(lookup(en, `models.kinds.${kind}`)).toBeTypeOf('string');
+  });
+
+  it('every kind and state of memory, every source and every journal entry has words', () => {
+    const actions: MemoryChange['action'][] = ['create', 'update', 'forget', 'restore', 'pin', 'unpin', 'reorder', 'supersede', 'expire', 'merge', 'undo'];
+    const actors: MemoryChange['actor'][] = ['companion', 'person', 'light-sleep', 'deep-sleep', 'graph', 'system'];
+    const sources: MemorySource[] = ['tool', 'light-sleep', 'deep-sleep', 'user'];
+    for (const lang of [en, zhCN]) {
+      for (const type of MEMORY_TYPES) {
+        expect(lookup(lang, `memories.types.${type}`), type).toBeTypeOf('string');
+        expect(lookup(lang, `memories.typeHelp.${type}`), type).toBeTypeOf('string');
+      }
+      for (const status of MEMORY_STATUSES) expect(lookup(lang, `memories.statuses.${status}`), status).toBeTypeOf('string');
+      for (const source of sources) expect(lookup(lang, `memories.source.${source}`), source).toBeTypeOf('string');
+      for (const action of actions) for (const actor of actors) expect(lookup(lang, historyKey({ action, actor })), `${action}/${actor}`).toBeTypeOf('string');
+    }
   });
 });

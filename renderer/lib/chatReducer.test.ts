@@ -21,6 +21,8 @@ function msg(over: Partial<Message> & Pick<Message, 'id' | 'role'>): Message {
     model: null,
     createdAt: new Date(clock).toISOString(),
     replacedBy: null,
+    speaker: null,
+    injectedMemoryIds: [],
     ...over,
   };
 }
@@ -128,8 +130,15 @@ describe('chat reducer', () => {
   it('keeps unchanged messages identical so rows do not re-render', () => {
     const u1 = msg({ id: 'u1', role: 'user', content: 'hi' });
     const s = loaded([u1]);
-    const again = applyLoaded(s, 'c1', [{ ...u1 }]);
+    const again = applyLoaded(s, 'c1', [{ ...u1, injectedMemoryIds: [] }]);
     expect(again.messages.c1![0]).toBe(s.messages.c1![0]);
+  });
+
+  it('takes the host copy when only the remembered memories changed', () => {
+    const a1 = msg({ id: 'a1', role: 'assistant', content: 'Hello' });
+    const s = loaded([a1]);
+    const again = applyLoaded(s, 'c1', [{ ...a1, injectedMemoryIds: [3, 7] }]);
+    expect(again.messages.c1![0]!.injectedMemoryIds).toEqual([3, 7]);
   });
 
   it('orders a question before its reply when they share a timestamp', () => {

@@ -136,8 +136,16 @@ function sameMessage(a: Message, b: Message): boolean {
     a.replacedBy === b.replacedBy &&
     a.model === b.model &&
     a.createdAt === b.createdAt &&
-    (a.error?.code ?? null) === (b.error?.code ?? null)
+    (a.error?.code ?? null) === (b.error?.code ?? null) &&
+    sameIds(a.injectedMemoryIds, b.injectedMemoryIds)
   );
+}
+
+function sameIds(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
+  if (a === b) return true;
+  const x = a ?? [];
+  const y = b ?? [];
+  return x.length === y.length && x.every((v, i) => v === y[i]);
 }
 
 /** The reply to chat.send / chat.regenerate / chat.editLast. */

@@ -6,6 +6,8 @@ import type { RendererClient } from '../api/index.js';
 import { useApp } from './app.js';
 import { useChat } from './chat.js';
 import { useConversations } from './conversations.js';
+import { useMemories } from './memories.js';
+import { announceChange } from '../app/memoryAnnouncements.js';
 
 const MIN_INTERVAL_MS = 33;
 
@@ -53,6 +55,13 @@ export function connectEvents(client: RendererClient): () => void {
     client.on('settings.changed', (settings) => {
       useApp.getState().applySettings(settings);
     }),
+    client.on('chat.injected', (payload) => {
+      useMemories.getState().noteInjected(payload);
+    }),
+    client.on('memories.changed', ({ change }) => {
+      useMemories.getState().noteChanged(change);
+      announceChange(change);
+    }),
     client.onConnectionState((state) => useApp.getState().setConnection(state)),
     client.onConnect((reconnected) => {
       useApp.getState().setConnection('open');
@@ -61,6 +70,7 @@ export function connectEvents(client: RendererClient): () => void {
       void useChat.getState().refreshOpen();
       void useConversations.getState().refresh();
       void useApp.getState().reloadSettings().catch(() => {});
+      useMemories.getState().refreshShown(true);
     }),
   ];
 

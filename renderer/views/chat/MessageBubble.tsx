@@ -4,9 +4,12 @@ import type { Message } from '../../../shared/api.js';
 import { reportError } from '../../app/actions.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { CitedText } from '../../components/CitationChip.js';
 import { MarkdownText } from '../../components/Markdown.js';
 import { useApp } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
+import { useMemories } from '../../stores/memories.js';
+import { InjectedLine } from './InjectedLine.js';
 
 // Errors a person fixes in Settings get a button that goes there.
 const SETTINGS_FIXES = new Set([
@@ -123,9 +126,14 @@ function EditBox({ initial, onDone }: { initial: string; onDone: () => void }) {
   );
 }
 
+const NO_IDS: number[] = [];
+
 export const MessageBubble = memo(function MessageBubble({ message: m, isLastUser, isLastReply, busy, stoppedByUser, when, fullWhen }: BubbleProps) {
   const { t } = useTranslation();
   const [editing, setEditing] = useState(false);
+  // Stored with the reply once it is finished; while it is being written, from the chat.injected event.
+  const live = useMemories((s) => (m.role === 'assistant' ? s.injectedLive[m.id] : undefined));
+  const injected = m.injectedMemoryIds?.length ? m.injectedMemoryIds : live ?? NO_IDS;
   const who = m.role === 'user' ? t('chat.you') : t('chat.companion');
 
   const regenerate = () => {
@@ -149,7 +157,9 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
           <EditBox initial={m.content} onDone={() => setEditing(false)} />
         ) : (
           <>
-            <div className="msg-bubble">{m.content}</div>
+            <div className="msg-bubble">
+              <CitedText text={m.content} />
+            </div>
             <div className="msg-actions">
               <time dateTime={m.createdAt} title={fullWhen}>
                 {when}
@@ -180,6 +190,7 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
       aria-label={t('chat.messageFrom', { who, when: fullWhen })}
       aria-busy={streaming || undefined}
     >
+      {injected.length ? <InjectedLine ids={injected} /> : null}
       {streaming && empty ? (
         <div className="msg-thinking" role="status">
           <span className="dots" aria-hidden="true">

@@ -4,6 +4,7 @@ import { reportError } from '../../app/actions.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatWallClock } from '../../lib/time.js';
 import { useApp } from '../../stores/app.js';
+import { MemoryAdvanced } from './MemoryAdvanced.js';
 
 function zoneList(current: string): string[] {
   let zones: string[] = [];
@@ -71,6 +72,8 @@ export function MemorySection() {
           </p>
         </div>
       </div>
+
+      <MemoryAdvanced />
 
       <div className="field-row">
         <div className="field">

@@ -1,0 +1,94 @@
+// What the companion remembers, as a person sees it: citation chips and the "remembered" line in
+// chat, the Memories card index with its history and undo, and the Pins view with the resident block.
+import { expect, test } from '@playwright/test';
+import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
+import { callApi, newDataDir, shot, startApp, type RunningApp } from './app.js';
+
+let fake: FakeLlm;
+let app: RunningApp;
+
+test.beforeAll(async () => {
+  fake = await startFakeLlm();
+});
+test.afterAll(async () => {
+  await fake.close();
+});
+test.beforeEach(async () => {
+  app = await startApp(newDataDir());
+  await callApi(app, 'providers.save', { kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
+  await callApi(app, 'settings.update', { onboarded: true });
+});
+test.afterEach(async () => {
+  await app.stop('SIGTERM');
+});
+
+test('chat shows which memories were used, and a chip opens the memory', async ({ page }) => {
+  const mara = (await callApi(app, 'memories.create', { type: 'world', content: 'Sam’s sister Mara lives in Lisbon and works night shifts as a nurse.' })).memory;
+  await callApi(app, 'memories.create', { type: 'preference', content: 'Sam prefers tea to coffee in the evening.' });
+
+  await page.goto(app.url);
+  await page.getByTestId('new-conversation').click();
+  fake.script({ kind: 'text', text: `Mara is still in Lisbon — the night shifts must be hard on her. [[anima:${mara.id}]]`, chunks: 6 });
+  await page.getByTestId('chat-input').fill('How is my sister Mara doing in Lisbon?');
+  await page.getByTestId('chat-input').press('Enter');
+
+  const reply = page.locator('[data-testid="message"][data-role="assistant"]').last();
+  await expect(reply).toHaveAttribute('data-status', 'complete');
+  const chip = reply.getByTestId('citation-chip');
+  await expect(chip).toHaveAttribute('data-id', String(mara.id));
+  await expect(chip).toHaveAttribute('data-state', 'active');
+  await expect(reply).not.toContainText('[[anima:');
+  await expect(page.getByTestId('injected-line')).toBeVisible();
+  await shot(page, 'memory-chat-citations');
+
+  await chip.click();
+  await expect(page.getByTestId('memory-detail')).toContainText('Mara lives in Lisbon');
+  await shot(page, 'memory-view-detail');
+});
+
+test('the Memories view searches, edits, refuses secrets, and forgets with undo', async ({ page }) => {
+  for (const [type, content] of [
+    ['world', 'Sam’s sister Mara lives in Lisbon.'],
+    ['experience', 'Sam and I talked about the allotment garden on a rainy Sunday.'],
+    ['opinion', 'I think Sam’s tomato plan is ambitious but doable.'],
+    ['procedural', 'When Sam is stressed, ask before giving advice.'],
+  ] as const) {
+    await callApi(app, 'memories.create', { type, content });
+  }
+  await page.goto(app.url);
+  await page.getByTestId('nav-memories').click();
+  await expect(page.getByTestId('memory-card')).toHaveCount(4);
+  await shot(page, 'memory-view');
+
+  await page.getByTestId('memory-search').fill('sister Lisbon');
+  await expect(page.getByTestId('memory-card').first()).toContainText('Mara');
+  await page.getByTestId('memory-card').first().click();
+
+  await page.getByTestId('memory-edit').click();
+  await page.getByTestId('memory-edit-input').fill('Sam’s sister Mara lives in Lisbon; her wifi password=hunter2hunter2');
+  await page.getByTestId('memory-save').click();
+  await expect(page.getByTestId('memory-detail')).toContainText(/credential|secret|password/i);
+  await page.getByTestId('memory-edit-input').fill('Sam’s sister Mara lives in Porto now.');
+  await page.getByTestId('memory-save').click();
+  await expect(page.getByTestId('memory-detail')).toContainText('Porto');
+  await expect(page.getByTestId('memory-history')).toBeVisible();
+
+  await page.getByTestId('memory-forget').click();
+  await expect(page.getByTestId('toast')).toBeVisible();
+  await page.getByTestId('toast-action').click();
+  const restored = await callApi(app, 'memories.list', {});
+  expect(restored.items.map((m: { content: string }) => m.content)).toContain('Sam’s sister Mara lives in Porto now.');
+});
+
+test('the Pins view lists pins in order and previews what the companion carries', async ({ page }) => {
+  const a = (await callApi(app, 'memories.create', { type: 'preference', content: 'Sam likes to be called Sammy.', pinned: true })).memory;
+  const b = (await callApi(app, 'memories.create', { type: 'world', content: 'Sam lives in Rotterdam with a cat called Pepper.', pinned: true })).memory;
+  await page.goto(app.url);
+  await page.getByTestId('nav-pins').click();
+  await expect(page.getByTestId('pin-item')).toHaveCount(2);
+  await expect(page.getByTestId('resident-preview')).toContainText(`[[anima:${a.id}]]`);
+  await expect(page.getByTestId('resident-size')).toContainText(/\d/);
+  await page.getByTestId('pin-item').nth(1).getByTestId('pin-up').click();
+  await expect(page.getByTestId('pin-item').first()).toHaveAttribute('data-id', String(b.id));
+  await shot(page, 'memory-pins');
+});
