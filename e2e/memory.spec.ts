@@ -90,5 +90,12 @@ test('the Pins view lists pins in order and previews what the companion carries'
   await expect(page.getByTestId('resident-size')).toContainText(/\d/);
   await page.getByTestId('pin-item').nth(1).getByTestId('pin-up').click();
   await expect(page.getByTestId('pin-item').first()).toHaveAttribute('data-id', String(b.id));
+  // The preview follows the new order: it is what the next prompt will carry.
+  await expect
+    .poll(async () => {
+      const text = await page.getByTestId('resident-preview').innerText();
+      return text.indexOf(`[[anima:${b.id}]]`) < text.indexOf(`[[anima:${a.id}]]`);
+    })
+    .toBe(true);
   await shot(page, 'memory-pins');
 });
