@@ -149,6 +149,13 @@ test('a provider failure is explained in words, and Stop keeps what was written'
   const kept = await assistant(page).last().innerText();
   expect(kept).toContain('Yes, I am here');
   await shot(page, 'chat-stopped');
+
+  // An oversized message is refused in words, and nothing of it is cut off behind the person's back.
+  const huge = 'word '.repeat(40_001);
+  await page.getByTestId('chat-input').fill(huge);
+  await expect(page.getByTestId('too-long')).toBeVisible();
+  await expect(page.getByTestId('send-button')).toBeDisabled();
+  expect(await page.getByTestId('chat-input').inputValue()).toHaveLength(huge.length);
 });
 
 test('the API refuses calls without the token; the page itself needs none', async () => {

@@ -82,6 +82,7 @@ const en = {
     inputLabel: 'Message',
     inputPlaceholder: 'Write a message…',
     sendHint: 'Enter to send · Shift+Enter for a new line',
+    tooLong: 'This is {{count}} characters longer than I can take in one message. Shorten it or send it in parts.',
     send: 'Send',
     stop: 'Stop',
     regenerate: 'Write it again',

@@ -84,6 +84,7 @@ const zhCN: Messages = {
     inputLabel: '消息',
     inputPlaceholder: '写点什么…',
     sendHint: 'Enter 发送 · Shift+Enter 换行',
+    tooLong: '这条消息超出了可发送长度 {{count}} 个字符。请缩短，或分成几条发送。',
     send: '发送',
     stop: '停止',
     regenerate: '重新回答',

@@ -64,7 +64,8 @@ export function Composer() {
     }
   };
 
-  const canSend = Boolean(text.trim()) && !streaming && !sending && !noProvider && text.length <= MAX_MESSAGE_CHARS;
+  const tooLong = text.length > MAX_MESSAGE_CHARS;
+  const canSend = Boolean(text.trim()) && !streaming && !sending && !noProvider && !tooLong;
 
   const send = async () => {
     if (!canSend) return;
@@ -122,6 +123,12 @@ export function Composer() {
           </button>
         </div>
       ) : null}
+      {tooLong ? (
+        // Said out loud instead of cutting the paste: nothing the person wrote is silently dropped.
+        <div className="composer-notice" role="alert" data-testid="too-long">
+          <span>{t('chat.tooLong', { count: text.length - MAX_MESSAGE_CHARS })}</span>
+        </div>
+      ) : null}
       <form className="composer" onSubmit={onSubmit}>
         <textarea
           ref={input}
@@ -132,7 +139,6 @@ export function Composer() {
           rows={1}
           value={text}
           autoFocus
-          maxLength={MAX_MESSAGE_CHARS}
           onChange={(e) => update(e.target.value)}
           onKeyDown={onKeyDown}
         />
