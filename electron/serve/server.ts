@@ -27,6 +27,7 @@
 // provider_model_not_found as 404 like an unknown method. no_provider and cancelled are 409: the
 // request was valid but the app's state (nothing configured; the user pressed Stop) prevents it.
 // An ApiError('internal') is treated like any unexpected error: its message may carry internals.
+import { CONTENT_SECURITY_POLICY } from '../../shared/csp.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
@@ -73,16 +74,7 @@ const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 const INTERNAL_MESSAGE = 'Something went wrong inside Anima. The details are in the log.';
 
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+const CSP = CONTENT_SECURITY_POLICY;
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
