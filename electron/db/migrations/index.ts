@@ -2,6 +2,7 @@
 import initial from './001_initial.sql';
 import memory from './002_memory.sql';
 import memoryDedupe from './003_memory_dedupe.sql';
+import sleep from './004_sleep.sql';
 
 export interface Migration {
   version: number;
@@ -13,4 +14,5 @@ export const migrations: Migration[] = [
   { version: 1, name: 'initial', sql: initial },
   { version: 2, name: 'memory', sql: memory },
   { version: 3, name: 'memory_dedupe', sql: memoryDedupe },
+  { version: 4, name: 'sleep', sql: sleep },
 ];

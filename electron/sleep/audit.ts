@@ -1,0 +1,162 @@
+// Every model call the companion makes on its own (the sleep cycle, later other background work)
+// goes through here: the answer must be JSON of a known shape, a malformed answer gets exactly one
+// chance to be repaired, and every attempt is recorded in auto_llm_runs so the person can see what
+// was asked and answered while they were away. Nothing here touches the messages table: these calls
+// are not part of any conversation.
+import type { z } from 'zod';
+import type { Database } from '../db/open.js';
+import { ProviderError, type ChatProvider, type ChatTurn } from '../llm/types.js';
+
+/** Answers beyond this are cut off (and thus invalid): no sleep step needs more, and a runaway model should not fill the disk. */
+export const MAX_RESPONSE_CHARS = 200 * 1024;
+/** How much of a bad answer is shown back to the model in the repair turn. */
+const REPAIR_ECHO_CHARS = 4_000;
+
+export interface AuditedCallOptions<T> {
+  purpose: string;
+  stepId?: string | null;
+  runId?: number | null;
+  model: string;
+  messages: ChatTurn[];
+  schema: z.ZodType<T>;
+  maxTokens?: number;
+  signal?: AbortSignal;
+}
+
+export type AuditedResult<T> = { ok: true; value: T } | { ok: false; error?: string };
+
+interface Attempt {
+  text: string;
+  truncated: boolean;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+function renderPrompt(messages: ChatTurn[]): string {
+  return messages.map((m) => `[${m.role}]\n${m.content}`).join('\n\n');
+}
+
+async function collect(provider: ChatProvider, opts: AuditedCallOptions<unknown>, messages: ChatTurn[]): Promise<Attempt> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const attempt: Attempt = { text: '', truncated: false };
+  try {
+    for await (const event of provider.stream({ model: opts.model, messages, maxTokens: opts.maxTokens, signal: controller.signal })) {
+      if (event.type === 'text') {
+        attempt.text += event.text;
+        if (attempt.text.length > MAX_RESPONSE_CHARS) {
+          attempt.text = attempt.text.slice(0, MAX_RESPONSE_CHARS);
+          attempt.truncated = true;
+          // Leaving the loop ends the stream; the abort also drops the connection at once.
+          controller.abort();
+          break;
+        }
+      } else if (event.type === 'done') {
+        attempt.inputTokens = event.usage?.inputTokens;
+        attempt.outputTokens = event.usage?.outputTokens;
+      }
+    }
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+  return attempt;
+}
+
+/** The JSON inside the answer: the whole text, or the body of a ```json fence around it. */
+function extractJson(text: string): string {
+  const trimmed = text.trim();
+  const fenced = /^```(?:json)?\s*\n?([\s\S]*?)\n?```$/i.exec(trimmed);
+  return fenced ? fenced[1]!.trim() : trimmed;
+}
+
+function validate<T>(attempt: Attempt, schema: z.ZodType<T>): { ok: true; value: T } | { ok: false; problem: string } {
+  if (attempt.truncated) return { ok: false, problem: `the answer was longer than ${MAX_RESPONSE_CHARS} characters and was cut off` };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(extractJson(attempt.text));
+  } catch (err) {
+    return { ok: false, problem: `it is not valid JSON (${(err as Error).message})` };
+  }
+  const result = schema.safeParse(parsed);
+  if (result.success) return { ok: true, value: result.data };
+  const issues = result.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`).join('; ');
+  return { ok: false, problem: `it does not match the expected shape (${issues})` };
+}
+
+async function record(
+  db: Database,
+  opts: AuditedCallOptions<unknown>,
+  row: { prompt: string; response: string; attempt?: Attempt; durationMs: number; status: 'ok' | 'error' | 'invalid'; error: string | null },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO auto_llm_runs (purpose, step_id, run_id, model, prompt_chars, response_chars, prompt_tokens,
+       completion_tokens, duration_ms, status, error, prompt, response)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+    [
+      opts.purpose,
+      opts.stepId ?? null,
+      opts.runId ?? null,
+      opts.model,
+      row.prompt.length,
+      row.response.length,
+      row.attempt?.inputTokens ?? null,
+      row.attempt?.outputTokens ?? null,
+      Math.round(row.durationMs),
+      row.status,
+      row.error,
+      row.prompt,
+      row.response,
+    ],
+  );
+}
+
+/**
+ * Asks the model for JSON matching `schema`. At most two model calls (the second only to repair a
+ * malformed answer), each recorded as one auto_llm_runs row. Never throws for model problems;
+ * database errors do propagate.
+ */
+export async function auditedCall<T>(db: Database, provider: ChatProvider, opts: AuditedCallOptions<T>): Promise<AuditedResult<T>> {
+  let messages = opts.messages;
+  for (let round = 0; round < 2; round++) {
+    const prompt = renderPrompt(messages);
+    const started = performance.now();
+    let attempt: Attempt;
+    try {
+      attempt = await collect(provider, opts as AuditedCallOptions<unknown>, messages);
+    } catch (err) {
+      const error = err instanceof ProviderError || err instanceof Error ? err.message : String(err);
+      await record(db, opts as AuditedCallOptions<unknown>, { prompt, response: '', durationMs: performance.now() - started, status: 'error', error });
+      return { ok: false, error };
+    }
+    const durationMs = performance.now() - started;
+    const checked = validate(attempt, opts.schema);
+    if (checked.ok) {
+      await record(db, opts as AuditedCallOptions<unknown>, { prompt, response: attempt.text, attempt, durationMs, status: 'ok', error: null });
+      return { ok: true, value: checked.value };
+    }
+    await record(db, opts as AuditedCallOptions<unknown>, {
+      prompt,
+      response: attempt.text,
+      attempt,
+      durationMs,
+      status: 'invalid',
+      error: `Invalid answer: ${checked.problem}`,
+    });
+    if (round === 1) return { ok: false, error: `Invalid answer: ${checked.problem}` };
+    // One repair turn: show the model its answer and what was wrong, ask for the JSON alone.
+    const shown =
+      attempt.text.length > REPAIR_ECHO_CHARS ? `${attempt.text.slice(0, REPAIR_ECHO_CHARS)}\n[… cut off …]` : attempt.text;
+    messages = [
+      ...opts.messages,
+      { role: 'assistant', content: shown },
+      {
+        role: 'user',
+        content:
+          `That answer could not be used: ${checked.problem}. ` +
+          'Reply again with only the JSON value, no explanation and no code fence.',
+      },
+    ];
+  }
+  return { ok: false };
+}

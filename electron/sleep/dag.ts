@@ -1,0 +1,291 @@
+// The sleep cycle's runner: a small DAG of steps, persisted row by row so a night interrupted by a
+// crash, a quit or a power loss resumes where it stopped instead of redoing (and re-paying for)
+// the model calls it already made. The steps themselves live elsewhere; this file only orders,
+// locks, records and resumes them.
+import os from 'node:os';
+import type { Database } from '../db/open.js';
+
+export type SleepTrigger = 'schedule' | 'catch-up' | 'manual';
+export type SleepRunStatus = 'running' | 'done' | 'failed' | 'stopped';
+export type SleepStepStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped';
+
+export interface StepContext {
+  db: Database;
+  runId: number;
+  stepId: string;
+  sleepDay: string;
+  trigger: SleepTrigger;
+  /** Steps that make many calls should check it and stop early; the runner only checks between steps. */
+  signal: AbortSignal;
+  /** Refreshes the run's heartbeat; a step that runs for long should call it now and then. */
+  heartbeat(): Promise<void>;
+}
+
+export interface SleepStep {
+  id: string;
+  dependsOn: string[];
+  /** Resolves with the step's stats (counts), stored with the step. */
+  run(ctx: StepContext): Promise<Record<string, number>>;
+}
+
+export interface SleepProgress {
+  runId: number;
+  stepId: string;
+  status: SleepStepStatus;
+  /** Steps that reached a final state (done, failed, skipped), carried-over ones included. */
+  done: number;
+  total: number;
+}
+
+export interface RunCycleOptions {
+  sleepDay: string;
+  trigger: SleepTrigger;
+  signal?: AbortSignal;
+  onProgress?(event: SleepProgress): void;
+  /** A 'running' run whose heartbeat is older than this is abandoned. Default 30 minutes. */
+  staleAfterMs?: number;
+}
+
+export interface CycleResult {
+  runId: number;
+  status: Exclude<SleepRunStatus, 'running'>;
+  steps: Record<string, SleepStepStatus>;
+}
+
+/** Thrown when another live cycle holds the lock. */
+export class SleepBusyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SleepBusyError';
+  }
+}
+
+const DEFAULT_STALE_MS = 30 * 60_000;
+
+/** Throws on duplicate ids, unknown dependencies and cycles; returns the steps in a run order. */
+export function orderSteps(steps: SleepStep[]): SleepStep[] {
+  const byId = new Map<string, SleepStep>();
+  for (const step of steps) {
+    if (byId.has(step.id)) throw new Error(`Sleep step "${step.id}" is defined twice.`);
+    byId.set(step.id, step);
+  }
+  for (const step of steps) {
+    for (const dep of step.dependsOn) {
+      if (!byId.has(dep)) throw new Error(`Sleep step "${step.id}" depends on unknown step "${dep}".`);
+    }
+  }
+  // Depth-first, visiting steps in the order given, so independent steps keep their listed order
+  // and the order is the same every night (predictable logs and tests).
+  const ordered: SleepStep[] = [];
+  const state = new Map<string, 'visiting' | 'visited'>();
+  const visit = (step: SleepStep, path: string[]): void => {
+    const seen = state.get(step.id);
+    if (seen === 'visited') return;
+    if (seen === 'visiting') {
+      const loop = [...path.slice(path.indexOf(step.id)), step.id];
+      throw new Error(`Sleep steps form a cycle: ${loop.join(' → ')}.`);
+    }
+    state.set(step.id, 'visiting');
+    for (const dep of step.dependsOn) visit(byId.get(dep)!, [...path, step.id]);
+    state.set(step.id, 'visited');
+    ordered.push(step);
+  };
+  for (const step of steps) visit(step, []);
+  return ordered;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else — still alive.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+interface RunningRow {
+  id: number;
+  sleep_day: string;
+  holder_pid: number;
+  holder_host: string;
+  heartbeat_age_ms: number;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Takes the cycle lock: a new 'running' row. A previous 'running' row is either live (→ SleepBusyError)
+ * or abandoned (→ marked failed/"interrupted" so its unfinished steps are resumed).
+ */
+async function acquire(db: Database, opts: RunCycleOptions): Promise<number> {
+  const host = os.hostname();
+  const staleMs = opts.staleAfterMs ?? DEFAULT_STALE_MS;
+  return db.transaction(async (tx) => {
+    const running = (
+      await tx.query<RunningRow>(
+        `SELECT id, sleep_day, holder_pid, holder_host,
+                (extract(epoch FROM now() - heartbeat_at) * 1000)::float8 AS heartbeat_age_ms
+           FROM sleep_runs WHERE status = 'running' ORDER BY id`,
+      )
+    ).rows;
+    for (const row of running) {
+      const recent = row.heartbeat_age_ms < staleMs;
+      // Another machine's process cannot be checked (a synced folder): only its heartbeat counts.
+      // On this machine a dead pid is decisive; a live pid with an old heartbeat is a reused pid.
+      const live = row.holder_host === host ? recent && isAlive(row.holder_pid) : recent;
+      if (live) {
+        const who = row.holder_pid === process.pid && row.holder_host === host ? 'this process' : `process ${row.holder_pid} on ${row.holder_host}`;
+        throw new SleepBusyError(
+          `A sleep cycle is already running (run ${row.id} for ${row.sleep_day}, held by ${who}).`,
+        );
+      }
+      await tx.query(
+        `UPDATE sleep_runs SET status = 'failed', error = 'interrupted', finished_at = now() WHERE id = $1`,
+        [row.id],
+      );
+      await tx.query(
+        `UPDATE sleep_steps SET status = 'failed', error = 'interrupted', finished_at = now()
+          WHERE run_id = $1 AND status = 'running'`,
+        [row.id],
+      );
+    }
+    const inserted = await tx.query<{ id: number }>(
+      `INSERT INTO sleep_runs (sleep_day, trigger, holder_pid, holder_host) VALUES ($1, $2, $3, $4) RETURNING id::int AS id`,
+      [opts.sleepDay, opts.trigger, process.pid, host],
+    );
+    return inserted.rows[0]!.id;
+  });
+}
+
+/** Steps already done in the latest unfinished run of this sleep day, with their stats. */
+async function carriedOver(db: Database, sleepDay: string, runId: number): Promise<Map<string, { fromRun: number; stats: unknown }>> {
+  const latest = (
+    await db.query<{ id: number; status: SleepRunStatus }>(
+      `SELECT id::int AS id, status FROM sleep_runs WHERE sleep_day = $1 AND id < $2 ORDER BY id DESC LIMIT 1`,
+      [sleepDay, runId],
+    )
+  ).rows[0];
+  // A completed night is not resumed: running the day again (a manual re-run) means all of it.
+  if (!latest || latest.status === 'done') return new Map();
+  const rows = (
+    await db.query<{ step_id: string; stats: unknown }>(
+      `SELECT step_id, stats FROM sleep_steps WHERE run_id = $1 AND status = 'done'`,
+      [latest.id],
+    )
+  ).rows;
+  return new Map(rows.map((r) => [r.step_id, { fromRun: latest.id, stats: r.stats }]));
+}
+
+/**
+ * Runs one sleep cycle for `sleepDay`. Steps run one at a time in dependency order; each step's
+ * state is committed before and after it, and no transaction spans a step. Throws SleepBusyError
+ * when another live cycle runs, and Error for an invalid graph (before touching the database).
+ */
+export async function runCycle(db: Database, steps: SleepStep[], opts: RunCycleOptions): Promise<CycleResult> {
+  const ordered = orderSteps(steps);
+  const signal = opts.signal ?? new AbortController().signal;
+  const runId = await acquire(db, opts);
+  const status = new Map<string, SleepStepStatus>();
+  // For a skipped step: the failed step it (transitively) waited for, named in its reason.
+  const rootFailure = new Map<string, string>();
+  const total = ordered.length;
+  let finished = 0;
+
+  const progress = (stepId: string, s: SleepStepStatus) => {
+    try {
+      opts.onProgress?.({ runId, stepId, status: s, done: finished, total });
+    } catch {
+      // A broken listener must not break the night.
+    }
+  };
+  const heartbeat = async () => {
+    await db.query(`UPDATE sleep_runs SET heartbeat_at = now() WHERE id = $1`, [runId]);
+  };
+  const setStep = async (stepId: string, s: SleepStepStatus, fields: { reason?: string; stats?: unknown; error?: string } = {}) => {
+    status.set(stepId, s);
+    await db.query(
+      `UPDATE sleep_steps SET status = $3, reason = $4, stats = $5, error = $6,
+              started_at = CASE WHEN $3 = 'running' THEN now() ELSE started_at END,
+              finished_at = CASE WHEN $3 IN ('done', 'failed', 'skipped') THEN now() ELSE NULL END
+        WHERE run_id = $1 AND step_id = $2`,
+      [runId, stepId, s, fields.reason ?? null, fields.stats === undefined ? null : JSON.stringify(fields.stats), fields.error ?? null],
+    );
+  };
+
+  let runStatus: CycleResult['status'] = 'failed';
+  let runError: string | null = null;
+  try {
+    const carried = await carriedOver(db, opts.sleepDay, runId);
+    await db.transaction(async (tx) => {
+      for (const step of ordered) {
+        const prior = carried.get(step.id);
+        await tx.query(
+          `INSERT INTO sleep_steps (run_id, step_id, status, reason, stats, finished_at)
+           VALUES ($1, $2, $3, $4, $5, CASE WHEN $3 = 'done' THEN now() END)`,
+          [
+            runId,
+            step.id,
+            prior ? 'done' : 'pending',
+            prior ? `done in run ${prior.fromRun}` : null,
+            prior ? JSON.stringify(prior.stats) : null,
+          ],
+        );
+      }
+    });
+    for (const step of ordered) if (carried.has(step.id)) status.set(step.id, 'done');
+    finished = carried.size;
+
+    let stopped = false;
+    for (const step of ordered) {
+      if (status.get(step.id) === 'done') continue;
+      if (signal.aborted) {
+        stopped = true;
+        break;
+      }
+      const blocker = step.dependsOn.find((d) => status.get(d) !== 'done');
+      if (blocker !== undefined) {
+        const root = rootFailure.get(blocker) ?? blocker;
+        rootFailure.set(step.id, root);
+        finished++;
+        await setStep(step.id, 'skipped', { reason: `needs ${root}, which failed` });
+        progress(step.id, 'skipped');
+        continue;
+      }
+      await setStep(step.id, 'running');
+      progress(step.id, 'running');
+      try {
+        const stats = await step.run({ db, runId, stepId: step.id, sleepDay: opts.sleepDay, trigger: opts.trigger, signal, heartbeat });
+        finished++;
+        await setStep(step.id, 'done', { stats });
+        progress(step.id, 'done');
+      } catch (err) {
+        finished++;
+        await setStep(step.id, 'failed', { error: errorText(err) });
+        progress(step.id, 'failed');
+      }
+      await heartbeat();
+    }
+    const all = ordered.every((s) => status.get(s.id) === 'done');
+    runStatus = stopped || (signal.aborted && !all) ? 'stopped' : all ? 'done' : 'failed';
+  } catch (err) {
+    // The runner itself broke (the database went away, most likely): record it if we still can.
+    runError = errorText(err);
+    runStatus = 'failed';
+    throw err;
+  } finally {
+    const counts: Record<string, number> = { total };
+    for (const s of status.values()) counts[s] = (counts[s] ?? 0) + 1;
+    await db
+      .query(`UPDATE sleep_runs SET status = $2, finished_at = now(), heartbeat_at = now(), stats = $3, error = $4 WHERE id = $1`, [
+        runId,
+        runStatus,
+        JSON.stringify(counts),
+        runError,
+      ])
+      .catch(() => {});
+  }
+  return { runId, status: runStatus, steps: Object.fromEntries(ordered.map((s) => [s.id, status.get(s.id) ?? 'pending'])) };
+}
