@@ -96,9 +96,10 @@ export class ChatEngine {
     await conversations.get(conversationId);
     this.assertIdle(conversationId);
     const visible = await conversations.messages(conversationId);
-    const lastUser = visible.findLast((m) => m.role === 'user');
-    if (!lastUser) throw new ApiError('conflict', 'There is nothing to answer yet.');
-    const oldReplies = visible.filter((m) => m.role === 'assistant' && visible.indexOf(m) > visible.indexOf(lastUser));
+    const lastUserIndex = visible.findLastIndex((m) => m.role === 'user');
+    if (lastUserIndex < 0) throw new ApiError('conflict', 'There is nothing to answer yet.');
+    const lastUser = visible[lastUserIndex]!;
+    const oldReplies = visible.slice(lastUserIndex + 1);
     const assistantMessage = await this.startReply(conversationId, async (placeholder) => {
       await conversations.markReplaced(
         oldReplies.map((m) => m.id),

@@ -115,23 +115,28 @@ function isNotFound(err: unknown): boolean {
   return err instanceof ApiError && err.code === 'not_found';
 }
 
+/** The store's data before anything is loaded — also what a reset returns to. */
+function initialData() {
+  return {
+    cache: {},
+    peek: {},
+    injectedLive: {},
+    query: '',
+    filters: DEFAULT_FILTERS,
+    list: { ...idle(), items: [], total: 0 },
+    search: { ...idle(), query: '', hits: [] },
+    anyAtAll: null,
+    panel: 'none',
+    selectedId: null,
+    detail: null,
+    pins: { ...idle(), items: [] },
+    resident: { ...idle(), data: null },
+    flash: null,
+  } satisfies Partial<MemoriesState>;
+}
+
 export const useMemories = create<MemoriesState>()((set, get) => ({
-  cache: {},
-  peek: {},
-  injectedLive: {},
-
-  query: '',
-  filters: DEFAULT_FILTERS,
-  list: { ...idle(), items: [], total: 0 },
-  search: { ...idle(), query: '', hits: [] },
-  anyAtAll: null,
-  panel: 'none',
-  selectedId: null,
-  detail: null,
-
-  pins: { ...idle(), items: [] },
-  resident: { ...idle(), data: null },
-  flash: null,
+  ...initialData(),
 
   ensure(id) {
     const entry = get().cache[id];
@@ -437,20 +442,5 @@ export function resetMemoriesStore(): void {
   clearTimeout(searchTimer);
   clearTimeout(changedTimer);
   inflight.clear();
-  useMemories.setState({
-    cache: {},
-    peek: {},
-    injectedLive: {},
-    query: '',
-    filters: DEFAULT_FILTERS,
-    list: { ...idle(), items: [], total: 0 },
-    search: { ...idle(), query: '', hits: [] },
-    anyAtAll: null,
-    panel: 'none',
-    selectedId: null,
-    detail: null,
-    pins: { ...idle(), items: [] },
-    resident: { ...idle(), data: null },
-    flash: null,
-  });
+  useMemories.setState(initialData());
 }
