@@ -140,6 +140,181 @@ export interface RecallHit {
   link: RecallLink;
 }
 
+// ---- Sleep cycle, diary and dreams ----
+
+export const DIARY_KINDS = ['anchor', 'imprint', 'narrative', 'dream', 'digest'] as const;
+export type DiaryKind = (typeof DIARY_KINDS)[number];
+
+/** How a conversation felt: valence -1 (low) … 1 (bright), arousal 0 (calm) … 1 (intense). */
+export interface Mood {
+  valence: number;
+  arousal: number;
+  labels: string[];
+}
+
+/** One append-only diary row: an anchor, an imprint, a narrative, a dream or a morning digest. */
+export interface DiaryBlock {
+  id: number;
+  /** The sleep day it belongs to (YYYY-MM-DD). */
+  day: string;
+  kind: DiaryKind;
+  conversationId: string | null;
+  title: string | null;
+  body: string;
+  mood: Mood | null;
+  createdAt: string;
+  /** Set when the person hid it (a tombstone: the text stays, out of view and recall). */
+  hiddenAt: string | null;
+}
+
+export interface DiaryDay {
+  day: string;
+  /** The mean of the day's anchors; null when the day has none. */
+  mood: Mood | null;
+  anchors: DiaryBlock[];
+  imprints: DiaryBlock[];
+  narratives: DiaryBlock[];
+}
+
+export interface MoodPoint {
+  day: string;
+  /** Mean of the day's anchors. */
+  valence: number;
+  arousal: number;
+  anchors: number;
+  /** Trailing means over the last 7 and 30 calendar days that have anchors (this day included). */
+  valence7: number;
+  valence30: number;
+  arousal7: number;
+  arousal30: number;
+}
+
+export const SLEEP_STEP_IDS = ['memory-ref-sync', 'light-sleep', 'snapshot', 'deep-sleep', 'dream', 'mood-trend', 'digest'] as const;
+export type SleepStepId = (typeof SLEEP_STEP_IDS)[number];
+export type SleepRunStatus = 'running' | 'done' | 'failed' | 'stopped';
+/** 'stopped': cut short by the budget or by the person; what it finished is kept. */
+export type SleepStepStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped' | 'stopped';
+export type SleepTrigger = 'schedule' | 'catch-up' | 'manual';
+
+export interface SleepStepInfo {
+  stepId: string;
+  dependsOn: string[];
+  status: SleepStepStatus;
+  /** Why it was skipped, or where its result came from ("done in run 4"). */
+  reason: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  /** Counts: calls, memories written, anchors, … (whatever the step reports). */
+  stats: Record<string, number> | null;
+  error: string | null;
+}
+
+export interface SleepRun {
+  id: number;
+  sleepDay: string;
+  trigger: SleepTrigger;
+  status: SleepRunStatus;
+  startedAt: string;
+  finishedAt: string | null;
+  /** Why it stopped or failed, in words ("over tonight's budget: 40 of 40 calls"). */
+  error: string | null;
+  steps: SleepStepInfo[];
+}
+
+export interface SleepProgressEvent {
+  runId: number;
+  sleepDay: string;
+  stepId: string;
+  status: SleepStepStatus;
+  /** Steps finished (done, failed or skipped) out of total. */
+  done: number;
+  total: number;
+}
+
+export interface SleepBudgetUse {
+  /** What the current night (sleep day) has used so far. */
+  calls: number;
+  tokens: number;
+  maxCalls: number;
+  maxTokens: number;
+}
+
+export interface SleepStatus {
+  running: SleepProgressEvent | null;
+  lastRun: SleepRun | null;
+  /** When the next scheduled cycle starts (ISO 8601). */
+  nextAt: string;
+  /** The sleep day a cycle would work on now. */
+  sleepDay: string;
+  budget: SleepBudgetUse;
+  /** Why "Sleep now" cannot run, if it cannot (no model connection). */
+  blocked: string | null;
+}
+
+export interface AuditEntry {
+  id: number;
+  purpose: string;
+  stepId: string | null;
+  runId: number | null;
+  model: string;
+  promptChars: number;
+  responseChars: number;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  durationMs: number;
+  status: 'ok' | 'error' | 'invalid';
+  error: string | null;
+  createdAt: string;
+}
+
+export interface AuditEntryDetail extends AuditEntry {
+  prompt: string;
+  response: string;
+}
+
+/** One line of the morning digest: a journalled change the cycle made, undoable. */
+export interface DigestChange {
+  changeId: number;
+  memoryId: number;
+  action: MemoryChange['action'];
+  actor: MemoryActor;
+  /** The memory's text now (for a create or an update) or before (for a supersede or expiry). */
+  text: string;
+  reason: string | null;
+  /** Set once undone. */
+  undoneBy: number | null;
+}
+
+export interface SleepProposal {
+  id: number;
+  memoryId: number;
+  action: 'pin' | 'unpin';
+  text: string;
+  reason: string;
+  status: 'open' | 'accepted' | 'dismissed';
+}
+
+export interface SleepDigest {
+  day: string;
+  runId: number;
+  createdAt: string;
+  /** The digest's own words: "While I slept I …". */
+  summary: string;
+  added: DigestChange[];
+  changed: DigestChange[];
+  superseded: DigestChange[];
+  proposals: SleepProposal[];
+  diary: { anchors: number; imprints: number; narratives: number; dreams: number };
+}
+
+export interface SleepSettings {
+  /** Run the cycle at the sleep time and catch up at launch. Off: only "Sleep now". */
+  auto: boolean;
+  /** Background model calls per night; past it the cycle stops at a step boundary and finishes the next night. */
+  maxCallsPerNight: number;
+  maxTokensPerNight: number;
+}
+
 export interface ResidentPreview {
   /** The exact block the system prompt carries. */
   text: string;
@@ -204,6 +379,7 @@ export interface Settings {
   onboarded: boolean;
   passiveRecall: boolean;
   memory: MemorySettings;
+  sleep: SleepSettings;
 }
 
 /** How memory reaches the model: passive recall before each turn, and the resident block. */
@@ -278,6 +454,12 @@ export const memorySettings = z.object({
   residentTopN: z.number().int().min(0).max(100),
 });
 
+export const sleepSettings = z.object({
+  auto: z.boolean(),
+  maxCallsPerNight: z.number().int().min(1).max(10_000),
+  maxTokensPerNight: z.number().int().min(1_000).max(100_000_000),
+});
+
 const providerInput = z
   .object({
     id: id.optional(),
@@ -306,6 +488,7 @@ export const inputs = {
       onboarded: z.boolean().optional(),
       passiveRecall: z.boolean().optional(),
       memory: memorySettings.partial().strict().optional(),
+      sleep: sleepSettings.partial().strict().optional(),
     })
     .strict(),
 
@@ -381,6 +564,37 @@ export const inputs = {
     })
     .strict(),
 
+  /** The cycle now: running or not, the last run, the next scheduled time, tonight's budget use. */
+  'sleep.status': empty,
+  /** Start a cycle now for the current sleep day; progress arrives as sleep.progress events. */
+  'sleep.now': empty,
+  /** Stop the running cycle at the next step boundary (what is done stays done). */
+  'sleep.stop': empty,
+  'sleep.runs': z.object({ limit: z.number().int().min(1).max(100).optional() }).strict(),
+  /** The audit log of background model calls, newest first. */
+  'sleep.audit': z
+    .object({
+      status: z.enum(['ok', 'error', 'invalid']).optional(),
+      limit: z.number().int().min(1).max(200).optional(),
+      offset: z.number().int().min(0).optional(),
+    })
+    .strict(),
+  'sleep.auditEntry': z.object({ id: z.number().int().positive() }).strict(),
+  /** The latest morning digest (or the one of a given sleep day). */
+  'sleep.digest': z.object({ day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional() }).strict(),
+  /** Accept (pin/unpin as proposed) or dismiss a proposal from deep sleep's pin review. */
+  'sleep.resolveProposal': z.object({ id: z.number().int().positive(), accept: z.boolean() }).strict(),
+  /** Diary days, newest first; `before` pages back (exclusive). */
+  'diary.days': z
+    .object({ limit: z.number().int().min(1).max(90).optional(), before: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional() })
+    .strict(),
+  /** Daily mood from anchors with 7- and 30-day trends, for the last `days` days that have anchors. */
+  'diary.mood': z.object({ days: z.number().int().min(1).max(366).optional() }).strict(),
+  /** Hide a diary block (a tombstone: the text is kept); hidden: false brings it back. */
+  'diary.hide': z.object({ id: z.number().int().positive(), hidden: z.boolean() }).strict(),
+  /** Dreams, newest first, with their text. */
+  'dreams.list': z.object({ limit: z.number().int().min(1).max(366).optional() }).strict(),
+
   /** Replace the last user message with an edited version and answer it again; the old one is kept. */
   'chat.editLast': z
     .object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) })
@@ -427,6 +641,18 @@ export interface ApiOutputs {
   'memories.undo': Memory;
   'memories.resident': ResidentPreview;
   'recall.search': RecallHit[];
+  'sleep.status': SleepStatus;
+  'sleep.now': { runId: number | null; sleepDay: string };
+  'sleep.stop': { stopped: boolean };
+  'sleep.runs': SleepRun[];
+  'sleep.audit': { items: AuditEntry[]; total: number };
+  'sleep.auditEntry': AuditEntryDetail;
+  'sleep.digest': SleepDigest | null;
+  'sleep.resolveProposal': SleepProposal;
+  'diary.days': DiaryDay[];
+  'diary.mood': MoodPoint[];
+  'diary.hide': DiaryBlock;
+  'dreams.list': DiaryBlock[];
 }
 
 // Compile-time check that every method has an output type and vice versa.
@@ -459,6 +685,12 @@ export interface ApiEvents {
   'chat.injected': { conversationId: string; messageId: string; memories: Pick<Memory, 'id' | 'type' | 'content'>[] };
   /** Memory changed (by the companion, the person or the sleep cycle); carries the journal entry. */
   'memories.changed': { change: MemoryChange };
+  /** A sleep step started or finished. */
+  'sleep.progress': SleepProgressEvent;
+  /** A cycle ended (done, failed or stopped). */
+  'sleep.finished': { runId: number; sleepDay: string; status: Exclude<SleepRunStatus, 'running'>; error: string | null };
+  /** Diary blocks were written or hidden. */
+  'diary.changed': { day: string | null };
 }
 export type ApiEventName = keyof ApiEvents;
 export const EVENT_NAMES: ApiEventName[] = [
@@ -468,6 +700,9 @@ export const EVENT_NAMES: ApiEventName[] = [
   'settings.changed',
   'chat.injected',
   'memories.changed',
+  'sleep.progress',
+  'sleep.finished',
+  'diary.changed',
 ];
 
 /** What a transport gives the renderer: one typed call and one typed subscription. */

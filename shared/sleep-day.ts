@@ -43,3 +43,33 @@ export function sleepDay(at: Date, sleepTime: string, timeZone: string): string 
   if (local.hour * 60 + local.minute < h * 60 + m) date.setUTCDate(date.getUTCDate() - 1);
   return date.toISOString().slice(0, 10);
 }
+
+/** The instant at which local wall time in `timeZone` reads `dateIso` (YYYY-MM-DD) `hh:mm`. */
+function localInstant(dateIso: string, hh: number, mm: number, timeZone: string): Date {
+  const [y, mo, d] = dateIso.split('-').map(Number) as [number, number, number];
+  const wanted = Date.UTC(y, mo - 1, d, hh, mm);
+  // Two rounds of "what does the zone show at my guess?" settle the offset, DST edges included.
+  let guess = wanted;
+  for (let i = 0; i < 2; i++) {
+    const p = localParts(new Date(guess), timeZone);
+    const shown = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute);
+    guess += wanted - shown;
+  }
+  return new Date(guess);
+}
+
+/**
+ * When sleep day `day` began: that date at the sleep time, local. On a daylight-saving night whose
+ * sleep time does not exist (02:00 skipped), this is the moment the clocks jumped past it.
+ */
+export function sleepDayStart(day: string, sleepTime: string, timeZone: string): Date {
+  const [h, m] = sleepTime.split(':').map(Number) as [number, number];
+  return localInstant(day, h, m, timeZone);
+}
+
+/** The day after `day` (YYYY-MM-DD), as calendar arithmetic. */
+export function nextDay(day: string, delta = 1): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + delta);
+  return d.toISOString().slice(0, 10);
+}

@@ -20,6 +20,9 @@ import { MemoryStore } from '../memory/store.js';
 import { SelfLayer } from '../agent/self-layer.js';
 import { acquireLock } from '../db/lock.js';
 import { openDatabase } from '../db/open.js';
+import { auditEntry, auditLog, diaryDays, digest, dreams, hideBlock, moodSeries, proposal, setProposalStatus, sleepRuns } from '../sleep/read.js';
+import { SleepService } from '../sleep/service.js';
+import { rebuildMoodDays } from '../sleep/steps/simple.js';
 import { Conversations } from './conversations.js';
 import { HostEvents } from './events.js';
 import { modelsDir, Providers } from './providers.js';
@@ -86,12 +89,19 @@ export async function createHost(options: HostOptions): Promise<Host> {
   const memory = createTurnMemory({ db, store: memories, settings, conversations, events, log });
   const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, memory, now, log });
 
+  const sleep = new SleepService(
+    { db, dataDir, store: memories, settings, providers, selfLayer, events, now, log, freeBytes: options.freeBytes },
+    options.sleep,
+  );
+
   await selfLayer.ensureDefaults();
   await settings.get();
   // Build the recall index in the background: the first search would otherwise pay for it.
   void warmRecallIndex(db).catch((err: Error) => log('warn', `recall index warm-up failed: ${err.message}`));
   const recovered = await conversations.recoverInterrupted();
   if (recovered) log('info', `kept ${recovered} interrupted repl${recovered === 1 ? 'y' : 'ies'} as partial`);
+  // The scheduler: a catch-up cycle once the app is idle, then the nightly one.
+  sleep.start();
 
   const handlers: Handlers = {
     'app.info': async () => {
@@ -208,8 +218,34 @@ export async function createHost(options: HostOptions): Promise<Host> {
 
     'chat.send': async (input) => {
       const { conversationId, content } = input;
+      sleep.touch();
       return chat.send(conversationId, content);
     },
+
+    'sleep.status': () => sleep.status(),
+    'sleep.now': () => sleep.now(),
+    'sleep.stop': async () => ({ stopped: sleep.stop() }),
+    'sleep.runs': (input) => sleepRuns(db, input.limit ?? 10, sleep.dependsOn()),
+    'sleep.audit': (input) => auditLog(db, input),
+    'sleep.auditEntry': (input) => auditEntry(db, input.id),
+    'sleep.digest': (input) => digest(db, input.day),
+    'sleep.resolveProposal': async (input) => {
+      const p = await proposal(db, input.id);
+      if (p.status !== 'open') throw new ApiError('conflict', 'That suggestion was already answered.');
+      if (input.accept) await memories.pin(p.memoryId, p.action === 'pin', 'person');
+      await setProposalStatus(db, p.id, input.accept ? 'accepted' : 'dismissed');
+      return proposal(db, p.id);
+    },
+    'diary.days': (input) => diaryDays(db, input),
+    'diary.mood': (input) => moodSeries(db, input.days ?? 30),
+    'diary.hide': async (input) => {
+      const block = await hideBlock(db, input.id, input.hidden);
+      // A hidden anchor no longer colours its day.
+      if (block.kind === 'anchor') await rebuildMoodDays(db);
+      events.emit('diary.changed', { day: block.day });
+      return block;
+    },
+    'dreams.list': (input) => dreams(db, input.limit ?? 60),
     'chat.stop': async (input) => ({ stopped: await chat.stop(input.conversationId) }),
     'chat.regenerate': async (input) => chat.regenerate(input.conversationId),
     'chat.editLast': async (input) => {
@@ -238,6 +274,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
     on: (listener) => events.on(listener),
     close() {
       closing ??= (async () => {
+        await sleep.close();
         await chat.stopAll();
         await db.close();
         lock.release();

@@ -1,7 +1,7 @@
 // Settings live in the database, one row per key, each validated when read: a corrupted row is
 // reset to its default, repaired on disk, and reported to the person as a notice.
 import { z } from 'zod';
-import { memorySettings, type MemorySettings, type Settings } from '../../shared/api.js';
+import { memorySettings, sleepSettings, type MemorySettings, type Settings, type SleepSettings } from '../../shared/api.js';
 
 export const DEFAULT_MEMORY_SETTINGS: MemorySettings = {
   passiveLimit: 5,
@@ -10,6 +10,17 @@ export const DEFAULT_MEMORY_SETTINGS: MemorySettings = {
   passiveMaxChars: 2000,
   passiveExcludeResident: true,
   residentTopN: 20,
+};
+
+/**
+ * A night of light sleep over a busy day is a handful of calls (one per sleep day that fits the
+ * context), deep sleep at most six, the dream one; 60 calls and 400k tokens leave room for a week of
+ * catch-up while capping what a paid provider can cost in one night (about a dollar on a small model).
+ */
+export const DEFAULT_SLEEP_SETTINGS: SleepSettings = {
+  auto: true,
+  maxCallsPerNight: 60,
+  maxTokensPerNight: 400_000,
 };
 import { DEFAULT_SLEEP_TIME, isValidTimeZone } from '../../shared/sleep-day.js';
 import type { Database } from '../db/open.js';
@@ -24,6 +35,7 @@ const schemas = {
   onboarded: z.boolean(),
   passiveRecall: z.boolean(),
   memory: memorySettings,
+  sleep: sleepSettings,
 } satisfies { [K in keyof Settings]: z.ZodType<Settings[K]> };
 
 function systemTimeZone(): string {
@@ -42,13 +54,14 @@ export function defaultSettings(): Settings {
     onboarded: false,
     passiveRecall: true,
     memory: { ...DEFAULT_MEMORY_SETTINGS },
+    sleep: { ...DEFAULT_SLEEP_SETTINGS },
   };
 }
 
 const KEYS = Object.keys(schemas) as (keyof Settings)[];
 
-/** Like Settings, but the memory block may be partial (it merges into what is stored). */
-export type SettingsPatch = Partial<Omit<Settings, 'memory'>> & { memory?: Partial<MemorySettings> };
+/** Like Settings, but the memory and sleep blocks may be partial (they merge into what is stored). */
+export type SettingsPatch = Partial<Omit<Settings, 'memory' | 'sleep'>> & { memory?: Partial<MemorySettings>; sleep?: Partial<SleepSettings> };
 
 export class SettingsStore {
   private cache: Settings | undefined;
@@ -83,8 +96,9 @@ export class SettingsStore {
     await this.db.transaction(async (tx) => {
       for (const key of KEYS) {
         if (!(key in patch) || patch[key] === undefined) continue;
-        // A partial memory patch merges into what is stored.
-        const raw = key === 'memory' ? { ...current.memory, ...patch.memory } : patch[key];
+        // A partial memory or sleep patch merges into what is stored.
+        const raw =
+          key === 'memory' ? { ...current.memory, ...patch.memory } : key === 'sleep' ? { ...current.sleep, ...patch.sleep } : patch[key];
         const value = schemas[key].parse(raw);
         (next as Record<string, unknown>)[key] = value;
         await tx.query(

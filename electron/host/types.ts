@@ -2,6 +2,7 @@
 // It never imports `electron`, so the same host runs in Electron's utility process, in the browser-mode
 // server, and in-process in tests.
 import type { AnimaApi, ApiEventName, ApiEvents } from '../../shared/api.js';
+import type { SleepServiceOptions } from '../sleep/service.js';
 
 /** A listener's arguments are a discriminated union, so checking the name narrows the payload. */
 export type HostEventArgs = { [E in ApiEventName]: [event: E, payload: ApiEvents[E]] }[ApiEventName];
@@ -35,6 +36,10 @@ export interface HostOptions {
   /** Which local servers to probe; defaults to Ollama's and LM Studio's usual ports. */
   localServers?: { name: string; kind: 'openai-compatible'; baseUrl: string }[];
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** The sleep scheduler's timing (tests turn the timer off and call it directly). */
+  sleep?: SleepServiceOptions;
+  /** Free bytes on the data folder's disk (tests of a full disk). */
+  freeBytes?: (dir: string) => number;
 }
 
 export interface Host {

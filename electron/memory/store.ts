@@ -41,6 +41,18 @@ export interface MemoryWrite {
 /** A write that passed every guard, with its defaults filled in. */
 type CheckedWrite = MemoryWrite & Required<Pick<MemoryWrite, 'pinned' | 'sourceMessageIds' | 'entityNames'>>;
 
+/** What MemoryStore.batch hands its callback: guarded writes inside one transaction. */
+export interface MemoryBatch {
+  tx: Transaction;
+  /** Like MemoryStore.create (near-duplicates update instead of adding). */
+  create(w: MemoryWrite): Promise<SaveMemoryResult>;
+  /** `olderId` becomes superseded by the existing `newerId`; both stay, linked. */
+  link(olderId: number, newerId: number, actor: MemoryActor, batchId?: string, reason?: string): Promise<SaveMemoryResult>;
+  /** Closes a memory's valid time (expired once that time has passed). */
+  expire(id: number, validTo: string, actor: MemoryActor, batchId?: string, reason?: string): Promise<SaveMemoryResult>;
+  get(id: number): Promise<Memory | null>;
+}
+
 export interface MemoryPatch {
   type?: MemoryType;
   content?: string;
@@ -249,30 +261,94 @@ export class MemoryStore {
 
   async create(w: MemoryWrite): Promise<SaveMemoryResult> {
     const write = this.checkWrite(w);
-    return this.write(async (tx, journal) => {
-      const duplicate = await this.findDuplicate(tx, write.type, write.content);
-      if (!duplicate) {
-        const memory = await this.insert(tx, write);
-        const change = await journal(tx, memory.id, 'create', write.actor, null, snapshot(memory), write.batchId, write.reason);
-        return { memory, outcome: 'created' as const, changeId: change.id };
-      }
-      const patch: Fields = {
-        content: write.content,
-        sourceMessageIds: union(duplicate.sourceMessageIds, write.sourceMessageIds),
-        entityNames: union(duplicate.entityNames, write.entityNames),
-      };
-      if (write.validFrom !== undefined) patch.validFrom = write.validFrom;
-      if (write.validTo !== undefined) patch.validTo = write.validTo;
-      if (write.pinned && !duplicate.pinned) Object.assign(patch, { pinned: true, pinOrder: await nextPinOrder(tx) });
-      const { before, after } = diff(duplicate, patch);
-      // The journal always says what was saved again, even when the wording was identical.
-      before.content = duplicate.content;
-      after.content = write.content;
-      const memory = await applyFields(tx, duplicate.id, patch);
-      const reason = write.reason ?? 'saved again: near-duplicate of an active memory';
-      const change = await journal(tx, memory.id, 'update', write.actor, before, after, write.batchId, reason);
-      return { memory, outcome: 'updated' as const, changeId: change.id };
-    });
+    return this.write((tx, journal) => this.createIn(tx, journal, write));
+  }
+
+  /**
+   * Several changes in one transaction, for the sleep cycle: its memories, its diary rows and its
+   * watermark commit together or not at all. `fn` gets the transaction for its own rows. A write
+   * refused by a guard (a secret, an unknown type) throws ApiError before touching the database, so
+   * the caller can skip that one item and go on; any database error rolls the whole batch back.
+   */
+  async batch<T>(fn: (b: MemoryBatch) => Promise<T>): Promise<T> {
+    return this.write((tx, journal) =>
+      fn({
+        tx,
+        create: (w) => this.createIn(tx, journal, this.checkWrite(w)),
+        link: (olderId, newerId, actor, batchId, reason) => this.linkIn(tx, journal, olderId, newerId, actor, batchId, reason),
+        expire: async (id, validTo, actor, batchId, reason) => {
+          const current = await this.requireActive(tx, id, 'expired');
+          const at = checkTime('validTo', validTo) ?? new Date().toISOString();
+          checkValidity(current.validFrom, at);
+          // Closing the valid time in the future keeps the memory active until then.
+          const patch: Fields = Date.parse(at) <= Date.now() ? { status: 'expired', validTo: at } : { validTo: at };
+          const { before, after } = diff(current, patch);
+          const memory = await applyFields(tx, id, after);
+          const change = await journal(tx, id, 'expire', actor, before, after, batchId, reason);
+          return { memory, outcome: 'updated' as const, changeId: change.id };
+        },
+        get: (id) => this.findMemory(tx, id),
+      }),
+    );
+  }
+
+  private async createIn(tx: Transaction, journal: Journal, write: CheckedWrite): Promise<SaveMemoryResult> {
+    const duplicate = await this.findDuplicate(tx, write.type, write.content);
+    if (!duplicate) {
+      const memory = await this.insert(tx, write);
+      const change = await journal(tx, memory.id, 'create', write.actor, null, snapshot(memory), write.batchId, write.reason);
+      return { memory, outcome: 'created' as const, changeId: change.id };
+    }
+    const patch: Fields = {
+      content: write.content,
+      sourceMessageIds: union(duplicate.sourceMessageIds, write.sourceMessageIds),
+      entityNames: union(duplicate.entityNames, write.entityNames),
+    };
+    if (write.validFrom !== undefined) patch.validFrom = write.validFrom;
+    if (write.validTo !== undefined) patch.validTo = write.validTo;
+    if (write.pinned && !duplicate.pinned) Object.assign(patch, { pinned: true, pinOrder: await nextPinOrder(tx) });
+    const { before, after } = diff(duplicate, patch);
+    // The journal always says what was saved again, even when the wording was identical.
+    before.content = duplicate.content;
+    after.content = write.content;
+    const memory = await applyFields(tx, duplicate.id, patch);
+    const reason = write.reason ?? 'saved again: near-duplicate of an active memory';
+    const change = await journal(tx, memory.id, 'update', write.actor, before, after, write.batchId, reason);
+    return { memory, outcome: 'updated' as const, changeId: change.id };
+  }
+
+  /**
+   * Marks an active memory as superseded by another existing one (deep sleep found that the newer
+   * contradicts or replaces it). The older one's valid time closes where the newer one's starts.
+   */
+  private async linkIn(
+    tx: Transaction,
+    journal: Journal,
+    olderId: number,
+    newerId: number,
+    actor: MemoryActor,
+    batchId?: string,
+    reason?: string,
+  ): Promise<SaveMemoryResult> {
+    if (olderId === newerId) invalid('older', 'A memory cannot supersede itself.');
+    const older = await this.requireActive(tx, olderId, 'superseded');
+    const newer = await this.requireActive(tx, newerId, 'the successor of another');
+    // Never link into a loop: the newer one must not already lead back to the older one.
+    const loop = await tx.query(
+      `WITH RECURSIVE chain (id, depth) AS (
+         SELECT id, 0 FROM memories WHERE id = $1
+         UNION SELECT m.superseded_by, c.depth + 1 FROM memories m JOIN chain c ON m.id = c.id
+          WHERE m.superseded_by IS NOT NULL AND c.depth < 1000)
+       SELECT 1 FROM chain WHERE id = $2`,
+      [newerId, olderId],
+    );
+    if (loop.rows.length) invalid('newer', `Memory ${newerId} already leads back to memory ${olderId}.`);
+    const closesAt = newer.validFrom && (!older.validFrom || newer.validFrom >= older.validFrom) ? newer.validFrom : new Date().toISOString();
+    const patch: Fields = { status: 'superseded', supersededBy: newerId, validTo: older.validTo && older.validTo < closesAt ? older.validTo : closesAt };
+    const { before, after } = diff(older, patch);
+    const memory = await applyFields(tx, olderId, after);
+    const change = await journal(tx, olderId, 'supersede', actor, before, after, batchId, reason);
+    return { memory, outcome: 'updated' as const, changeId: change.id };
   }
 
   async update(id: number, patch: MemoryPatch, actor: MemoryActor, reason?: string): Promise<SaveMemoryResult> {

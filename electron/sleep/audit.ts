@@ -23,7 +23,8 @@ export interface AuditedCallOptions<T> {
   signal?: AbortSignal;
 }
 
-export type AuditedResult<T> = { ok: true; value: T } | { ok: false; error?: string };
+/** `error`: the call itself failed (connection, HTTP); `invalid`: an answer came but could not be used. */
+export type AuditedResult<T> = { ok: true; value: T } | { ok: false; kind: 'error' | 'invalid'; error: string };
 
 interface Attempt {
   text: string;
@@ -127,7 +128,7 @@ export async function auditedCall<T>(db: Database, provider: ChatProvider, opts:
     } catch (err) {
       const error = err instanceof ProviderError || err instanceof Error ? err.message : String(err);
       await record(db, opts as AuditedCallOptions<unknown>, { prompt, response: '', durationMs: performance.now() - started, status: 'error', error });
-      return { ok: false, error };
+      return { ok: false, kind: 'error', error };
     }
     const durationMs = performance.now() - started;
     const checked = validate(attempt, opts.schema);
@@ -143,7 +144,7 @@ export async function auditedCall<T>(db: Database, provider: ChatProvider, opts:
       status: 'invalid',
       error: `Invalid answer: ${checked.problem}`,
     });
-    if (round === 1) return { ok: false, error: `Invalid answer: ${checked.problem}` };
+    if (round === 1) return { ok: false, kind: 'invalid', error: `Invalid answer: ${checked.problem}` };
     // One repair turn: show the model its answer and what was wrong, ask for the JSON alone.
     const shown =
       attempt.text.length > REPAIR_ECHO_CHARS ? `${attempt.text.slice(0, REPAIR_ECHO_CHARS)}\n[… cut off …]` : attempt.text;
@@ -158,5 +159,5 @@ export async function auditedCall<T>(db: Database, provider: ChatProvider, opts:
       },
     ];
   }
-  return { ok: false };
+  return { ok: false, kind: 'invalid', error: 'Invalid answer' };
 }

@@ -152,7 +152,7 @@ describe('runCycle', () => {
     expect(log).toEqual(['a']);
   });
 
-  it('stops at the next step boundary when aborted, leaving the rest pending for a resume', async () => {
+  it('stops at the next step boundary when aborted: the interrupted step is stopped, the rest skipped, and a resume runs them', async () => {
     const controller = new AbortController();
     const log: string[] = [];
     const steps: SleepStep[] = [
@@ -162,7 +162,7 @@ describe('runCycle', () => {
         dependsOn: ['a'],
         async run() {
           log.push('b');
-          controller.abort(); // The person quit mid-step: b finishes, c never starts.
+          controller.abort('the app was closing'); // The person quit mid-step: b returns, c never starts.
           return { items: 1 };
         },
       },
@@ -172,16 +172,20 @@ describe('runCycle', () => {
     const result = await runCycle(db, steps, { sleepDay: '2026-01-05', trigger: 'schedule', signal: controller.signal });
     expect(result.status).toBe('stopped');
     expect(log).toEqual(['a', 'b']);
-    expect(result.steps).toEqual({ a: 'done', b: 'done', c: 'pending', d: 'pending' });
-    const run = (await db.query<{ status: string }>(`SELECT status FROM sleep_runs WHERE id = $1`, [result.runId])).rows[0]!;
-    expect(run.status).toBe('stopped');
+    // b may have returned early because of the abort: it is not counted as done.
+    expect(result.steps).toEqual({ a: 'done', b: 'stopped', c: 'skipped', d: 'skipped' });
+    expect(result.error).toBe('the app was closing');
+    const run = (await db.query<{ status: string; error: string }>(`SELECT status, error FROM sleep_runs WHERE id = $1`, [result.runId])).rows[0]!;
+    expect(run).toEqual({ status: 'stopped', error: 'the app was closing' });
+    const skipped = (await db.query<{ reason: string }>(`SELECT reason FROM sleep_steps WHERE run_id = $1 AND step_id = 'c'`, [result.runId])).rows[0]!;
+    expect(skipped.reason).toBe('not run: the app was closing');
 
     const rest: string[] = [];
     const resumed = await runCycle(db, [step('a', [], rest), step('b', ['a'], rest), step('c', ['b'], rest), step('d', [], rest)], {
       sleepDay: '2026-01-05',
       trigger: 'catch-up',
     });
-    expect(rest).toEqual(['c', 'd']);
+    expect(rest).toEqual(['b', 'c', 'd']);
     expect(resumed.status).toBe('done');
   });
 });

@@ -3,11 +3,35 @@
 // the model calls it already made. The steps themselves live elsewhere; this file only orders,
 // locks, records and resumes them.
 import os from 'node:os';
+import type { SleepRunStatus, SleepStepStatus, SleepTrigger } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 
-export type SleepTrigger = 'schedule' | 'catch-up' | 'manual';
-export type SleepRunStatus = 'running' | 'done' | 'failed' | 'stopped';
-export type SleepStepStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped';
+export type { SleepRunStatus, SleepStepStatus, SleepTrigger };
+
+/** A step failed, but reports what it did before failing (kept with the step). */
+export class StepFailure extends Error {
+  constructor(
+    message: string,
+    readonly stats: Record<string, number>,
+  ) {
+    super(message);
+    this.name = 'StepFailure';
+  }
+}
+
+/**
+ * A step ends the night early — over budget, or the person pressed Stop. The step is 'stopped' with
+ * its partial stats, the steps after it are skipped with this message, and the run is 'stopped'.
+ */
+export class CycleStop extends Error {
+  constructor(
+    message: string,
+    readonly stats: Record<string, number>,
+  ) {
+    super(message);
+    this.name = 'CycleStop';
+  }
+}
 
 export interface StepContext {
   db: Database;
@@ -50,6 +74,8 @@ export interface CycleResult {
   runId: number;
   status: Exclude<SleepRunStatus, 'running'>;
   steps: Record<string, SleepStepStatus>;
+  /** Why the run stopped or failed. */
+  error: string | null;
 }
 
 /** Thrown when another live cycle holds the lock. */
@@ -110,6 +136,14 @@ interface RunningRow {
   holder_pid: number;
   holder_host: string;
   heartbeat_age_ms: number;
+}
+
+/** The words for an aborted night: the reason given to abort(), else "stopped". */
+function abortReason(signal: AbortSignal): string {
+  const r: unknown = signal.reason;
+  if (typeof r === 'string') return r;
+  if (r instanceof Error && r.name !== 'AbortError') return r.message;
+  return 'the cycle was stopped';
 }
 
 function errorText(err: unknown): string {
@@ -209,7 +243,7 @@ export async function runCycle(db: Database, steps: SleepStep[], opts: RunCycleO
     await db.query(
       `UPDATE sleep_steps SET status = $3, reason = $4, stats = $5, error = $6,
               started_at = CASE WHEN $3 = 'running' THEN now() ELSE started_at END,
-              finished_at = CASE WHEN $3 IN ('done', 'failed', 'skipped') THEN now() ELSE NULL END
+              finished_at = CASE WHEN $3 IN ('done', 'failed', 'skipped', 'stopped') THEN now() ELSE NULL END
         WHERE run_id = $1 AND step_id = $2`,
       [runId, stepId, s, fields.reason ?? null, fields.stats === undefined ? null : JSON.stringify(fields.stats), fields.error ?? null],
     );
@@ -238,19 +272,22 @@ export async function runCycle(db: Database, steps: SleepStep[], opts: RunCycleO
     for (const step of ordered) if (carried.has(step.id)) status.set(step.id, 'done');
     finished = carried.size;
 
-    let stopped = false;
+    let stopReason: string | null = null;
     for (const step of ordered) {
       if (status.get(step.id) === 'done') continue;
-      if (signal.aborted) {
-        stopped = true;
-        break;
+      if (stopReason === null && signal.aborted) stopReason = abortReason(signal);
+      if (stopReason !== null) {
+        finished++;
+        await setStep(step.id, 'skipped', { reason: `not run: ${stopReason}` });
+        progress(step.id, 'skipped');
+        continue;
       }
       const blocker = step.dependsOn.find((d) => status.get(d) !== 'done');
       if (blocker !== undefined) {
         const root = rootFailure.get(blocker) ?? blocker;
         rootFailure.set(step.id, root);
         finished++;
-        await setStep(step.id, 'skipped', { reason: `needs ${root}, which failed` });
+        await setStep(step.id, 'skipped', { reason: `needs ${root}, which ${status.get(root) === 'stopped' ? 'stopped early' : 'failed'}` });
         progress(step.id, 'skipped');
         continue;
       }
@@ -259,17 +296,35 @@ export async function runCycle(db: Database, steps: SleepStep[], opts: RunCycleO
       try {
         const stats = await step.run({ db, runId, stepId: step.id, sleepDay: opts.sleepDay, trigger: opts.trigger, signal, heartbeat });
         finished++;
-        await setStep(step.id, 'done', { stats });
-        progress(step.id, 'done');
+        // A step that noticed the abort and returned early did not finish its work.
+        if (signal.aborted) {
+          stopReason = abortReason(signal);
+          await setStep(step.id, 'stopped', { stats, error: stopReason });
+          progress(step.id, 'stopped');
+        } else {
+          await setStep(step.id, 'done', { stats });
+          progress(step.id, 'done');
+        }
       } catch (err) {
         finished++;
-        await setStep(step.id, 'failed', { error: errorText(err) });
-        progress(step.id, 'failed');
+        if (err instanceof CycleStop || signal.aborted) {
+          stopReason = err instanceof CycleStop ? err.message : abortReason(signal);
+          await setStep(step.id, 'stopped', { stats: err instanceof CycleStop ? err.stats : undefined, error: stopReason });
+          progress(step.id, 'stopped');
+        } else {
+          await setStep(step.id, 'failed', { error: errorText(err), stats: err instanceof StepFailure ? err.stats : undefined });
+          progress(step.id, 'failed');
+        }
       }
       await heartbeat();
     }
     const all = ordered.every((s) => status.get(s.id) === 'done');
-    runStatus = stopped || (signal.aborted && !all) ? 'stopped' : all ? 'done' : 'failed';
+    runStatus = stopReason !== null ? 'stopped' : all ? 'done' : 'failed';
+    if (stopReason !== null) runError = stopReason;
+    else if (!all) {
+      const failed = ordered.filter((s) => status.get(s.id) === 'failed').map((s) => s.id);
+      runError = `${failed.join(', ')} failed`;
+    }
   } catch (err) {
     // The runner itself broke (the database went away, most likely): record it if we still can.
     runError = errorText(err);
@@ -287,5 +342,10 @@ export async function runCycle(db: Database, steps: SleepStep[], opts: RunCycleO
       ])
       .catch(() => {});
   }
-  return { runId, status: runStatus, steps: Object.fromEntries(ordered.map((s) => [s.id, status.get(s.id) ?? 'pending'])) };
+  return {
+    runId,
+    status: runStatus,
+    steps: Object.fromEntries(ordered.map((s) => [s.id, status.get(s.id) ?? 'pending'])),
+    error: runError,
+  };
 }

@@ -3,6 +3,7 @@ import initial from './001_initial.sql';
 import memory from './002_memory.sql';
 import memoryDedupe from './003_memory_dedupe.sql';
 import sleep from './004_sleep.sql';
+import sleepSteps from './005_sleep_steps.sql';
 
 export interface Migration {
   version: number;
@@ -15,4 +16,5 @@ export const migrations: Migration[] = [
   { version: 2, name: 'memory', sql: memory },
   { version: 3, name: 'memory_dedupe', sql: memoryDedupe },
   { version: 4, name: 'sleep', sql: sleep },
+  { version: 5, name: 'sleep_steps', sql: sleepSteps },
 ];

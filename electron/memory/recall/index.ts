@@ -270,7 +270,7 @@ function plan(db: Database, side: Sidecar, p: Prepared, o: RecallOptions & Recal
     fts: async () => {
       if (q.plainOr) return d.index.search(p.lexemes, { scope, limit: depth });
       const rows = await db.query<{ key: number }>(
-        `SELECT id::float8 AS key FROM diary_blocks WHERE search_fts @@ to_tsquery('english', $1) AND kind = ANY($2::text[])
+        `SELECT id::float8 AS key FROM diary_blocks WHERE search_fts @@ to_tsquery('english', $1) AND kind = ANY($2::text[]) AND hidden_at IS NULL
          ORDER BY id DESC LIMIT ${BOOLEAN_CANDIDATES}`,
         [tsquery, kinds],
       );
@@ -453,7 +453,8 @@ async function fetchHits(
       (async () => {
         const rows = (
           await db.query<{ id: number; day: string; kind: DiaryKind; title: string | null; body: string; created_at: Date }>(
-            `SELECT id::float8 AS id, day, kind, title, body, created_at FROM diary_blocks WHERE id = ANY($1::bigint[])`,
+            // A block the person hid stays in the derived index until it is rebuilt; it is dropped here.
+            `SELECT id::float8 AS id, day, kind, title, body, created_at FROM diary_blocks WHERE id = ANY($1::bigint[]) AND hidden_at IS NULL`,
             [diaryKeys],
           )
         ).rows;

@@ -105,7 +105,7 @@ describe('recall', () => {
     expect(hits[1]!.score).toBe(0.4919);
   });
 
-  it('finds limbic (anchors, imprints) and autobiographical (narratives, dreams) diary blocks, never digests', async () => {
+  it('finds limbic (anchors, imprints) and autobiographical (narratives) diary blocks, never dreams, digests or hidden blocks', async () => {
     const limbic = await recall(db, { query: 'thunderstorm', sources: ['limbic'] });
     expect(limbic).toEqual([
       {
@@ -118,11 +118,17 @@ describe('recall', () => {
       },
     ]);
     const auto = await recall(db, { query: 'lighthouse', sources: ['autobiographical'] });
-    expect(auto.map((h) => (h.link.kind === 'diary' ? h.link.blockId : 0)).sort()).toEqual([diary.lighthouse, diary.dream].sort());
+    // The dream mentions a lighthouse too, but a dream is not something that happened.
+    expect(auto.map((h) => (h.link.kind === 'diary' ? h.link.blockId : 0))).toEqual([diary.lighthouse]);
     expect(auto.find((h) => h.link.kind === 'diary' && h.link.blockId === diary.lighthouse)!.text).toBe(
       'The lighthouse walk — We talked about the lighthouse Sam visited as a child.',
     );
     expect(await recall(db, { query: 'lighthouse', sources: ['limbic'] })).toEqual([]);
+    // Hidden by the person: out of recall at once, back after undo.
+    await db.query('UPDATE diary_blocks SET hidden_at = now() WHERE id = $1', [diary.storm]);
+    expect(await recall(db, { query: 'thunderstorm', sources: ['limbic'] })).toEqual([]);
+    await db.query('UPDATE diary_blocks SET hidden_at = NULL WHERE id = $1', [diary.storm]);
+    expect(await recall(db, { query: 'thunderstorm', sources: ['limbic'] })).toHaveLength(1);
   });
 
   it('returns one list over all four sources by default', async () => {

@@ -32,7 +32,8 @@ export const DIARY_KINDS = ['anchor', 'imprint', 'narrative', 'dream'] as const;
 export type DiaryKind = (typeof DIARY_KINDS)[number];
 /** Anchors and imprints are limbic memory; narratives and dreams are autobiographical. */
 export const LIMBIC_KINDS: DiaryKind[] = ['anchor', 'imprint'];
-export const AUTOBIOGRAPHICAL_KINDS: DiaryKind[] = ['narrative', 'dream'];
+// Dreams are indexed but never recalled: they are the companion's inventions, not something that happened.
+export const AUTOBIOGRAPHICAL_KINDS: DiaryKind[] = ['narrative'];
 
 export interface Maxima {
   seq: number;

@@ -1,0 +1,158 @@
+// The background model as the sleep steps see it: which connection to use, how much context it has,
+// who is speaking (every prompt carries the companion's identity — a generic extraction assistant
+// writes a generic diary), and the night's budget. Every call goes through auditedCall.
+import type { z } from 'zod';
+import { ApiError } from '../../shared/api.js';
+import { estimateTokens } from '../agent/context.js';
+import { buildSystemPrompt } from '../agent/prompt.js';
+import type { SelfLayer } from '../agent/self-layer.js';
+import type { Database } from '../db/open.js';
+import type { Providers } from '../host/providers.js';
+import type { SettingsStore } from '../host/settings.js';
+import type { ChatProvider } from '../llm/types.js';
+import { buildResident } from '../memory/resident.js';
+import { auditedCall, type AuditedResult } from './audit.js';
+import { TASK_PREFIX } from './schemas.js';
+
+/** Thrown (by a step) when tonight's budget is spent; the runner stops the cycle at the step boundary. */
+export class BudgetExhaustedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BudgetExhaustedError';
+  }
+}
+
+export interface BudgetUse {
+  calls: number;
+  tokens: number;
+}
+
+/**
+ * What the background model has used for one sleep day, counted from the audit log (so a resumed or
+ * repeated night counts what earlier runs of the same day already spent). Tokens are the provider's
+ * counts where it reported them, otherwise estimated from the characters sent and received.
+ */
+export async function budgetUse(db: Database, sleepDay: string): Promise<BudgetUse> {
+  const row = (
+    await db.query<{ calls: number; tokens: number }>(
+      `SELECT count(*)::int AS calls,
+              coalesce(sum(coalesce(a.prompt_tokens, ceil(a.prompt_chars / 4.0)::int)
+                          + coalesce(a.completion_tokens, ceil(a.response_chars / 4.0)::int)), 0)::float8 AS tokens
+         FROM auto_llm_runs a JOIN sleep_runs r ON r.id = a.run_id
+        WHERE r.sleep_day = $1`,
+      [sleepDay],
+    )
+  ).rows[0]!;
+  return { calls: Number(row.calls), tokens: Number(row.tokens) };
+}
+
+export interface BackgroundModelInfo {
+  client: ChatProvider;
+  model: string;
+  contextTokens: number;
+}
+
+export interface BackgroundDeps {
+  db: Database;
+  providers: Providers;
+  settings: SettingsStore;
+  selfLayer: SelfLayer;
+  now: () => Date;
+}
+
+/** The connection for background work: the chosen background model, else the chat model. */
+export async function resolveBackgroundModel(deps: Pick<BackgroundDeps, 'providers' | 'settings'>): Promise<BackgroundModelInfo> {
+  const s = await deps.settings.get();
+  const id = s.backgroundProviderId ?? s.chatProviderId;
+  if (!id) throw new ApiError('no_provider', 'There is no model connection for the sleep cycle yet. Add one in Settings → Models.');
+  const { config, client } = await deps.providers.resolve(id);
+  return { client, model: config.model, contextTokens: config.contextTokens };
+}
+
+/** One background call: the task's instructions, the material, and the JSON shape of the answer. */
+export interface BackgroundRequest<T> {
+  /** Audit purpose and the task line: "light-sleep", "deep-sleep:merge", "dream". */
+  purpose: string;
+  stepId: string;
+  runId: number;
+  instructions: string;
+  material: string;
+  schema: z.ZodType<T>;
+  maxTokens: number;
+  signal: AbortSignal;
+}
+
+/**
+ * The background model for one run: resolved once, with the identity preamble built once (the self
+ * layer and resident memory do not change while the companion sleeps, except by the cycle itself,
+ * and tomorrow's prompt picks that up).
+ */
+export class BackgroundModel {
+  private constructor(
+    private readonly db: Database,
+    readonly info: BackgroundModelInfo,
+    readonly identity: string,
+    private readonly sleepDay: string,
+    private readonly limits: { maxCalls: number; maxTokens: number },
+  ) {}
+
+  static async open(deps: BackgroundDeps, sleepDay: string): Promise<BackgroundModel> {
+    const info = await resolveBackgroundModel(deps);
+    const s = await deps.settings.get();
+    const resident = await buildResident(deps.db, { topN: s.memory.residentTopN });
+    const identity = buildSystemPrompt({
+      selfBlocks: await deps.selfLayer.list(),
+      sleepDay,
+      timeZone: s.timeZone,
+      now: deps.now(),
+      extraSections: [
+        ...(resident.text ? [{ body: resident.text }] : []),
+        {
+          title: 'While I sleep',
+          body:
+            'I am asleep: nobody is talking with me now. I am going over my own memories to keep what matters, in my own ' +
+            'words and as myself. My answers here are read by my memory, not by a person: I reply with the JSON asked for, ' +
+            'nothing else. I never store passwords, keys, card numbers or other secrets, even when they were said to me.',
+        },
+      ],
+    });
+    return new BackgroundModel(deps.db, info, identity, sleepDay, {
+      maxCalls: s.sleep.maxCallsPerNight,
+      maxTokens: s.sleep.maxTokensPerNight,
+    });
+  }
+
+  /** Tokens a request's material may use: the context minus the preamble, instructions and answer. */
+  materialBudget(instructions: string, maxTokens: number): number {
+    const overhead = estimateTokens(this.identity) + estimateTokens(instructions) + 64;
+    return Math.max(256, this.info.contextTokens - overhead - maxTokens);
+  }
+
+  /** Throws BudgetExhaustedError when tonight's calls or tokens are spent. */
+  async checkBudget(): Promise<void> {
+    const used = await budgetUse(this.db, this.sleepDay);
+    if (used.calls >= this.limits.maxCalls || used.tokens >= this.limits.maxTokens) {
+      throw new BudgetExhaustedError(
+        `Over tonight's budget for background work (${used.calls} of ${this.limits.maxCalls} calls, ` +
+          `${Math.round(used.tokens)} of ${this.limits.maxTokens} tokens); the rest waits for the next night.`,
+      );
+    }
+  }
+
+  async call<T>(req: BackgroundRequest<T>): Promise<AuditedResult<T>> {
+    await this.checkBudget();
+    return auditedCall(this.db, this.info.client, {
+      purpose: req.purpose,
+      stepId: req.stepId,
+      runId: req.runId,
+      model: this.info.model,
+      schema: req.schema,
+      maxTokens: req.maxTokens,
+      signal: req.signal,
+      messages: [
+        { role: 'system', content: this.identity },
+        { role: 'user', content: `${TASK_PREFIX}${req.purpose}\n\n${req.instructions.trim()}\n\n${req.material.trim()}` },
+      ],
+    });
+  }
+}

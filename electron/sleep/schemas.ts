@@ -1,0 +1,127 @@
+// What the sleep steps ask the background model for, as schemas the answer must match, and the
+// text formats the prompts use to show it messages and memories. Kept in one place so the steps, the
+// tests' loopback model and the benchmark agree on one contract.
+import { z } from 'zod';
+import { MAX_MEMORY_CHARS, MEMORY_TYPES } from '../../shared/api.js';
+
+/** Every prompt's task line starts with this, so an audit row (and a test's fake model) can tell tasks apart. */
+export const TASK_PREFIX = 'Task: ';
+
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a sleep day YYYY-MM-DD');
+/** A message reference as printed in the transcript: "m12". */
+const messageRef = z.string().regex(/^m\d+$/, 'expected a message reference like m12');
+/** A conversation reference as printed in the transcript: "c2". */
+const conversationRef = z.string().regex(/^c\d+$/, 'expected a conversation reference like c2');
+const when = z
+  .string()
+  .refine((v) => !Number.isNaN(Date.parse(v)), 'expected a date (YYYY-MM-DD or ISO 8601)')
+  .nullable()
+  .optional();
+const shortText = (max: number) => z.string().trim().min(1).max(max);
+
+export const lightSleepAnswer = z.object({
+  memories: z
+    .array(
+      z.object({
+        type: z.enum(MEMORY_TYPES),
+        content: shortText(MAX_MEMORY_CHARS),
+        /** Names of the people, places and things the memory mentions. */
+        entities: z.array(shortText(120)).max(20).default([]),
+        sources: z.array(messageRef).max(50).default([]),
+        validFrom: when,
+        validTo: when,
+      }),
+    )
+    .max(200),
+  anchors: z
+    .array(
+      z.object({
+        conversation: conversationRef,
+        day,
+        valence: z.number().min(-1).max(1),
+        arousal: z.number().min(0).max(1),
+        labels: z.array(shortText(40)).max(5).default([]),
+        text: shortText(600),
+      }),
+    )
+    .max(100),
+  imprints: z
+    .array(
+      z.object({
+        conversation: conversationRef,
+        day,
+        text: shortText(1000),
+        sources: z.array(messageRef).max(20).default([]),
+      }),
+    )
+    .max(200),
+  narratives: z.array(z.object({ day, title: shortText(120), body: shortText(6000) })).max(31),
+});
+export type LightSleepAnswer = z.infer<typeof lightSleepAnswer>;
+
+const memoryRef = z.number().int().positive();
+const reason = shortText(300);
+
+/** Deep sleep, round 1: newer facts that contradict or end older ones. */
+export const contradictionAnswer = z.object({
+  operations: z
+    .array(
+      z.discriminatedUnion('op', [
+        /** `newer` replaces `older`: both stay, linked; the older one's valid time closes. */
+        z.object({ op: z.literal('supersede'), older: memoryRef, newer: memoryRef, reason }),
+        /** The memory stopped being true at `validTo` (it stays, marked expired). */
+        z.object({ op: z.literal('expire'), id: memoryRef, validTo: z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'expected a date'), reason }),
+      ]),
+    )
+    .max(50),
+});
+export type ContradictionAnswer = z.infer<typeof contradictionAnswer>;
+
+/** Deep sleep, round 2: compound memories split into atomic ones. */
+export const splitAnswer = z.object({
+  splits: z
+    .array(
+      z.object({
+        id: memoryRef,
+        parts: z.array(z.object({ type: z.enum(MEMORY_TYPES), content: shortText(MAX_MEMORY_CHARS) })).min(2).max(6),
+        reason,
+      }),
+    )
+    .max(30),
+});
+export type SplitAnswer = z.infer<typeof splitAnswer>;
+
+/** Deep sleep, round 3: near-duplicates merged into one memory. */
+export const mergeAnswer = z.object({
+  merges: z
+    .array(z.object({ ids: z.array(memoryRef).min(2).max(6), type: z.enum(MEMORY_TYPES), content: shortText(MAX_MEMORY_CHARS), reason }))
+    .max(30),
+});
+export type MergeAnswer = z.infer<typeof mergeAnswer>;
+
+export const dreamAnswer = z.object({ title: shortText(120), body: shortText(6000) });
+export type DreamAnswer = z.infer<typeof dreamAnswer>;
+
+// ---- Text formats shown to the model ----
+
+/** "## Conversation c2 — sleep day 2026-12-01" */
+export function conversationHeading(ref: string, title: string, sleepDay: string): string {
+  return `## Conversation ${ref} — sleep day ${sleepDay} — “${title.replace(/\s+/g, ' ').slice(0, 80)}”`;
+}
+
+/** "[m12] 2026-12-01 20:14 Person: text" — one line per message, newlines inside kept as " / ". */
+export function transcriptLine(ref: string, localTime: string, speaker: string, content: string): string {
+  return `[${ref}] ${localTime} ${speaker}: ${content.replace(/\s*\n+\s*/g, ' / ')}`;
+}
+
+/** "[#42] (world; true from 2026-05-01) text" — how memories are listed for deep sleep and dreams. */
+export function memoryLine(m: { id: number; type: string; content: string; validFrom: string | null; validTo: string | null; createdAt: string }): string {
+  const valid = [m.validFrom ? `true from ${m.validFrom.slice(0, 10)}` : '', m.validTo ? `until ${m.validTo.slice(0, 10)}` : '']
+    .filter(Boolean)
+    .join(' ');
+  return `[#${m.id}] (${m.type}; written ${m.createdAt.slice(0, 10)}${valid ? `; ${valid}` : ''}) ${m.content.replace(/\s*\n+\s*/g, ' / ')}`;
+}
+
+export const TRANSCRIPT_LINE = /^\[(m\d+)\] (\d{4}-\d{2}-\d{2} \d{2}:\d{2}) ([^:]{1,80}): (.*)$/;
+export const CONVERSATION_HEADING = /^## Conversation (c\d+) — sleep day (\d{4}-\d{2}-\d{2})/;
+export const MEMORY_LINE = /^\[#(\d+)\] \(([a-z]+);[^)]*\) (.*)$/;

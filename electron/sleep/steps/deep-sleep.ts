@@ -1,0 +1,324 @@
+// deep-sleep: after light sleep, the companion reconsiders what it knows, in rounds —
+//   1. contradictions and expiry: a newer fact supersedes an older one, or closes its valid time;
+//   2. split: a compound memory becomes atomic ones;
+//   3. merge: near-duplicates (close, but below the automatic duplicate threshold) become one;
+//   4. pin review: stale pins and much-used memories become proposals for the person (no model).
+// It looks only at memories written since it last ran (a cursor on the change journal) and at their
+// neighbours found by recall over the whole store — so two memories written months apart that
+// disagree are found, yet the number of calls per night is capped and does not grow with the store.
+// Nothing is deleted: every change is a supersede or an expiry with a link, journalled, undoable one
+// by one (each operation is its own batch).
+import { randomUUID } from 'node:crypto';
+import { ApiError, type Memory } from '../../../shared/api.js';
+import { estimateTokens } from '../../agent/context.js';
+import { MAX_RESIDENT_PINNED } from '../../memory/resident.js';
+import { semanticSearch } from '../../memory/recall/index.js';
+import { BudgetExhaustedError, type BackgroundModel } from '../background.js';
+import { CycleStop, StepFailure, type SleepStep, type StepContext } from '../dag.js';
+import { contradictionAnswer, memoryLine, mergeAnswer, splitAnswer } from '../schemas.js';
+import type { z } from 'zod';
+import { LIGHT_SLEEP } from './light-sleep.js';
+import { SNAPSHOT } from './simple.js';
+import { modelForRun, type SleepStepDeps } from './deps.js';
+
+export const DEEP_SLEEP = 'deep-sleep';
+const CURSOR = 'deep-sleep:memory_changes';
+/** New memories reviewed per night; the rest wait for the next night (the cursor only passes what was reviewed). */
+export const MAX_REVIEWED_PER_NIGHT = 60;
+/** Calls per round per night: with three rounds, deep sleep makes at most six calls a night. */
+export const MAX_CALLS_PER_ROUND = 2;
+const NEIGHBOURS = 4;
+/** Same-type pairs at least this similar (pg_trgm) are merge candidates; above NEAR_DUPLICATE_SIMILARITY saving already merges them. */
+const MERGE_SIMILARITY = 0.45;
+/** Pin review: a pin not cited for this long is proposed for unpinning; a memory cited this often, for pinning. */
+const STALE_PIN_DAYS = 45;
+const MUCH_USED_REFERENCES = 5;
+const MAX_PROPOSALS = 5;
+
+const CONTRADICTION_INSTRUCTIONS = `Each group below starts with a memory I wrote recently, followed by older memories that may be about
+the same thing. Find where they disagree or where something stopped being true. Answer {"operations": [...]} with
+{"op": "supersede", "older": id, "newer": id, "reason"} when the newer memory replaces the older one (the person moved,
+changed their mind, a fact was corrected), or {"op": "expire", "id", "validTo": "YYYY-MM-DD", "reason"} when a memory
+stopped being true at a known date without a replacement. Only real contradictions; memories that merely differ are fine.
+An empty list is a good answer when nothing disagrees.`;
+
+const SPLIT_INSTRUCTIONS = `Some memories below say several separate things at once. Split those into atomic memories, each one
+fact that stands on its own (names, not pronouns): {"splits": [{"id", "parts": [{"type", "content"}], "reason"}]}.
+Keep the meaning exactly; leave memories that are already one fact alone. An empty list is a good answer.`;
+
+const MERGE_INSTRUCTIONS = `The groups below are memories that may say the same thing twice. Where they do, write the one memory that
+keeps everything they say: {"merges": [{"ids": [...], "type", "content", "reason"}]}. Only merge true duplicates; two
+different facts about the same thing stay apart. An empty list is a good answer.`;
+
+interface MemoryRow {
+  id: number;
+  type: Memory['type'];
+  content: string;
+  valid_from: Date | null;
+  valid_to: Date | null;
+  created_at: Date;
+  source_message_ids: string[];
+  entity_names: string[];
+}
+
+const line = (m: MemoryRow) =>
+  memoryLine({ id: Number(m.id), type: m.type, content: m.content, validFrom: m.valid_from?.toISOString() ?? null, validTo: m.valid_to?.toISOString() ?? null, createdAt: m.created_at.toISOString() });
+
+async function activeMemories(deps: SleepStepDeps, ids: number[]): Promise<Map<number, MemoryRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = (
+    await deps.db.query<MemoryRow>(
+      `SELECT id::int AS id, type, content, valid_from, valid_to, created_at, source_message_ids, entity_names
+         FROM memories WHERE id = ANY($1::bigint[]) AND status = 'active'`,
+      [ids],
+    )
+  ).rows;
+  return new Map(rows.map((r) => [Number(r.id), r]));
+}
+
+/** Groups of text packed into at most `maxCalls` prompts of `budget` tokens; what does not fit waits. */
+function pack(groups: string[], budget: number, maxCalls: number): string[][] {
+  const calls: string[][] = [];
+  let call: string[] = [];
+  let used = 0;
+  for (const g of groups) {
+    const cost = estimateTokens(g) + 4;
+    if (cost > budget) continue;
+    if (used + cost > budget && call.length) {
+      calls.push(call);
+      if (calls.length === maxCalls) return calls;
+      call = [];
+      used = 0;
+    }
+    call.push(g);
+    used += cost;
+  }
+  if (call.length && calls.length < maxCalls) calls.push(call);
+  return calls;
+}
+
+export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof modelForRun>): SleepStep {
+  return {
+    id: DEEP_SLEEP,
+    dependsOn: [LIGHT_SLEEP, SNAPSHOT],
+    async run(ctx): Promise<Record<string, number>> {
+      const stats: Record<string, number> = { reviewed: 0, calls: 0, invalid: 0, superseded: 0, expired: 0, split: 0, merged: 0, refused: 0, proposals: 0 };
+      const bump = (k: string, n = 1) => (stats[k] = (stats[k] ?? 0) + n);
+
+      // What was written since the last deep sleep (by anyone but deep sleep itself), oldest first.
+      const cursorRow = (await deps.db.query<{ value: number }>(`SELECT value::float8 AS value FROM sleep_cursors WHERE name = $1`, [CURSOR])).rows[0];
+      const changes = (
+        await deps.db.query<{ id: number; memory_id: number }>(
+          `SELECT c.id::float8 AS id, c.memory_id::int AS memory_id FROM memory_changes c
+            WHERE c.id > $1 AND c.action IN ('create', 'update') AND c.actor <> 'deep-sleep' AND c.undone_by IS NULL
+            ORDER BY c.id`,
+          [cursorRow ? Number(cursorRow.value) : 0],
+        )
+      ).rows;
+      const fresh: number[] = [];
+      let cursor = cursorRow ? Number(cursorRow.value) : 0;
+      for (const c of changes) {
+        if (!fresh.includes(Number(c.memory_id))) {
+          if (fresh.length === MAX_REVIEWED_PER_NIGHT) break;
+          fresh.push(Number(c.memory_id));
+        }
+        cursor = Number(c.id);
+      }
+      const reviewed = await activeMemories(deps, fresh);
+      stats.reviewed = reviewed.size;
+
+      let bg: BackgroundModel | null = null;
+      const ask = async <T>(purpose: string, instructions: string, material: string, schema: z.ZodType<T>): Promise<T | null> => {
+        bg ??= await model(ctx);
+        let result;
+        try {
+          result = await bg.call({ purpose, stepId: ctx.stepId, runId: ctx.runId, instructions, material, schema, maxTokens: 2048, signal: ctx.signal });
+        } catch (err) {
+          if (err instanceof BudgetExhaustedError) throw new CycleStop(err.message, stats);
+          throw err;
+        }
+        bump('calls');
+        await ctx.heartbeat();
+        if (result.ok) return result.value;
+        if (result.kind === 'error') throw new StepFailure(`The model connection failed during deep sleep: ${result.error}`, stats);
+        bump('invalid');
+        return null;
+      };
+      const budgetFor = async (instructions: string) => {
+        bg ??= await model(ctx);
+        return bg.materialBudget(instructions, 2048);
+      };
+      /** Applies one operation in its own transaction and batch: one undo per line of the digest. */
+      const apply = async (what: string, fn: (b: Parameters<Parameters<typeof deps.store.batch>[0]>[0], batchId: string) => Promise<void>) => {
+        try {
+          await deps.store.batch((b) => fn(b, randomUUID()));
+          bump(what);
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+          bump('refused');
+          deps.log('info', `deep sleep: ${what} refused: ${err.message}`);
+        }
+      };
+
+      if (reviewed.size > 0) {
+        // Round 1: contradictions and expiry, each new memory with its nearest neighbours in the store.
+        const neighbours = new Map<number, number[]>();
+        for (const [id, m] of reviewed) {
+          const hits = await semanticSearch(deps.db, { query: m.content.slice(0, 500), limit: NEIGHBOURS + 1 });
+          neighbours.set(id, hits.flatMap((h) => (h.link.kind === 'memory' && h.link.memoryId !== id ? [h.link.memoryId] : [])).slice(0, NEIGHBOURS));
+        }
+        const around = await activeMemories(deps, [...new Set([...neighbours.values()].flat())]);
+        const groups: string[] = [];
+        for (const [id, m] of reviewed) {
+          const others = (neighbours.get(id) ?? []).flatMap((n) => around.get(n) ?? []);
+          if (others.length) groups.push([line(m), ...others.map(line)].join('\n'));
+        }
+        const shown = new Set([...reviewed.keys(), ...around.keys()]);
+        for (const call of pack(groups.map((g, i) => `### Group ${i + 1}\n${g}`), await budgetFor(CONTRADICTION_INSTRUCTIONS), MAX_CALLS_PER_ROUND)) {
+          if (ctx.signal.aborted) return stats;
+          const answer = await ask('deep-sleep:contradictions', CONTRADICTION_INSTRUCTIONS, call.join('\n\n'), contradictionAnswer);
+          for (const op of answer?.operations ?? []) {
+            if (op.op === 'supersede') {
+              if (!shown.has(op.older) || !shown.has(op.newer)) {
+                bump('refused');
+                continue;
+              }
+              await apply('superseded', (b, batch) => b.link(op.older, op.newer, 'deep-sleep', batch, op.reason).then(() => undefined));
+            } else {
+              if (!shown.has(op.id)) {
+                bump('refused');
+                continue;
+              }
+              await apply('expired', (b, batch) => b.expire(op.id, op.validTo, 'deep-sleep', batch, op.reason).then(() => undefined));
+            }
+          }
+        }
+
+        // Round 2: split compound memories (a cheap test picks the candidates; the model decides).
+        const compound = [...(await activeMemories(deps, [...reviewed.keys()])).values()].filter(
+          (m) => m.content.length > 160 || /[;；]|\.\s+\p{Lu}|。\s*\S/u.test(m.content.trim().replace(/[.。!?！？]$/u, '')),
+        );
+        const splitShown = new Set(compound.map((m) => Number(m.id)));
+        for (const call of pack(compound.map(line), await budgetFor(SPLIT_INSTRUCTIONS), MAX_CALLS_PER_ROUND)) {
+          if (ctx.signal.aborted) return stats;
+          const answer = await ask('deep-sleep:split', SPLIT_INSTRUCTIONS, call.join('\n'), splitAnswer);
+          for (const s of answer?.splits ?? []) {
+            if (!splitShown.has(s.id)) {
+              bump('refused');
+              continue;
+            }
+            await apply('split', async (b, batch) => {
+              const old = await b.get(s.id);
+              if (!old || old.status !== 'active') throw new ApiError('conflict', `memory ${s.id} is no longer active`);
+              const parts = [];
+              for (const p of s.parts) {
+                parts.push(
+                  await b.create({ type: p.type, content: p.content, source: 'deep-sleep', actor: 'deep-sleep', sourceMessageIds: old.sourceMessageIds, entityNames: old.entityNames, validFrom: old.validFrom, validTo: old.validTo, batchId: batch, reason: `split from memory ${s.id}` }),
+                );
+              }
+              const first = parts.find((p) => p.memory.id !== s.id);
+              if (!first) throw new ApiError('conflict', 'the split parts are the memory itself');
+              await b.link(s.id, first.memory.id, 'deep-sleep', batch, `split into ${parts.map((p) => `#${p.memory.id}`).join(', ')}: ${s.reason}`);
+            });
+          }
+        }
+
+        // Round 3: merge near-duplicates of the same type.
+        const current = await activeMemories(deps, [...reviewed.keys()]);
+        const pairs: [number, number][] = [];
+        for (const [id] of current) for (const n of neighbours.get(id) ?? []) pairs.push([id, n]);
+        const similar = pairs.length
+          ? (
+              await deps.db.query<{ a: number; b: number }>(
+                `SELECT a.id::int AS a, b.id::int AS b FROM unnest($1::bigint[], $2::bigint[]) AS p (x, y)
+                   JOIN memories a ON a.id = p.x JOIN memories b ON b.id = p.y
+                  WHERE a.status = 'active' AND b.status = 'active' AND a.type = b.type AND similarity(a.content, b.content) >= $3`,
+                [pairs.map((p) => p[0]), pairs.map((p) => p[1]), MERGE_SIMILARITY],
+              )
+            ).rows
+          : [];
+        const mergeGroups = new Map<number, Set<number>>();
+        for (const { a, b } of similar) mergeGroups.set(Number(a), (mergeGroups.get(Number(a)) ?? new Set()).add(Number(b)));
+        const involved = await activeMemories(deps, [...mergeGroups.entries()].flatMap(([a, bs]) => [a, ...bs]));
+        const mergeShown = new Set(involved.keys());
+        const mergeTexts = [...mergeGroups.entries()].map(([a, bs], i) => `### Group ${i + 1}\n${[a, ...bs].flatMap((id) => involved.get(id) ?? []).map(line).join('\n')}`);
+        for (const call of pack(mergeTexts, await budgetFor(MERGE_INSTRUCTIONS), MAX_CALLS_PER_ROUND)) {
+          if (ctx.signal.aborted) return stats;
+          const answer = await ask('deep-sleep:merge', MERGE_INSTRUCTIONS, call.join('\n\n'), mergeAnswer);
+          for (const m of answer?.merges ?? []) {
+            const ids = [...new Set(m.ids)];
+            if (ids.length < 2 || ids.some((id) => !mergeShown.has(id))) {
+              bump('refused');
+              continue;
+            }
+            await apply('merged', async (b, batch) => {
+              const olds = [];
+              for (const id of ids) {
+                const old = await b.get(id);
+                if (!old || old.status !== 'active') throw new ApiError('conflict', `memory ${id} is no longer active`);
+                olds.push(old);
+              }
+              const merged = await b.create({
+                type: m.type,
+                content: m.content,
+                source: 'deep-sleep',
+                actor: 'deep-sleep',
+                sourceMessageIds: [...new Set(olds.flatMap((o) => o.sourceMessageIds))],
+                entityNames: [...new Set(olds.flatMap((o) => o.entityNames))],
+                batchId: batch,
+                reason: `merge of ${ids.map((id) => `#${id}`).join(', ')}: ${m.reason}`,
+              });
+              // The olds point at the merged memory: their citations follow the link (memory-ref-sync).
+              for (const id of ids) if (id !== merged.memory.id) await b.link(id, merged.memory.id, 'deep-sleep', batch, `merged into #${merged.memory.id}`);
+            });
+          }
+        }
+      }
+
+      // Round 4: pin review — proposals only; pins are the person's.
+      stats.proposals = await reviewPins(deps, ctx);
+      await deps.db.query(
+        `INSERT INTO sleep_cursors (name, value) VALUES ($1, $2)
+         ON CONFLICT (name) DO UPDATE SET value = greatest(sleep_cursors.value, EXCLUDED.value), updated_at = now()`,
+        [CURSOR, cursor],
+      );
+      return stats;
+    },
+  };
+}
+
+async function reviewPins(deps: SleepStepDeps, ctx: StepContext): Promise<number> {
+  const now = deps.now();
+  const pinned = (await deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM memories WHERE status = 'active' AND pinned`)).rows[0]!.n;
+  const stale = (
+    await deps.db.query<{ id: number; last: Date | null }>(
+      `SELECT m.id::int AS id, max(r.created_at) AS last FROM memories m LEFT JOIN memory_references r ON r.memory_id = m.id
+        WHERE m.status = 'active' AND m.pinned AND m.updated_at < $1::timestamptz - make_interval(days => $2)
+        GROUP BY m.id HAVING max(r.created_at) IS NULL OR max(r.created_at) < $1::timestamptz - make_interval(days => $2)
+        ORDER BY max(r.created_at) NULLS FIRST, m.id LIMIT $3`,
+      [now.toISOString(), STALE_PIN_DAYS, MAX_PROPOSALS],
+    )
+  ).rows;
+  // Never propose more pins than the resident block carries (unpin proposals make room first).
+  const room = Math.max(0, MAX_RESIDENT_PINNED - pinned);
+  const used = (
+    await deps.db.query<{ id: number; reference_count: number }>(
+      `SELECT id::int AS id, reference_count FROM memories
+        WHERE status = 'active' AND NOT pinned AND reference_count >= $1 ORDER BY reference_count DESC, id LIMIT $2`,
+      [MUCH_USED_REFERENCES, Math.min(room, MAX_PROPOSALS)],
+    )
+  ).rows;
+  const proposals = [
+    ...stale.map((r) => ({ id: Number(r.id), action: 'unpin', reason: r.last ? `not used since ${r.last.toISOString().slice(0, 10)}` : 'pinned, but never used in a reply' })),
+    ...used.map((r) => ({ id: Number(r.id), action: 'pin', reason: `used in ${r.reference_count} replies` })),
+  ];
+  let added = 0;
+  for (const p of proposals) {
+    const r = await deps.db.query(
+      `INSERT INTO sleep_proposals (run_id, memory_id, action, reason) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING id`,
+      [ctx.runId, p.id, p.action, p.reason],
+    );
+    added += r.rows.length;
+  }
+  return added;
+}

@@ -1,0 +1,61 @@
+// What every sleep step may use. One object, built by the sleep service, so a step's dependencies
+// are visible in one place and tests can build the same thing on a temporary database.
+import type { SelfLayer } from '../../agent/self-layer.js';
+import type { Database } from '../../db/open.js';
+import type { HostEvents } from '../../host/events.js';
+import type { Providers } from '../../host/providers.js';
+import type { SettingsStore } from '../../host/settings.js';
+import type { MemoryStore } from '../../memory/store.js';
+import { BackgroundModel } from '../background.js';
+import type { StepContext } from '../dag.js';
+
+export type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
+
+export interface SleepStepDeps {
+  db: Database;
+  dataDir: string;
+  store: MemoryStore;
+  settings: SettingsStore;
+  providers: Providers;
+  selfLayer: SelfLayer;
+  events: HostEvents;
+  now: () => Date;
+  log: Log;
+  /** Free bytes on the data folder's disk (replaceable in tests of a full disk). */
+  freeBytes?: (dir: string) => number;
+  /** Snapshots kept; default 7. */
+  keepSnapshots?: number;
+}
+
+/**
+ * The background model for a run, opened on first use and shared by the run's steps (one identity
+ * preamble, one provider resolution). A run that never needs the model never needs a connection.
+ */
+export function modelForRun(deps: SleepStepDeps): (ctx: StepContext) => Promise<BackgroundModel> {
+  const open = new Map<number, Promise<BackgroundModel>>();
+  return (ctx) => {
+    let model = open.get(ctx.runId);
+    if (!model) {
+      model = BackgroundModel.open(deps, ctx.sleepDay);
+      // Forget a failed open (no connection yet), so the next step or run tries again.
+      model.catch(() => open.delete(ctx.runId));
+      open.set(ctx.runId, model);
+    }
+    return model;
+  };
+}
+
+/** "2026-12-01 20:14" in the person's time zone. */
+export function localStamp(at: Date, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(at);
+  const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '00';
+  return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}`;
+}

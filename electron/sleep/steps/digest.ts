@@ -1,0 +1,89 @@
+// digest: "while I slept" — what the night added, changed, superseded and proposed, for the person to
+// read in the morning, each change with undo. It reads the change journal past its own cursor, so a
+// digest covers everything since the last one (a "sleep now" in the evening included) exactly once.
+import { segmentForIndex } from '../../memory/segment.js';
+import type { SleepStep } from '../dag.js';
+import { LIGHT_SLEEP } from './light-sleep.js';
+import type { SleepStepDeps } from './deps.js';
+
+export const DIGEST = 'digest';
+const CHANGE_CURSOR = 'digest:memory_changes';
+const DIARY_CURSOR = 'digest:diary_blocks';
+
+export interface DigestDetails {
+  changeIds: number[];
+  proposalIds: number[];
+  diary: { anchors: number; imprints: number; narratives: number; dreams: number };
+}
+
+async function cursor(deps: SleepStepDeps, name: string): Promise<number> {
+  const row = (await deps.db.query<{ value: number }>(`SELECT value::float8 AS value FROM sleep_cursors WHERE name = $1`, [name])).rows[0];
+  return row ? Number(row.value) : 0;
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+export function digestStep(deps: SleepStepDeps): SleepStep {
+  return {
+    id: DIGEST,
+    dependsOn: [LIGHT_SLEEP],
+    async run(ctx): Promise<Record<string, number>> {
+      const changeCursor = await cursor(deps, CHANGE_CURSOR);
+      const diaryCursor = await cursor(deps, DIARY_CURSOR);
+      const changes = (
+        await deps.db.query<{ id: number; action: string }>(
+          `SELECT id::float8 AS id, action FROM memory_changes
+            WHERE id > $1 AND actor IN ('light-sleep', 'deep-sleep') AND action <> 'undo' ORDER BY id`,
+          [changeCursor],
+        )
+      ).rows.map((r) => ({ id: Number(r.id), action: r.action }));
+      const blocks = (
+        await deps.db.query<{ kind: string; n: number; max: number }>(
+          `SELECT kind, count(*)::int AS n, max(id)::float8 AS max FROM diary_blocks
+            WHERE id > $1 AND kind IN ('anchor', 'imprint', 'narrative', 'dream') GROUP BY kind`,
+          [diaryCursor],
+        )
+      ).rows;
+      const proposals = (
+        await deps.db.query<{ id: number }>(`SELECT id::float8 AS id FROM sleep_proposals WHERE run_id = $1 AND status = 'open' ORDER BY id`, [ctx.runId])
+      ).rows.map((r) => Number(r.id));
+      const count = (kind: string) => blocks.find((b) => b.kind === kind)?.n ?? 0;
+      const diary = { anchors: count('anchor'), imprints: count('imprint'), narratives: count('narrative'), dreams: count('dream') };
+      if (changes.length === 0 && proposals.length === 0 && Object.values(diary).every((n) => n === 0)) return { items: 0 };
+
+      const added = changes.filter((c) => c.action === 'create').length;
+      const superseded = changes.filter((c) => c.action === 'supersede').length;
+      const changed = changes.length - added - superseded;
+      const parts = [
+        added && `kept ${plural(added, 'new memory', 'new memories')}`,
+        changed && `updated ${plural(changed, 'memory', 'memories')}`,
+        superseded && `let ${plural(superseded, 'older memory', 'older memories')} be replaced by newer ones`,
+        diary.anchors + diary.imprints + diary.narratives > 0 &&
+          `wrote ${[diary.narratives && plural(diary.narratives, 'diary entry', 'diary entries'), diary.anchors && plural(diary.anchors, 'mood', 'moods'), diary.imprints && plural(diary.imprints, 'moment', 'moments')].filter(Boolean).join(', ')}`,
+        diary.dreams && 'had a dream',
+        proposals.length && `have ${plural(proposals.length, 'suggestion', 'suggestions')} about pins for you`,
+      ].filter(Boolean);
+      const summary = `While I slept I ${parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}` : parts[0]}.`;
+      const details: DigestDetails = { changeIds: changes.map((c) => c.id), proposalIds: proposals, diary };
+
+      await deps.db.transaction(async (tx) => {
+        await tx.query(
+          `INSERT INTO diary_blocks (day, kind, title, body, run_id, details, fts_segmented)
+           VALUES ($1, 'digest', 'While I slept', $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+          [ctx.sleepDay, summary, ctx.runId, JSON.stringify(details), segmentForIndex(summary)],
+        );
+        const advance = async (name: string, value: number) =>
+          tx.query(
+            `INSERT INTO sleep_cursors (name, value) VALUES ($1, $2)
+             ON CONFLICT (name) DO UPDATE SET value = greatest(sleep_cursors.value, EXCLUDED.value), updated_at = now()`,
+            [name, value],
+          );
+        if (changes.length) await advance(CHANGE_CURSOR, changes[changes.length - 1]!.id);
+        const maxDiary = Math.max(0, ...blocks.map((b) => Number(b.max)));
+        if (maxDiary) await advance(DIARY_CURSOR, maxDiary);
+      });
+      deps.events.emit('diary.changed', { day: ctx.sleepDay });
+      return { items: changes.length + proposals.length, added, changed, superseded, proposals: proposals.length };
+    },
+  };
+}

@@ -1,0 +1,360 @@
+// light-sleep: the day's conversations become long-term memory — typed semantic memories, one
+// emotional anchor per conversation per sleep day, imprints (moments that carried feeling, in the
+// companion's words) and the day's narrative. Cost is the point of the design: conversations are
+// packed into as few calls as the background model's context allows (several short ones, even several
+// days, in one call; a long one split into chunks), so a day of chat costs one call, not one per message.
+//
+// Safety: each call's writes and the watermarks of the conversations it covered commit in one
+// transaction — after a crash a chunk is either fully in or will be read again, never half-written
+// and never extracted twice.
+import { ApiError } from '../../../shared/api.js';
+import { sleepDay } from '../../../shared/sleep-day.js';
+import { estimateTokens } from '../../agent/context.js';
+import { findSecret } from '../../memory/secret-filter.js';
+import { segmentForIndex } from '../../memory/segment.js';
+import { BudgetExhaustedError } from '../background.js';
+import { CycleStop, StepFailure, type SleepStep, type StepContext } from '../dag.js';
+import { conversationHeading, lightSleepAnswer, transcriptLine, type LightSleepAnswer } from '../schemas.js';
+import { localStamp, modelForRun, type SleepStepDeps } from './deps.js';
+
+export const LIGHT_SLEEP = 'light-sleep';
+/** A message longer than this is cut in the transcript: the gist survives, the context does not overflow. */
+const MAX_CHARS_PER_MESSAGE = 2_000;
+
+const INSTRUCTIONS = `Below are my conversations since I last slept, grouped by conversation and sleep day. Lines are
+"[ref] local time Speaker: text"; "Me" is me. From them, write JSON with four lists:
+- "memories": facts worth keeping for a long time, each one atomic: {"type", "content", "entities", "sources", "validFrom", "validTo"}.
+  type is one of world (facts about the world and people), experience (what happened, to them or to me),
+  opinion and preference (always say whose: "Mara prefers …", "I think …"), observation (what I notice about someone),
+  procedural (how to do something). content: one or two sentences that stand on their own (names, not pronouns).
+  entities: the names of the people, places, organisations and things it mentions. sources: the [ref]s it comes from.
+  validFrom / validTo: dates (YYYY-MM-DD) only when the text says when it became or stops being true, else null.
+  Skip small talk, and anything already in my resident memory unless it changed. Never a password, key or card number.
+- "anchors": exactly one per conversation and sleep day: {"conversation": "c1", "day", "valence" (-1 low … 1 bright),
+  "arousal" (0 calm … 1 intense), "labels" (1–3 words for the mood), "text" (one or two sentences: how it felt)}.
+- "imprints": the moments that carried feeling, kept in my own words, first person: {"conversation", "day", "text", "sources"}.
+  Zero to three per conversation.
+- "narratives": one per sleep day present, my own account of the day, first person, with a title: {"day", "title", "body"}.`;
+
+interface MessageRow {
+  id: string;
+  conversation_id: string;
+  title: string;
+  seq: number;
+  role: 'user' | 'assistant';
+  content: string;
+  status: string;
+  speaker: string | null;
+  replaced_by: string | null;
+  created_at: Date;
+}
+
+/** One conversation's messages of one sleep day (or a chunk of them when they do not fit one call). */
+interface Piece {
+  conversationId: string;
+  title: string;
+  day: string;
+  /** Messages whose text is shown; replaced and failed replies are passed over but still covered. */
+  messages: MessageRow[];
+  /** The watermark this piece lets the conversation advance to. */
+  lastSeq: number;
+  tokens: number;
+}
+
+interface PendingConversation {
+  pieces: Piece[];
+}
+
+/** Messages of chat conversations past the light-sleep watermark, oldest first, per conversation. */
+async function pendingMessages(deps: SleepStepDeps): Promise<Map<string, MessageRow[]>> {
+  const rows = (
+    await deps.db.query<MessageRow>(
+      `SELECT m.id, m.conversation_id, c.title, m.seq::float8 AS seq, m.role, m.content, m.status, m.speaker, m.replaced_by, m.created_at
+         FROM messages m
+         JOIN conversations c ON c.id = m.conversation_id
+         LEFT JOIN sleep_watermarks w ON w.step_id = $1 AND w.conversation_id = m.conversation_id
+        WHERE c.kind = 'chat' AND m.seq > coalesce(w.last_seq, 0)
+        ORDER BY m.conversation_id, m.seq`,
+      [LIGHT_SLEEP],
+    )
+  ).rows;
+  const byConversation = new Map<string, MessageRow[]>();
+  for (const r of rows) {
+    const list = byConversation.get(r.conversation_id) ?? [];
+    list.push({ ...r, seq: Number(r.seq) });
+    byConversation.set(r.conversation_id, list);
+  }
+  // A reply still being written ends what can be read now: the watermark must not pass it.
+  for (const [id, list] of byConversation) {
+    const streaming = list.findIndex((m) => m.status === 'streaming');
+    if (streaming >= 0) byConversation.set(id, list.slice(0, streaming));
+  }
+  return byConversation;
+}
+
+function speakerOf(m: MessageRow): string {
+  if (m.speaker?.trim()) return m.speaker.trim().replace(/[:\n]/g, ' ').slice(0, 40);
+  return m.role === 'user' ? 'Person' : 'Me';
+}
+
+function shownText(m: MessageRow): string {
+  return m.content.length > MAX_CHARS_PER_MESSAGE ? `${m.content.slice(0, MAX_CHARS_PER_MESSAGE)} […]` : m.content;
+}
+
+const hasText = (m: MessageRow) => m.replaced_by === null && (m.status === 'complete' || m.status === 'partial') && m.content.trim() !== '';
+
+/**
+ * Splits each conversation by sleep day, and a day that is too long for one call into chunks; each
+ * piece knows the seq its watermark may advance to (messages without text ride along).
+ */
+function toPieces(rows: MessageRow[], budget: number, sleepTime: string, timeZone: string): Piece[] {
+  const pieces: Piece[] = [];
+  let current: Piece | null = null;
+  const lineTokens = (m: MessageRow) => estimateTokens(shownText(m)) + 12;
+  for (const m of rows) {
+    const day = sleepDay(m.created_at, sleepTime, timeZone);
+    const cost = hasText(m) ? lineTokens(m) : 0;
+    if (!current || current.day !== day || (cost > 0 && current.tokens + cost > budget && current.messages.length > 0)) {
+      current = { conversationId: m.conversation_id, title: m.title, day, messages: [], lastSeq: m.seq, tokens: 40 };
+      pieces.push(current);
+    }
+    if (hasText(m)) {
+      current.messages.push(m);
+      current.tokens += cost;
+    }
+    current.lastSeq = m.seq;
+  }
+  return pieces;
+}
+
+/** Packs pieces into calls in (day, conversation) order, each call within the material budget. */
+function packCalls(pieces: Piece[], budget: number): Piece[][] {
+  const firstSeq = (p: Piece) => p.messages[0]?.seq ?? p.lastSeq;
+  const sorted = [...pieces].sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : firstSeq(a) - firstSeq(b)));
+  const calls: Piece[][] = [];
+  let call: Piece[] = [];
+  let used = 0;
+  for (const piece of sorted) {
+    if (call.length > 0 && used + piece.tokens > budget) {
+      calls.push(call);
+      call = [];
+      used = 0;
+    }
+    call.push(piece);
+    used += piece.tokens;
+  }
+  if (call.length) calls.push(call);
+  return calls;
+}
+
+/** The transcript of one call, with short references the answer points back with. */
+function renderCall(call: Piece[], timeZone: string): { text: string; messageRefs: Map<string, string>; pieceRefs: Map<string, Piece> } {
+  const messageRefs = new Map<string, string>();
+  const pieceRefs = new Map<string, Piece>();
+  const conversationRefs = new Map<string, string>();
+  const parts: string[] = [];
+  for (const piece of call) {
+    let ref = conversationRefs.get(piece.conversationId);
+    if (!ref) {
+      ref = `c${conversationRefs.size + 1}`;
+      conversationRefs.set(piece.conversationId, ref);
+    }
+    pieceRefs.set(`${ref}|${piece.day}`, piece);
+    const lines = [conversationHeading(ref, piece.title, piece.day)];
+    for (const m of piece.messages) {
+      const mref = `m${messageRefs.size + 1}`;
+      messageRefs.set(mref, m.id);
+      lines.push(transcriptLine(mref, localStamp(m.created_at, timeZone), speakerOf(m), shownText(m)));
+    }
+    parts.push(lines.join('\n'));
+  }
+  return { text: parts.join('\n\n'), messageRefs, pieceRefs };
+}
+
+export interface LightSleepStats extends Record<string, number> {
+  calls: number;
+  messages: number;
+  conversations: number;
+  days: number;
+  chunks_done: number;
+  invalid_chunks: number;
+}
+
+/** A date from the model ("2026-05-01") as the start of that day in UTC; null when absent or unreadable. */
+function toDate(value: string | null | undefined): string | null {
+  if (!value) return null;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? null : new Date(t).toISOString();
+}
+
+async function writeAnswer(
+  deps: SleepStepDeps,
+  ctx: StepContext,
+  call: Piece[],
+  refs: ReturnType<typeof renderCall>,
+  answer: LightSleepAnswer,
+  stats: LightSleepStats,
+): Promise<void> {
+  const ids = (sources: string[]) => [...new Set(sources.flatMap((s) => refs.messageRefs.get(s) ?? []))];
+  const days = new Set(call.map((p) => p.day));
+  const bump = (key: string, n = 1) => (stats[key] = (stats[key] ?? 0) + n);
+  const clean = (text: string) => {
+    if (findSecret(text)) {
+      bump('refused_secrets');
+      return null;
+    }
+    return text.trim();
+  };
+  const insertBlock = async (
+    tx: import('@electric-sql/pglite').Transaction,
+    b: { day: string; kind: 'anchor' | 'imprint' | 'narrative'; conversationId: string | null; title: string | null; body: string; mood?: unknown; sources: string[] },
+  ): Promise<boolean> => {
+    const inserted = await tx.query(
+      `INSERT INTO diary_blocks (day, kind, conversation_id, title, body, mood, source_message_ids, run_id, fts_segmented)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING id`,
+      [b.day, b.kind, b.conversationId, b.title, b.body, b.mood === undefined ? null : JSON.stringify(b.mood), b.sources, ctx.runId, segmentForIndex(`${b.title ?? ''} ${b.body}`)],
+    );
+    return inserted.rows.length > 0;
+  };
+
+  await deps.store.batch(async (b) => {
+    for (const m of answer.memories) {
+      try {
+        const saved = await b.create({
+          type: m.type,
+          content: m.content,
+          source: 'light-sleep',
+          actor: 'light-sleep',
+          sourceMessageIds: ids(m.sources),
+          entityNames: m.entities,
+          validFrom: toDate(m.validFrom),
+          validTo: toDate(m.validTo),
+          reason: `light sleep of ${[...days].join(', ')}`,
+        });
+        bump(saved.outcome === 'created' ? 'memories_created' : 'memories_updated');
+      } catch (err) {
+        // A guard refused this one memory (a secret, an opinion without an owner, bad dates): skip it.
+        if (!(err instanceof ApiError)) throw err;
+        bump(/secret|password|key|card/i.test(err.message) ? 'refused_secrets' : 'refused_memories');
+      }
+    }
+    const anchored = new Set<string>();
+    for (const a of answer.anchors) {
+      const piece = refs.pieceRefs.get(`${a.conversation}|${a.day}`);
+      const key = `${piece?.conversationId}|${a.day}`;
+      if (!piece || anchored.has(key)) {
+        bump('dropped_items');
+        continue;
+      }
+      const text = clean(a.text);
+      if (!text) continue;
+      anchored.add(key);
+      const mood = { valence: a.valence, arousal: a.arousal, labels: a.labels.map((l) => l.trim()).filter((l) => l && !findSecret(l)).slice(0, 5) };
+      const sources = piece.messages.map((m) => m.id);
+      if (await insertBlock(b.tx, { day: a.day, kind: 'anchor', conversationId: piece.conversationId, title: null, body: text, mood, sources })) bump('anchors');
+      else bump('anchors_kept'); // this conversation already has its anchor for that day (an earlier "sleep now")
+    }
+    for (const i of answer.imprints) {
+      const piece = refs.pieceRefs.get(`${i.conversation}|${i.day}`);
+      const text = piece ? clean(i.text) : null;
+      if (!piece) bump('dropped_items');
+      if (!piece || !text) continue;
+      if (await insertBlock(b.tx, { day: i.day, kind: 'imprint', conversationId: piece.conversationId, title: null, body: text, sources: ids(i.sources) })) bump('imprints');
+    }
+    for (const n of answer.narratives) {
+      const body = days.has(n.day) ? clean(n.body) : null;
+      const title = body ? clean(n.title) : null;
+      if (!days.has(n.day)) bump('dropped_items');
+      if (!body || !title) continue;
+      const sources = call.filter((p) => p.day === n.day).flatMap((p) => p.messages.map((m) => m.id));
+      if (await insertBlock(b.tx, { day: n.day, kind: 'narrative', conversationId: null, title, body, sources })) bump('narratives');
+    }
+    await advanceWatermarks(b.tx, call);
+  });
+}
+
+async function advanceWatermarks(tx: import('@electric-sql/pglite').Transaction, pieces: Piece[]): Promise<void> {
+  const last = new Map<string, number>();
+  for (const p of pieces) last.set(p.conversationId, Math.max(last.get(p.conversationId) ?? 0, p.lastSeq));
+  await tx.query(
+    `INSERT INTO sleep_watermarks (step_id, conversation_id, last_seq)
+     SELECT $1, c, s FROM unnest($2::text[], $3::bigint[]) AS t (c, s)
+     ON CONFLICT (step_id, conversation_id) DO UPDATE
+       SET last_seq = greatest(sleep_watermarks.last_seq, EXCLUDED.last_seq), updated_at = now()`,
+    [LIGHT_SLEEP, [...last.keys()], [...last.values()]],
+  );
+}
+
+export function lightSleepStep(deps: SleepStepDeps, model: ReturnType<typeof modelForRun>): SleepStep {
+  return {
+    id: LIGHT_SLEEP,
+    dependsOn: [],
+    async run(ctx) {
+      const stats: LightSleepStats = { calls: 0, messages: 0, conversations: 0, days: 0, chunks_done: 0, invalid_chunks: 0, memories_created: 0, anchors: 0, imprints: 0, narratives: 0 };
+      const pending = await pendingMessages(deps);
+      if ([...pending.values()].every((list) => list.length === 0)) return stats;
+      const s = await deps.settings.get();
+      const bg = await model(ctx);
+      const maxTokens = Math.max(512, Math.min(4096, Math.floor(bg.info.contextTokens / 4)));
+      const budget = bg.materialBudget(INSTRUCTIONS, maxTokens);
+
+      const pieces: Piece[] = [];
+      for (const rows of pending.values()) pieces.push(...toPieces(rows, budget, s.sleepTime, s.timeZone));
+      // Pieces with nothing to read (only replaced or failed replies) just move their watermark.
+      const empty = pieces.filter((p) => p.messages.length === 0);
+      if (empty.length) await deps.store.batch((b) => advanceWatermarks(b.tx, empty));
+      const calls = packCalls(pieces.filter((p) => p.messages.length > 0), budget);
+
+      stats.messages = pieces.reduce((n, p) => n + p.messages.length, 0);
+      stats.conversations = new Set(pieces.map((p) => p.conversationId)).size;
+      stats.days = new Set(pieces.map((p) => p.day)).size;
+      // Once a chunk of a conversation could not be read, its later chunks wait for the next run:
+      // the watermark must never pass messages that were not extracted.
+      const held = new Set<string>();
+      let providerError: string | null = null;
+      for (const call of calls) {
+        if (ctx.signal.aborted) break;
+        if (call.some((p) => held.has(p.conversationId))) {
+          stats.deferred_chunks = (stats.deferred_chunks ?? 0) + 1;
+          continue;
+        }
+        const refs = renderCall(call, s.timeZone);
+        let result;
+        try {
+          result = await bg.call({
+            purpose: LIGHT_SLEEP,
+            stepId: ctx.stepId,
+            runId: ctx.runId,
+            instructions: INSTRUCTIONS,
+            material: refs.text,
+            schema: lightSleepAnswer,
+            maxTokens,
+            signal: ctx.signal,
+          });
+        } catch (err) {
+          if (err instanceof BudgetExhaustedError) throw new CycleStop(err.message, stats);
+          throw err;
+        }
+        stats.calls++;
+        await ctx.heartbeat();
+        if (!result.ok) {
+          for (const p of call) held.add(p.conversationId);
+          if (result.kind === 'error') {
+            // The connection failed (after the client's own retries): the rest would fail too.
+            providerError = result.error ?? 'the model connection failed';
+            break;
+          }
+          stats.invalid_chunks++;
+          continue;
+        }
+        await writeAnswer(deps, ctx, call, refs, result.value, stats);
+        stats.chunks_done++;
+        deps.events.emit('diary.changed', { day: call[call.length - 1]!.day });
+      }
+      if (providerError) {
+        throw new StepFailure(`The model connection failed (${providerError}); ${stats.chunks_done} of ${calls.length} chunks were done, the rest waits for the next run.`, stats);
+      }
+      return stats;
+    },
+  };
+}
