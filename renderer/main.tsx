@@ -10,6 +10,7 @@ import './styles/chat.css';
 import './styles/settings.css';
 import './styles/pages.css';
 import './styles/memory.css';
+import './styles/sleep.css';
 
 async function main() {
   await initI18n();

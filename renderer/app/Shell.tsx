@@ -5,10 +5,13 @@ import { Toasts } from '../components/Toasts.js';
 import { useApp, VIEWS } from '../stores/app.js';
 import { useProviders } from '../stores/providers.js';
 import { ChatView } from '../views/chat/ChatView.js';
+import { DiaryView } from '../views/diary/DiaryView.js';
+import { DreamsView } from '../views/dreams/DreamsView.js';
 import { LaterView } from '../views/later/LaterView.js';
 import { MemoriesView } from '../views/memories/MemoriesView.js';
 import { PinsView } from '../views/pins/PinsView.js';
 import { SettingsView } from '../views/settings/SettingsView.js';
+import { SleepView } from '../views/sleep/SleepView.js';
 import { startNewConversation } from './actions.js';
 import { NavRail } from './NavRail.js';
 
@@ -96,6 +99,12 @@ export function Shell() {
             <MemoriesView />
           ) : view === 'pins' ? (
             <PinsView />
+          ) : view === 'diary' ? (
+            <DiaryView />
+          ) : view === 'dreams' ? (
+            <DreamsView />
+          ) : view === 'sleep' ? (
+            <SleepView />
           ) : (
             <LaterView view={view} />
           )}

@@ -7,6 +7,8 @@ import { useApp } from './app.js';
 import { useChat } from './chat.js';
 import { useConversations } from './conversations.js';
 import { useMemories } from './memories.js';
+import { useDiary } from './diary.js';
+import { useSleep } from './sleep.js';
 import { announceChange } from '../app/memoryAnnouncements.js';
 
 const MIN_INTERVAL_MS = 33;
@@ -60,7 +62,18 @@ export function connectEvents(client: RendererClient): () => void {
     }),
     client.on('memories.changed', ({ change }) => {
       useMemories.getState().noteChanged(change);
+      useSleep.getState().noteMemoriesChanged();
       announceChange(change);
+    }),
+    client.on('sleep.progress', (payload) => {
+      useSleep.getState().noteProgress(payload);
+    }),
+    client.on('sleep.finished', (payload) => {
+      useSleep.getState().noteFinished(payload);
+      useDiary.getState().noteChanged();
+    }),
+    client.on('diary.changed', () => {
+      useDiary.getState().noteChanged();
     }),
     client.onConnectionState((state) => useApp.getState().setConnection(state)),
     client.onConnect((reconnected) => {
@@ -71,6 +84,8 @@ export function connectEvents(client: RendererClient): () => void {
       void useConversations.getState().refresh();
       void useApp.getState().reloadSettings().catch(() => {});
       useMemories.getState().refreshShown(true);
+      useSleep.getState().refreshShown();
+      useDiary.getState().refreshShown();
     }),
   ];
 

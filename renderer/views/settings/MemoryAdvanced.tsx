@@ -19,10 +19,23 @@ export const MEMORY_SETTING_BOUNDS: Record<NumberKey, Bounds & { step: number }>
   residentTopN: { min: 0, max: 100, integer: true, step: 1 },
 };
 
-function NumberSetting({ name, value, save }: { name: NumberKey; value: number; save: (patch: Partial<MemorySettings>) => Promise<void> }) {
+/** One bounded number setting: typed, checked against the host's range, saved on blur or Enter. */
+export function NumberSetting({
+  i18nKey,
+  testId,
+  bounds,
+  value,
+  save,
+}: {
+  /** Where its words live: `${i18nKey}.label` and `${i18nKey}.help`. */
+  i18nKey: string;
+  testId: string;
+  bounds: Bounds & { step: number };
+  value: number;
+  save: (n: number) => Promise<void>;
+}) {
   const { t } = useTranslation();
   const uid = useId();
-  const bounds = MEMORY_SETTING_BOUNDS[name];
   const [text, setText] = useState(String(value));
   const [invalid, setInvalid] = useState(false);
   const [saved, setSaved] = useState(false);
@@ -51,7 +64,7 @@ function NumberSetting({ name, value, save }: { name: NumberKey; value: number; 
     setInvalid(false);
     setText(String(n));
     if (n === value) return;
-    void save({ [name]: n }).then(
+    void save(n).then(
       () => setSaved(true),
       () => {},
     );
@@ -61,9 +74,9 @@ function NumberSetting({ name, value, save }: { name: NumberKey; value: number; 
   return (
     <div className="adv-row">
       <div className="adv-text">
-        <label htmlFor={`${uid}-in`}>{t(`memory.fields.${name}.label`)}</label>
+        <label htmlFor={`${uid}-in`}>{t(`${i18nKey}.label`)}</label>
         <p className="help" id={`${uid}-help`}>
-          {t(`memory.fields.${name}.help`)}
+          {t(`${i18nKey}.help`)}
         </p>
         {invalid ? (
           <p className="help danger-text" id={`${uid}-err`} role="alert">
@@ -81,7 +94,7 @@ function NumberSetting({ name, value, save }: { name: NumberKey; value: number; 
           min={bounds.min}
           max={bounds.max}
           step={bounds.step}
-          data-testid={`memory-setting-${name}`}
+          data-testid={testId}
           value={text}
           aria-invalid={invalid || undefined}
           aria-describedby={`${uid}-help${invalid ? ` ${uid}-err` : ''}`}
@@ -112,6 +125,18 @@ function NumberSetting({ name, value, save }: { name: NumberKey; value: number; 
   );
 }
 
+function MemoryNumber({ name, value, save }: { name: NumberKey; value: number; save: (patch: Partial<MemorySettings>) => Promise<void> }) {
+  return (
+    <NumberSetting
+      i18nKey={`memory.fields.${name}`}
+      testId={`memory-setting-${name}`}
+      bounds={MEMORY_SETTING_BOUNDS[name]}
+      value={value}
+      save={(n) => save({ [name]: n })}
+    />
+  );
+}
+
 export function MemoryAdvanced() {
   const { t } = useTranslation();
   const uid = useId();
@@ -138,10 +163,10 @@ export function MemoryAdvanced() {
       <div className="advanced-body">
         <p className="help adv-intro">{t('memory.advancedIntro')}</p>
         {!recallOn ? <p className="adv-note">{t('memory.recallOffNote')}</p> : null}
-        <NumberSetting name="passiveLimit" value={memory.passiveLimit} save={save} />
-        <NumberSetting name="passiveMinScore" value={memory.passiveMinScore} save={save} />
-        <NumberSetting name="passiveMinRelativeScore" value={memory.passiveMinRelativeScore} save={save} />
-        <NumberSetting name="passiveMaxChars" value={memory.passiveMaxChars} save={save} />
+        <MemoryNumber name="passiveLimit" value={memory.passiveLimit} save={save} />
+        <MemoryNumber name="passiveMinScore" value={memory.passiveMinScore} save={save} />
+        <MemoryNumber name="passiveMinRelativeScore" value={memory.passiveMinRelativeScore} save={save} />
+        <MemoryNumber name="passiveMaxChars" value={memory.passiveMaxChars} save={save} />
         <div className="adv-row">
           <div className="adv-text">
             <label htmlFor={`${uid}-exclude`}>{t('memory.fields.passiveExcludeResident.label')}</label>
@@ -163,7 +188,7 @@ export function MemoryAdvanced() {
           </div>
         </div>
         <h4 className="adv-subhead">{t('memory.residentSubhead')}</h4>
-        <NumberSetting name="residentTopN" value={memory.residentTopN} save={save} />
+        <MemoryNumber name="residentTopN" value={memory.residentTopN} save={save} />
       </div>
     </details>
   );

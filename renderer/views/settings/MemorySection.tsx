@@ -5,6 +5,7 @@ import { currentLocale } from '../../i18n/index.js';
 import { formatWallClock } from '../../lib/time.js';
 import { useApp } from '../../stores/app.js';
 import { MemoryAdvanced } from './MemoryAdvanced.js';
+import { SleepSettings } from './SleepSettings.js';
 
 function zoneList(current: string): string[] {
   let zones: string[] = [];
@@ -112,6 +113,8 @@ export function MemorySection() {
         <h3 className="subhead">{t('memory.sleepDayTitle')}</h3>
         <p>{sleepDayText(t, settings.sleepTime)}</p>
       </aside>
+
+      <SleepSettings />
     </div>
   );
 }

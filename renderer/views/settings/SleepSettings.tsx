@@ -1,0 +1,64 @@
+// Settings → Memory → Sleep: whether the companion sleeps on its own, and what a night may cost.
+import { useId } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { SleepSettings as SleepSettingsValue } from '../../../shared/api.js';
+import { reportError } from '../../app/actions.js';
+import { useApp } from '../../stores/app.js';
+import { NumberSetting } from './MemoryAdvanced.js';
+
+/** The same ranges the host's schema enforces (shared/api.ts sleepSettings). */
+const BOUNDS = {
+  maxCallsPerNight: { min: 1, max: 10_000, integer: true, step: 1 },
+  maxTokensPerNight: { min: 1_000, max: 100_000_000, integer: true, step: 1_000 },
+} as const;
+
+export function SleepSettings() {
+  const { t } = useTranslation();
+  const uid = useId();
+  const sleep = useApp((s) => s.settings?.sleep);
+  const update = useApp((s) => s.updateSettings);
+  if (!sleep) return null;
+
+  const save = (patch: Partial<SleepSettingsValue>) =>
+    update({ sleep: patch }).then(
+      () => {},
+      (err: unknown) => {
+        reportError(err);
+        throw err;
+      },
+    );
+
+  return (
+    <div className="sleep-settings" data-testid="sleep-settings">
+      <div className="field switch-field">
+        <input
+          id={`${uid}-auto`}
+          type="checkbox"
+          role="switch"
+          className="switch"
+          data-testid="sleep-auto"
+          checked={sleep.auto}
+          aria-describedby={`${uid}-auto-help`}
+          onChange={(e) => void save({ auto: e.target.checked }).catch(() => {})}
+        />
+        <div>
+          <label htmlFor={`${uid}-auto`}>{t('memory.sleepAuto')}</label>
+          <p className="help" id={`${uid}-auto-help`}>
+            {t('memory.sleepAutoHelp')}
+          </p>
+        </div>
+      </div>
+      <p className="help">{t('memory.budgetIntro')}</p>
+      {(Object.keys(BOUNDS) as (keyof typeof BOUNDS)[]).map((name) => (
+        <NumberSetting
+          key={name}
+          i18nKey={`memory.sleepFields.${name}`}
+          testId={`sleep-setting-${name}`}
+          bounds={BOUNDS[name]}
+          value={sleep[name]}
+          save={(n) => save({ [name]: n })}
+        />
+      ))}
+    </div>
+  );
+}
