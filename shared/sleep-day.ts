@@ -44,23 +44,42 @@ export function sleepDay(at: Date, sleepTime: string, timeZone: string): string 
   return date.toISOString().slice(0, 10);
 }
 
-/** The instant at which local wall time in `timeZone` reads `dateIso` (YYYY-MM-DD) `hh:mm`. */
-function localInstant(dateIso: string, hh: number, mm: number, timeZone: string): Date {
-  const [y, mo, d] = dateIso.split('-').map(Number) as [number, number, number];
-  const wanted = Date.UTC(y, mo - 1, d, hh, mm);
-  // Two rounds of "what does the zone show at my guess?" settle the offset, DST edges included.
-  let guess = wanted;
-  for (let i = 0; i < 2; i++) {
-    const p = localParts(new Date(guess), timeZone);
-    const shown = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute);
-    guess += wanted - shown;
-  }
-  return new Date(guess);
+const DAY_MS = 86_400_000;
+
+/** What the wall clock in `timeZone` reads at instant `t`, as a UTC timestamp of that date and time (minutes). */
+function wallClock(t: number, timeZone: string): number {
+  const p = localParts(new Date(t), timeZone);
+  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute);
 }
 
 /**
- * When sleep day `day` began: that date at the sleep time, local. On a daylight-saving night whose
- * sleep time does not exist (02:00 skipped), this is the moment the clocks jumped past it.
+ * The first instant at which local wall time in `timeZone` reads `dateIso` (YYYY-MM-DD) `hh:mm` or
+ * later — the moment sleepDay() moves on. On a daylight-saving day the offsets before and after the
+ * change differ: a wall time that happens twice (clocks set back) counts from its first occurrence,
+ * and one that never happens (clocks set forward past it) from the moment the clocks jumped.
+ */
+function localInstant(dateIso: string, hh: number, mm: number, timeZone: string): Date {
+  const [y, mo, d] = dateIso.split('-').map(Number) as [number, number, number];
+  const wanted = Date.UTC(y, mo - 1, d, hh, mm);
+  // The zone's offset a day before and a day after: the candidates for when the wall shows `wanted`.
+  const candidates = [wanted - DAY_MS, wanted + DAY_MS].map((t) => wanted - (wallClock(t, timeZone) - t));
+  const exact = candidates.filter((t) => wallClock(t, timeZone) === wanted);
+  if (exact.length > 0) return new Date(Math.min(...exact));
+  // Skipped: the clocks jumped from before `wanted` to after it somewhere between the candidates.
+  let lo = Math.min(...candidates);
+  let hi = Math.max(...candidates);
+  while (hi - lo > 60_000) {
+    const mid = lo + Math.floor((hi - lo) / 120_000) * 60_000;
+    if (wallClock(mid, timeZone) >= wanted) hi = mid;
+    else lo = mid;
+  }
+  return new Date(hi);
+}
+
+/**
+ * When sleep day `day` began: that date at the sleep time, local — the instant sleepDay() turns to
+ * `day`. On a daylight-saving night whose sleep time does not exist (02:00 skipped), this is the
+ * moment the clocks jumped past it; when it happens twice (clocks set back), the first time.
  */
 export function sleepDayStart(day: string, sleepTime: string, timeZone: string): Date {
   const [h, m] = sleepTime.split(':').map(Number) as [number, number];

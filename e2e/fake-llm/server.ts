@@ -1,8 +1,8 @@
 // A loopback model server for tests, benchmarks and manual runs. It speaks the real wire
 // protocols — OpenAI `/v1/chat/completions` SSE, Anthropic `/v1/messages` SSE, `/v1/models`, and
 // Ollama's `/api/tags` — so the app's real provider clients are exercised end to end. Replies are
-// scripted per request; with nothing scripted it echoes the last user message, streamed slowly
-// enough that a test sees real streaming.
+// scripted per request; with nothing scripted, `respond` (when set) decides, else it echoes the last
+// user message, streamed slowly enough that a test sees real streaming.
 //
 // Only streaming chat requests are served (the app never asks for anything else).
 import { readFile } from 'node:fs/promises';
@@ -53,6 +53,11 @@ export interface FakeLlm {
   apiKey?: string;
   /** Delay between chunks of unscripted echoes and of scripted text without chunkDelayMs. */
   defaultChunkDelayMs: number;
+  /**
+   * Decides the reply to a chat request when nothing is scripted (it gets the parsed JSON body);
+   * returning undefined falls back to the echo. Scripted replies always come first.
+   */
+  respond?: (body: unknown) => FakeResponse | Promise<FakeResponse | undefined> | undefined;
   /** Stops the server and drops every connection, hung requests included. */
   close(): Promise<void>;
 }
@@ -83,6 +88,7 @@ class FakeLlmServer implements FakeLlm {
   requests: RecordedRequest[] = [];
   models = ['fake-model'];
   apiKey?: string;
+  respond?: FakeLlm['respond'];
   private readonly queue: FakeResponse[] = [];
   private serial = 0;
 
@@ -134,7 +140,7 @@ class FakeLlmServer implements FakeLlm {
     if (!isRecord(body) || body.stream !== true) {
       return sendBody(res, 400, errorBody(dialect, 400, model));
     }
-    const reply = this.queue.shift() ?? { kind: 'text', text: `I hear you: ${lastUserText(body)}` };
+    const reply = this.queue.shift() ?? (await this.respond?.(body)) ?? { kind: 'text', text: `I hear you: ${lastUserText(body)}` };
     const info: ReplyInfo = { model, serial: ++this.serial, inputTokens: countWords(body.messages) };
     switch (reply.kind) {
       case 'text': {

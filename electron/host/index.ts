@@ -100,6 +100,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
   void warmRecallIndex(db).catch((err: Error) => log('warn', `recall index warm-up failed: ${err.message}`));
   const recovered = await conversations.recoverInterrupted();
   if (recovered) log('info', `kept ${recovered} interrupted repl${recovered === 1 ? 'y' : 'ies'} as partial`);
+  const abandoned = await sleep.recover();
+  if (abandoned.length) log('info', `sleep: run ${abandoned.join(', ')} was interrupted (its process is gone); the next cycle resumes it`);
   // The scheduler: a catch-up cycle once the app is idle, then the nightly one.
   sleep.start();
 

@@ -249,6 +249,8 @@ describe('namesWhose', () => {
     ["Mara's favourite tea is oolong", true],
     ['Bob really likes jazz', true],
     ['For Mara, mornings are the best time to talk', true],
+    ['Caroline said she loves hiking in the rain', true],
+    ['Said to be the best tea in town', false],
     ['我喜欢安静的早晨', true],
     ['小明喜欢绿茶', true],
     ['Prefers green tea', false],

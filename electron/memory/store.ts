@@ -224,8 +224,8 @@ function checkValidity(from: string | null | undefined, to: string | null | unde
 // Whose opinion or preference is it? A light check, not grammar: the text must contain
 //   - a first-person word (I, I'm, my, me, mine, myself, we, our) — the companion's own;
 //   - "the person", "user" — the one the companion talks with;
-//   - a name: a possessive ("Mara's"), "for/according to Mara", or a capitalised word right before a
-//     verb of liking or judging ("Mara prefers", "Bob thinks");
+//   - a name: a possessive ("Mara's"), "for/according to Mara", a capitalised word right before a
+//     verb of liking or judging ("Mara prefers", "Bob thinks"), or reported speech ("Mara said …");
 //   - in Chinese: 我/你/他/她/用户/对方, or any subject before 喜欢/讨厌/觉得/认为/… ("妹妹喜欢绿茶").
 // "Prefers green tea" and "TypeScript fits this project better" fail: they say what, not whose.
 const OWNER_PATTERNS = [
@@ -235,6 +235,8 @@ const OWNER_PATTERNS = [
   /\p{Lu}[\p{L}\p{M}.-]*['’]s\b/u,
   /\b(?:[Ff]or|[Aa]ccording to)\s+\p{Lu}/u,
   /\p{Lu}[\p{L}\p{M}.-]*\s+(?:(?:really|strongly|still|also|usually|always|never|does not|doesn't)\s+)?(?:prefers?|likes?|loves?|hates?|dislikes?|thinks?|believes?|feels?|finds?|wants?|enjoys?|favou?rs?|avoids?|values?|trusts?|distrusts?|wishes|considers?|would rather)\b/u,
+  // Reported speech names its owner too: "Caroline said she loves hiking", "Bob told me he prefers tea".
+  /\p{Lu}[\p{L}\p{M}.-]*\s+(?:said|says|told me|mentioned|admitted|explained)\b/u,
   /[我你他她]|用户|对方/,
   /[\p{Script=Han}A-Za-z]\s*(?:不|很|最|比较|更)?(?:喜欢|讨厌|偏好|偏爱|觉得|认为|爱|想要|希望|受不了)/u,
 ];

@@ -4,6 +4,7 @@
 // locks, records and resumes them.
 import os from 'node:os';
 import type { SleepRunStatus, SleepStepStatus, SleepTrigger } from '../../shared/api.js';
+import type { Transaction } from '@electric-sql/pglite';
 import type { Database } from '../db/open.js';
 
 export type { SleepRunStatus, SleepStepStatus, SleepTrigger };
@@ -68,6 +69,11 @@ export interface RunCycleOptions {
   onProgress?(event: SleepProgress): void;
   /** A 'running' run whose heartbeat is older than this is abandoned. Default 30 minutes. */
   staleAfterMs?: number;
+  /**
+   * When the run began, by the caller's clock (default: the database's). The scheduler compares it
+   * with sleep boundaries it computes from its own clock, so both must come from the same one.
+   */
+  startedAt?: Date;
 }
 
 export interface CycleResult {
@@ -150,6 +156,45 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** The reason an abandoned run (its process died: kill -9, power loss) is marked failed with. */
+export const INTERRUPTED = 'interrupted';
+
+const RUNNING_ROWS = `SELECT id, sleep_day, holder_pid, holder_host,
+        (extract(epoch FROM now() - heartbeat_at) * 1000)::float8 AS heartbeat_age_ms
+   FROM sleep_runs WHERE status = 'running' ORDER BY id`;
+
+/** Whether a 'running' row's holder is still at work. */
+function holderIsLive(row: RunningRow, host: string, staleMs: number): boolean {
+  const recent = row.heartbeat_age_ms < staleMs;
+  // Another machine's process cannot be checked (a synced folder): only its heartbeat counts.
+  // On this machine a dead pid is decisive; a live pid with an old heartbeat is a reused pid.
+  return row.holder_host === host ? recent && isAlive(row.holder_pid) : recent;
+}
+
+/** Marks an abandoned run failed/"interrupted" so its unfinished steps are resumed by the next run. */
+async function markInterrupted(tx: Transaction, id: number): Promise<void> {
+  await tx.query(`UPDATE sleep_runs SET status = 'failed', error = $2, finished_at = now() WHERE id = $1`, [id, INTERRUPTED]);
+  await tx.query(`UPDATE sleep_steps SET status = 'failed', error = $2, finished_at = now() WHERE run_id = $1 AND status = 'running'`, [id, INTERRUPTED]);
+}
+
+/**
+ * Marks every 'running' run whose holder is gone as failed/"interrupted", leaving a live one alone;
+ * returns their ids. The host calls it at launch, so a night that died with its process is not shown
+ * as still running until the next cycle happens to start.
+ */
+export async function releaseAbandoned(db: Database, staleAfterMs = DEFAULT_STALE_MS): Promise<number[]> {
+  const host = os.hostname();
+  return db.transaction(async (tx) => {
+    const released: number[] = [];
+    for (const row of (await tx.query<RunningRow>(RUNNING_ROWS)).rows) {
+      if (holderIsLive(row, host, staleAfterMs)) continue;
+      await markInterrupted(tx, row.id);
+      released.push(Number(row.id));
+    }
+    return released;
+  });
+}
+
 /**
  * Takes the cycle lock: a new 'running' row. A previous 'running' row is either live (→ SleepBusyError)
  * or abandoned (→ marked failed/"interrupted" so its unfinished steps are resumed).
@@ -158,37 +203,19 @@ async function acquire(db: Database, opts: RunCycleOptions): Promise<number> {
   const host = os.hostname();
   const staleMs = opts.staleAfterMs ?? DEFAULT_STALE_MS;
   return db.transaction(async (tx) => {
-    const running = (
-      await tx.query<RunningRow>(
-        `SELECT id, sleep_day, holder_pid, holder_host,
-                (extract(epoch FROM now() - heartbeat_at) * 1000)::float8 AS heartbeat_age_ms
-           FROM sleep_runs WHERE status = 'running' ORDER BY id`,
-      )
-    ).rows;
-    for (const row of running) {
-      const recent = row.heartbeat_age_ms < staleMs;
-      // Another machine's process cannot be checked (a synced folder): only its heartbeat counts.
-      // On this machine a dead pid is decisive; a live pid with an old heartbeat is a reused pid.
-      const live = row.holder_host === host ? recent && isAlive(row.holder_pid) : recent;
-      if (live) {
+    for (const row of (await tx.query<RunningRow>(RUNNING_ROWS)).rows) {
+      if (holderIsLive(row, host, staleMs)) {
         const who = row.holder_pid === process.pid && row.holder_host === host ? 'this process' : `process ${row.holder_pid} on ${row.holder_host}`;
         throw new SleepBusyError(
           `A sleep cycle is already running (run ${row.id} for ${row.sleep_day}, held by ${who}).`,
         );
       }
-      await tx.query(
-        `UPDATE sleep_runs SET status = 'failed', error = 'interrupted', finished_at = now() WHERE id = $1`,
-        [row.id],
-      );
-      await tx.query(
-        `UPDATE sleep_steps SET status = 'failed', error = 'interrupted', finished_at = now()
-          WHERE run_id = $1 AND status = 'running'`,
-        [row.id],
-      );
+      await markInterrupted(tx, row.id);
     }
     const inserted = await tx.query<{ id: number }>(
-      `INSERT INTO sleep_runs (sleep_day, trigger, holder_pid, holder_host) VALUES ($1, $2, $3, $4) RETURNING id::int AS id`,
-      [opts.sleepDay, opts.trigger, process.pid, host],
+      `INSERT INTO sleep_runs (sleep_day, trigger, holder_pid, holder_host, started_at)
+       VALUES ($1, $2, $3, $4, coalesce($5::timestamptz, now())) RETURNING id::int AS id`,
+      [opts.sleepDay, opts.trigger, process.pid, host, opts.startedAt?.toISOString() ?? null],
     );
     return inserted.rows[0]!.id;
   });
@@ -211,6 +238,24 @@ async function carriedOver(db: Database, sleepDay: string, runId: number): Promi
     )
   ).rows;
   return new Map(rows.map((r) => [r.step_id, { fromRun: latest.id, stats: r.stats }]));
+}
+
+/**
+ * The runs that make up this night so far: `runId` and the unfinished runs of the same sleep day it
+ * resumes (every run since the day's last completed one). A step asking "what did tonight write"
+ * must look at all of them — after a crash, what the interrupted run wrote is part of tonight.
+ */
+export async function nightRuns(db: Database, sleepDay: string, runId: number): Promise<number[]> {
+  const rows = (
+    await db.query<{ id: number }>(
+      `SELECT id::int AS id FROM sleep_runs
+        WHERE sleep_day = $1 AND id <= $2
+          AND id > coalesce((SELECT max(id) FROM sleep_runs WHERE sleep_day = $1 AND status = 'done' AND id < $2), 0)
+        ORDER BY id`,
+      [sleepDay, runId],
+    )
+  ).rows;
+  return rows.map((r) => Number(r.id));
 }
 
 /**
@@ -309,7 +354,10 @@ export async function runCycle(db: Database, steps: SleepStep[], opts: RunCycleO
         finished++;
         if (err instanceof CycleStop || signal.aborted) {
           stopReason = err instanceof CycleStop ? err.message : abortReason(signal);
-          await setStep(step.id, 'stopped', { stats: err instanceof CycleStop ? err.stats : undefined, error: stopReason });
+          // Stop cancels the call in flight, so the step usually fails with a StepFailure: its stats
+          // (chunks already written, calls made) are what it finished, and still worth showing.
+          const partial = err instanceof CycleStop || err instanceof StepFailure ? err.stats : undefined;
+          await setStep(step.id, 'stopped', { stats: partial, error: stopReason });
           progress(step.id, 'stopped');
         } else {
           await setStep(step.id, 'failed', { error: errorText(err), stats: err instanceof StepFailure ? err.stats : undefined });

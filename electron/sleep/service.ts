@@ -6,7 +6,7 @@
 import { ApiError, type SleepProgressEvent, type SleepStatus } from '../../shared/api.js';
 import { nextDay, sleepDay, sleepDayStart } from '../../shared/sleep-day.js';
 import { budgetUse, resolveBackgroundModel } from './background.js';
-import { runCycle, SleepBusyError, type SleepStep, type SleepTrigger } from './dag.js';
+import { releaseAbandoned, runCycle, SleepBusyError, type SleepStep, type SleepTrigger } from './dag.js';
 import { sleepRuns } from './read.js';
 import { deepSleepStep } from './steps/deep-sleep.js';
 import { modelForRun, type SleepStepDeps } from './steps/deps.js';
@@ -14,6 +14,9 @@ import { digestStep } from './steps/digest.js';
 import { dreamStep } from './steps/dream.js';
 import { LIGHT_SLEEP, lightSleepStep } from './steps/light-sleep.js';
 import { moodTrendStep, refSyncStep, snapshotStep } from './steps/simple.js';
+
+/** Why a cycle stopped when the app closed: the next launch resumes such a night at once. */
+export const CLOSING = 'the app was closing';
 
 /** The whole night, in the order independent steps run (the digest last, to report on the rest). */
 export function buildSteps(deps: SleepStepDeps): SleepStep[] {
@@ -97,8 +100,9 @@ export class SleepService {
 
   /**
    * The scheduler's check; returns the run it started, if any. A cycle is due when a sleep boundary
-   * passed after the last finished cycle began and messages from before it wait; it runs for the
-   * sleep day that ended at that boundary.
+   * passed after the last finished cycle began and messages from before it wait, or when the night
+   * begun since then was cut short (failed, or stopped by the app closing); it runs for the sleep day
+   * that ended at that boundary.
    */
   async tick(): Promise<{ runId: number | null; sleepDay: string } | null> {
     if (this.closed || this.running) return null;
@@ -106,17 +110,27 @@ export class SleepService {
     if (!s.sleep.auto) return null;
     const { day, lastBoundary } = await this.boundaries();
     const now = this.deps.now().getTime();
+    // A clock set back puts the last activity in the future: count the quiet from now instead of
+    // waiting (possibly days) for the clock to catch up with it.
+    if (this.lastActivity > now) this.lastActivity = now;
     if (now - this.lastActivity < (this.opts.idleMs ?? 120_000)) return null;
     const last = (
-      await this.deps.db.query<{ status: string; started_at: Date }>(
-        `SELECT status, started_at FROM sleep_runs WHERE trigger <> 'manual' OR status = 'done' ORDER BY id DESC LIMIT 1`,
+      await this.deps.db.query<{ status: string; started_at: Date; error: string | null }>(
+        `SELECT status, started_at, error FROM sleep_runs WHERE trigger <> 'manual' OR status = 'done' ORDER BY id DESC LIMIT 1`,
       )
     ).rows[0];
+    let resume = false;
     if (last && last.started_at.getTime() >= lastBoundary.getTime()) {
-      // This boundary was already slept on; only a failed attempt is retried, and not too often.
-      if (last.status !== 'failed' || now - last.started_at.getTime() < (this.opts.retryMs ?? 3_600_000)) return null;
+      // This boundary was already slept on. A night the closing app stopped is resumed at once; a
+      // failed (or interrupted) one is retried, not too often; one stopped by the person or by the
+      // budget waits for the next night.
+      const closed = last.status === 'stopped' && last.error === CLOSING;
+      const retry = last.status === 'failed' && now - last.started_at.getTime() >= (this.opts.retryMs ?? 3_600_000);
+      if (!closed && !retry) return null;
+      resume = true;
     }
-    if (!(await this.hasWorkBefore(lastBoundary))) return null;
+    // A night being resumed has work left in its unfinished steps even when light sleep read all the chat.
+    if (!resume && !(await this.hasWorkBefore(lastBoundary))) return null;
     const trigger: SleepTrigger = now - lastBoundary.getTime() < 3_600_000 ? 'schedule' : 'catch-up';
     return this.start_(trigger, nextDay(day, -1));
   }
@@ -148,6 +162,8 @@ export class SleepService {
           sleepDay: day,
           trigger,
           signal: controller.signal,
+          // Recorded by the clock the scheduler reads boundaries from (tests move it).
+          startedAt: this.deps.now(),
           onProgress: (p) => {
             running.progress = { ...p, sleepDay: day };
             firstEvent(p.runId);
@@ -200,12 +216,20 @@ export class SleepService {
     await this.running?.done;
   }
 
+  /**
+   * At launch: a night left 'running' by a process that died (kill -9, power loss) is marked
+   * interrupted now, so the status does not show it running; the next cycle resumes its steps.
+   */
+  async recover(): Promise<number[]> {
+    return releaseAbandoned(this.deps.db);
+  }
+
   /** Stops the timer and the running cycle (at its next step boundary or sooner) and waits for it. */
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    this.stop('the app was closing');
+    this.stop(CLOSING);
     await this.running?.done;
   }
 }

@@ -76,17 +76,21 @@ async function activeMemories(deps: SleepStepDeps, ids: number[]): Promise<Map<n
   return new Map(rows.map((r) => [Number(r.id), r]));
 }
 
-/** Groups of text packed into at most `maxCalls` prompts of `budget` tokens; what does not fit waits. */
-function pack(groups: string[], budget: number, maxCalls: number): string[][] {
+/**
+ * Groups of text packed into at most `maxCalls` prompts of `budget` tokens; what does not fit waits.
+ * `taken` is how many groups were dealt with (sent, or passed over because one alone exceeds a call);
+ * groups from `taken` on did not fit tonight's calls.
+ */
+function pack(groups: string[], budget: number, maxCalls: number): { calls: string[][]; taken: number } {
   const calls: string[][] = [];
   let call: string[] = [];
   let used = 0;
-  for (const g of groups) {
+  for (const [i, g] of groups.entries()) {
     const cost = estimateTokens(g) + 4;
     if (cost > budget) continue;
     if (used + cost > budget && call.length) {
       calls.push(call);
-      if (calls.length === maxCalls) return calls;
+      if (calls.length === maxCalls) return { calls, taken: i };
       call = [];
       used = 0;
     }
@@ -94,7 +98,7 @@ function pack(groups: string[], budget: number, maxCalls: number): string[][] {
     used += cost;
   }
   if (call.length && calls.length < maxCalls) calls.push(call);
-  return calls;
+  return { calls, taken: groups.length };
 }
 
 export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof modelForRun>): SleepStep {
@@ -116,7 +120,8 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
         )
       ).rows;
       const fresh: number[] = [];
-      let cursor = cursorRow ? Number(cursorRow.value) : 0;
+      const start = cursorRow ? Number(cursorRow.value) : 0;
+      let cursor = start;
       for (const c of changes) {
         if (!fresh.includes(Number(c.memory_id))) {
           if (fresh.length === MAX_REVIEWED_PER_NIGHT) break;
@@ -125,6 +130,22 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
         cursor = Number(c.id);
       }
       const reviewed = await activeMemories(deps, fresh);
+      // The reviewed memories in journal order. When a round's calls cannot show all of them, the
+      // first one left out and everything after it wait for the next night (the cursor stops before
+      // them): with a small context the cap on calls must slow the review down, not skip memories.
+      let order = fresh.filter((id) => reviewed.has(id));
+      const waiting = new Set<number>();
+      const waitFrom = (id: number | undefined) => {
+        const at = id === undefined ? -1 : order.indexOf(id);
+        if (at < 0) return;
+        for (const later of order.slice(at)) {
+          reviewed.delete(later);
+          waiting.add(later);
+        }
+        order = order.slice(0, at);
+        stats.reviewed = order.length;
+        stats.deferred_memories = waiting.size;
+      };
       stats.reviewed = reviewed.size;
 
       let bg: BackgroundModel | null = null;
@@ -168,13 +189,15 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
           neighbours.set(id, hits.flatMap((h) => (h.link.kind === 'memory' && h.link.memoryId !== id ? [h.link.memoryId] : [])).slice(0, NEIGHBOURS));
         }
         const around = await activeMemories(deps, [...new Set([...neighbours.values()].flat())]);
-        const groups: string[] = [];
-        for (const [id, m] of reviewed) {
+        const groups: { id: number; text: string }[] = [];
+        for (const id of order) {
           const others = (neighbours.get(id) ?? []).flatMap((n) => around.get(n) ?? []);
-          if (others.length) groups.push([line(m), ...others.map(line)].join('\n'));
+          if (others.length) groups.push({ id, text: [line(reviewed.get(id)!), ...others.map(line)].join('\n') });
         }
         const shown = new Set([...reviewed.keys(), ...around.keys()]);
-        for (const call of pack(groups.map((g, i) => `### Group ${i + 1}\n${g}`), await budgetFor(CONTRADICTION_INSTRUCTIONS), MAX_CALLS_PER_ROUND)) {
+        const round1 = pack(groups.map((g, i) => `### Group ${i + 1}\n${g.text}`), await budgetFor(CONTRADICTION_INSTRUCTIONS), MAX_CALLS_PER_ROUND);
+        waitFrom(groups[round1.taken]?.id);
+        for (const call of round1.calls) {
           if (ctx.signal.aborted) return stats;
           const answer = await ask('deep-sleep:contradictions', CONTRADICTION_INSTRUCTIONS, call.join('\n\n'), contradictionAnswer);
           for (const op of answer?.operations ?? []) {
@@ -195,11 +218,14 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
         }
 
         // Round 2: split compound memories (a cheap test picks the candidates; the model decides).
-        const compound = [...(await activeMemories(deps, [...reviewed.keys()])).values()].filter(
+        const stillActive = await activeMemories(deps, order);
+        const compound = order.flatMap((id) => stillActive.get(id) ?? []).filter(
           (m) => m.content.length > 160 || /[;；]|\.\s+\p{Lu}|。\s*\S/u.test(m.content.trim().replace(/[.。!?！？]$/u, '')),
         );
         const splitShown = new Set(compound.map((m) => Number(m.id)));
-        for (const call of pack(compound.map(line), await budgetFor(SPLIT_INSTRUCTIONS), MAX_CALLS_PER_ROUND)) {
+        const round2 = pack(compound.map(line), await budgetFor(SPLIT_INSTRUCTIONS), MAX_CALLS_PER_ROUND);
+        waitFrom(compound[round2.taken] && Number(compound[round2.taken]!.id));
+        for (const call of round2.calls) {
           if (ctx.signal.aborted) return stats;
           const answer = await ask('deep-sleep:split', SPLIT_INSTRUCTIONS, call.join('\n'), splitAnswer);
           for (const s of answer?.splits ?? []) {
@@ -224,7 +250,7 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
         }
 
         // Round 3: merge near-duplicates of the same type.
-        const current = await activeMemories(deps, [...reviewed.keys()]);
+        const current = await activeMemories(deps, order);
         const pairs: [number, number][] = [];
         for (const [id] of current) for (const n of neighbours.get(id) ?? []) pairs.push([id, n]);
         const similar = pairs.length
@@ -239,10 +265,13 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
           : [];
         const mergeGroups = new Map<number, Set<number>>();
         for (const { a, b } of similar) mergeGroups.set(Number(a), (mergeGroups.get(Number(a)) ?? new Set()).add(Number(b)));
-        const involved = await activeMemories(deps, [...mergeGroups.entries()].flatMap(([a, bs]) => [a, ...bs]));
+        const mergeEntries = [...mergeGroups.entries()].sort(([a], [b]) => order.indexOf(a) - order.indexOf(b));
+        const involved = await activeMemories(deps, mergeEntries.flatMap(([a, bs]) => [a, ...bs]));
         const mergeShown = new Set(involved.keys());
-        const mergeTexts = [...mergeGroups.entries()].map(([a, bs], i) => `### Group ${i + 1}\n${[a, ...bs].flatMap((id) => involved.get(id) ?? []).map(line).join('\n')}`);
-        for (const call of pack(mergeTexts, await budgetFor(MERGE_INSTRUCTIONS), MAX_CALLS_PER_ROUND)) {
+        const mergeTexts = mergeEntries.map(([a, bs], i) => `### Group ${i + 1}\n${[a, ...bs].flatMap((id) => involved.get(id) ?? []).map(line).join('\n')}`);
+        const round3 = pack(mergeTexts, await budgetFor(MERGE_INSTRUCTIONS), MAX_CALLS_PER_ROUND);
+        waitFrom(mergeEntries[round3.taken]?.[0]);
+        for (const call of round3.calls) {
           if (ctx.signal.aborted) return stats;
           const answer = await ask('deep-sleep:merge', MERGE_INSTRUCTIONS, call.join('\n\n'), mergeAnswer);
           for (const m of answer?.merges ?? []) {
@@ -277,6 +306,8 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
 
       // Round 4: pin review — proposals only; pins are the person's.
       stats.proposals = await reviewPins(deps, ctx);
+      const firstWaiting = changes.findIndex((c) => waiting.has(Number(c.memory_id)));
+      if (firstWaiting >= 0) cursor = firstWaiting > 0 ? Number(changes[firstWaiting - 1]!.id) : start;
       await deps.db.query(
         `INSERT INTO sleep_cursors (name, value) VALUES ($1, $2)
          ON CONFLICT (name) DO UPDATE SET value = greatest(sleep_cursors.value, EXCLUDED.value), updated_at = now()`,

@@ -2,7 +2,7 @@
 // read in the morning, each change with undo. It reads the change journal past its own cursor, so a
 // digest covers everything since the last one (a "sleep now" in the evening included) exactly once.
 import { segmentForIndex } from '../../memory/segment.js';
-import type { SleepStep } from '../dag.js';
+import { nightRuns, type SleepStep } from '../dag.js';
 import { LIGHT_SLEEP } from './light-sleep.js';
 import type { SleepStepDeps } from './deps.js';
 
@@ -44,8 +44,11 @@ export function digestStep(deps: SleepStepDeps): SleepStep {
           [diaryCursor],
         )
       ).rows;
+      // Tonight's proposals: deep sleep may have made them in the interrupted run this one resumes.
       const proposals = (
-        await deps.db.query<{ id: number }>(`SELECT id::float8 AS id FROM sleep_proposals WHERE run_id = $1 AND status = 'open' ORDER BY id`, [ctx.runId])
+        await deps.db.query<{ id: number }>(`SELECT id::float8 AS id FROM sleep_proposals WHERE run_id = ANY($1::bigint[]) AND status = 'open' ORDER BY id`, [
+          await nightRuns(deps.db, ctx.sleepDay, ctx.runId),
+        ])
       ).rows.map((r) => Number(r.id));
       const count = (kind: string) => blocks.find((b) => b.kind === kind)?.n ?? 0;
       const diary = { anchors: count('anchor'), imprints: count('imprint'), narratives: count('narrative'), dreams: count('dream') };

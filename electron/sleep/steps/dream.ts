@@ -5,7 +5,7 @@
 import { findSecret } from '../../memory/secret-filter.js';
 import { segmentForIndex } from '../../memory/segment.js';
 import { BudgetExhaustedError } from '../background.js';
-import { CycleStop, StepFailure, type SleepStep } from '../dag.js';
+import { CycleStop, nightRuns, StepFailure, type SleepStep } from '../dag.js';
 import { dreamAnswer, memoryLine } from '../schemas.js';
 import { LIGHT_SLEEP } from './light-sleep.js';
 import { modelForRun, type SleepStepDeps } from './deps.js';
@@ -21,15 +21,16 @@ export function dreamStep(deps: SleepStepDeps, model: ReturnType<typeof modelFor
     id: DREAM,
     dependsOn: [LIGHT_SLEEP],
     async run(ctx): Promise<Record<string, number>> {
-      // The night's own day; after a catch-up over older days, the newest day this run wrote about.
+      // The night's own day; after a catch-up over older days, the newest day this night wrote about
+      // (in this run, or in the interrupted run it resumes, whose light sleep it carried over).
       const day =
         (
           await deps.db.query<{ day: string }>(
             `SELECT day FROM diary_blocks b
-              WHERE kind IN ('imprint', 'narrative', 'anchor') AND hidden_at IS NULL AND (day = $1 OR run_id = $2)
+              WHERE kind IN ('imprint', 'narrative', 'anchor') AND hidden_at IS NULL AND (day = $1 OR run_id = ANY($2::bigint[]))
                 AND NOT EXISTS (SELECT 1 FROM diary_blocks d WHERE d.kind = 'dream' AND d.day = b.day)
               ORDER BY day = $1 DESC, day DESC LIMIT 1`,
-            [ctx.sleepDay, ctx.runId],
+            [ctx.sleepDay, await nightRuns(deps.db, ctx.sleepDay, ctx.runId)],
           )
         ).rows[0]?.day ?? null;
       if (!day) return { dreams: 0, nothing_to_dream: 1 };

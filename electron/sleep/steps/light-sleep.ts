@@ -25,7 +25,8 @@ const INSTRUCTIONS = `Below are my conversations since I last slept, grouped by 
 "[ref] local time Speaker: text"; "Me" is me. From them, write JSON with four lists:
 - "memories": facts worth keeping for a long time, each one atomic: {"type", "content", "entities", "sources", "validFrom", "validTo"}.
   type is one of world (facts about the world and people), experience (what happened, to them or to me),
-  opinion and preference (always say whose: "Mara prefers …", "I think …"), observation (what I notice about someone),
+  opinion and preference (always say whose, by name or as "the person": "Mara prefers …", "The person thinks …",
+  "Mara said she loves …"; mine as "I think …"), observation (what I notice about someone),
   procedural (how to do something). content: one or two sentences that stand on their own (names, not pronouns).
   entities: the names of the people, places, organisations and things it mentions. sources: the [ref]s it comes from.
   validFrom / validTo: dates (YYYY-MM-DD) only when the text says when it became or stops being true, else null.
@@ -34,7 +35,8 @@ const INSTRUCTIONS = `Below are my conversations since I last slept, grouped by 
   "arousal" (0 calm … 1 intense), "labels" (1–3 words for the mood), "text" (one or two sentences: how it felt)}.
 - "imprints": the moments that carried feeling, kept in my own words, first person: {"conversation", "day", "text", "sources"}.
   Zero to three per conversation.
-- "narratives": one per sleep day present, my own account of the day, first person, with a title: {"day", "title", "body"}.`;
+- "narratives": my own account of the day, first person, with a title: {"day", "title", "body"} — one for each day listed
+  under "Narratives wanted" at the end, none for other days (their conversation continues in a later part).`;
 
 interface MessageRow {
   id: string;
@@ -194,6 +196,7 @@ async function writeAnswer(
   refs: ReturnType<typeof renderCall>,
   answer: LightSleepAnswer,
   stats: LightSleepStats,
+  narrativeDays: Set<string>,
 ): Promise<void> {
   const ids = (sources: string[]) => [...new Set(sources.flatMap((s) => refs.messageRefs.get(s) ?? []))];
   const days = new Set(call.map((p) => p.day));
@@ -261,16 +264,38 @@ async function writeAnswer(
       if (!piece || !text) continue;
       if (await insertBlock(b.tx, { day: i.day, kind: 'imprint', conversationId: piece.conversationId, title: null, body: text, sources: ids(i.sources) })) bump('imprints');
     }
+    const narrated = new Set<string>();
     for (const n of answer.narratives) {
-      const body = days.has(n.day) ? clean(n.body) : null;
+      // One narrative per day, from the call that reads the day's last part.
+      const wanted = narrativeDays.has(n.day) && !narrated.has(n.day);
+      const body = wanted ? clean(n.body) : null;
       const title = body ? clean(n.title) : null;
-      if (!days.has(n.day)) bump('dropped_items');
+      if (!wanted) bump('dropped_items');
+      else narrated.add(n.day);
       if (!body || !title) continue;
       const sources = call.filter((p) => p.day === n.day).flatMap((p) => p.messages.map((m) => m.id));
       if (await insertBlock(b.tx, { day: n.day, kind: 'narrative', conversationId: null, title, body, sources })) bump('narratives');
     }
     await advanceWatermarks(b.tx, call);
   });
+}
+
+/** The closing lines of a light-sleep prompt: which days want a narrative, and what is already written about them. */
+async function narrativeNote(deps: SleepStepDeps, days: Set<string>): Promise<string> {
+  if (days.size === 0) return '## Narratives wanted\nnone in this part';
+  const written = (
+    await deps.db.query<{ day: string; kind: string; title: string | null; body: string }>(
+      `SELECT day, kind, title, body FROM diary_blocks
+        WHERE day = ANY($1::text[]) AND kind IN ('anchor', 'imprint', 'narrative') AND hidden_at IS NULL ORDER BY id`,
+      [[...days]],
+    )
+  ).rows;
+  const lines = ['## Narratives wanted', ...[...days].sort()];
+  if (written.length) {
+    lines.push('', '## Already in my diary for these days (from earlier parts; continue, do not repeat)');
+    for (const w of written.slice(-12)) lines.push(`- ${w.day} (${w.kind}) ${w.title ? `${w.title}: ` : ''}${w.body.replace(/\s+/g, ' ').slice(0, 300)}`);
+  }
+  return lines.join('\n');
 }
 
 async function advanceWatermarks(tx: import('@electric-sql/pglite').Transaction, pieces: Piece[]): Promise<void> {
@@ -312,13 +337,19 @@ export function lightSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mod
       // the watermark must never pass messages that were not extracted.
       const held = new Set<string>();
       let providerError: string | null = null;
-      for (const call of calls) {
+      // A day's narrative is written by the call that reads the day's last part, which is told what
+      // the earlier parts already noted — so a long day still gets one account, not one per chunk.
+      const lastCallOfDay = new Map<string, number>();
+      calls.forEach((call, i) => call.forEach((p) => lastCallOfDay.set(p.day, i)));
+      for (const [index, call] of calls.entries()) {
         if (ctx.signal.aborted) break;
         if (call.some((p) => held.has(p.conversationId))) {
           stats.deferred_chunks = (stats.deferred_chunks ?? 0) + 1;
           continue;
         }
         const refs = renderCall(call, s.timeZone);
+        const narrativeDays = new Set(call.filter((p) => lastCallOfDay.get(p.day) === index).map((p) => p.day));
+        const material = `${refs.text}\n\n${await narrativeNote(deps, narrativeDays)}`;
         let result;
         try {
           result = await bg.call({
@@ -326,7 +357,7 @@ export function lightSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mod
             stepId: ctx.stepId,
             runId: ctx.runId,
             instructions: INSTRUCTIONS,
-            material: refs.text,
+            material,
             schema: lightSleepAnswer,
             maxTokens,
             signal: ctx.signal,
@@ -347,7 +378,7 @@ export function lightSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mod
           stats.invalid_chunks++;
           continue;
         }
-        await writeAnswer(deps, ctx, call, refs, result.value, stats);
+        await writeAnswer(deps, ctx, call, refs, result.value, stats, narrativeDays);
         stats.chunks_done++;
         deps.events.emit('diary.changed', { day: call[call.length - 1]!.day });
       }
