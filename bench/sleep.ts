@@ -1,7 +1,7 @@
 // Sleep-cycle cost: what a night of consolidation spends (model calls and tokens per step), how much
 // time the app itself takes around the model, what it writes, and how much a person chatting during
 // the night feels it.
-//   npm run bench:sleep -- [--data DIR] [--context TOKENS] [--json FILE]
+//   npm run bench:sleep -- [--data DIR] [--context TOKENS] [--stream-ms MS] [--json FILE]
 //
 // - The LoCoMo conversations in DIR (default ../shared/bench/locomo/dev) are loaded exactly as
 //   bench:locomo loads them (electron/host/import-locomo.ts → Conversations.append: each session one
@@ -9,7 +9,9 @@
 //   folders, one to measure the cost on, one to chat on while it sleeps.
 // - Each folder gets a fresh host (createHost, no local-server probing) with the loopback fake model
 //   answering every sleep prompt through sleepResponder() (schema-valid answers built from the
-//   prompt, no artificial delay) saved as the model connection; time zone UTC (the dataset's dates
+//   prompt, streamed at one ~4-character chunk per --stream-ms, default 1 ms: 1,000 chunks a second,
+//   faster than any local model, yet not the single burst no streaming server sends) saved as the
+//   model connection, run in its own process; time zone UTC (the dataset's dates
 //   are read as UTC, so sleep days are session dates), automatic runs off, and the night's budget
 //   raised to the maximum the settings allow so one cycle can do all the work.
 // - Cost: full cycles run through the host API (sleep.now, then the sleep.finished event) until no
@@ -27,7 +29,8 @@
 //
 // Numbers: per 100 messages and per sleep day (the LoCoMo turns; their distinct session dates);
 // own_ms_per_300_msgs = (Σ cycle wall time − Σ audited model time − Σ snapshot step time) × 300 /
-// messages; snapshot_ms = the longest snapshot step; chat_write_ms_p95 over every tick of the cycle.
+// messages; snapshot_ms = the longest snapshot step; chat_write_ms_p95 over every tick of the cycle
+// (except, when the snapshot gave way to the chat, the ticks while it waited — see below).
 // The fake model reports prompt tokens as words and completion tokens as ~4 characters each.
 // Exits 0 when it measured.
 import fs from 'node:fs';
@@ -41,8 +44,7 @@ import { openDatabase } from '../electron/db/open.js';
 import { Conversations } from '../electron/host/conversations.js';
 import { importLocomo, turnContent } from '../electron/host/import-locomo.js';
 import { createHost, type Host } from '../electron/host/index.js';
-import { startFakeLlm } from '../e2e/fake-llm/server.js';
-import { sleepResponder } from '../e2e/fake-llm/sleep-responder.js';
+import { spawn } from 'node:child_process';
 import { percentile, round } from './util.js';
 
 const { values } = parseArgs({
@@ -51,6 +53,8 @@ const { values } = parseArgs({
     json: { type: 'string' },
     /** The fake connection's context window; default: what the app gives a new connection. */
     context: { type: 'string' },
+    /** Pause between the fake model's streamed chunks (~4 characters each); 0 sends each answer in one burst. */
+    'stream-ms': { type: 'string', default: '1' },
   },
 });
 
@@ -139,8 +143,40 @@ if (turns === 0) {
 fs.cpSync(costDir, chatDir, { recursive: true });
 console.log(`loaded ${files.length - skippedFiles} file(s), ${turns} turns in ${(loadMs / 1000).toFixed(1)} s`);
 
-const fake = await startFakeLlm({ defaultChunkDelayMs: 0 });
-fake.respond = sleepResponder();
+// The fake model runs in its own process, as a real model server would: its work (building answers,
+// streaming them) must not be counted as the app's time or delay the app's event loop.
+const fake = await startFakeModelProcess();
+async function startFakeModelProcess(): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  const streamMs = String(Number(values['stream-ms']) || 0);
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join('e2e', 'fake-llm', 'cli.ts'), '--port', '0', '--sleep', '--chunk-delay-ms', streamMs], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  // A benchmark that fails half-way must not leave the server running.
+  process.once('exit', () => child.kill('SIGKILL'));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('the fake model server did not start within 30 s')), 30_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /FAKE_LLM_URL=(\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the fake model server exited with ${code}`)));
+  });
+  return {
+    baseUrl: `${url}/v1`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---- a host on a folder, ready to sleep ----
@@ -233,7 +269,6 @@ async function runCycle(s: Session, label: string): Promise<Cycle> {
     const stats = Object.entries(step.stats ?? {}).filter(([, v]) => v !== 0);
     console.log(`  ${step.stepId.padEnd(16)} ${step.status}${step.reason ? ` (${step.reason})` : ''}${stats.length ? `: ${stats.map(([k, v]) => `${k} ${v}`).join(', ')}` : ''}`);
   }
-  fake.requests.length = 0;
   if (cycle.status === 'failed') fail(`${label} failed: ${cycle.error ?? 'no reason given'}; steps: ${JSON.stringify(run?.steps.map((x) => [x.stepId, x.status, x.error]))}`);
   return cycle;
 }
@@ -393,12 +428,13 @@ const idleLog = newLog();
   await stop();
 }
 const nightLog = newLog();
+let chatCycle: Cycle | undefined;
 /** How late timers fire during the cycle: how long this thread was kept busy. */
 const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 {
   const stop = startProbes(chat, probeIds, nightLog);
   loopDelay.enable();
-  await runCycle(chat, 'with chat');
+  chatCycle = await runCycle(chat, 'with chat');
   loopDelay.disable();
   await stop();
 }
@@ -427,13 +463,18 @@ for (const id of stepIds) {
   const cells = [mine.length, mine.filter((a) => a.status !== 'ok').length, p, c, ...Object.values(steps[id]), Math.round(stepMs(id).reduce((a, b) => a + b, 0))];
   console.log(id.padEnd(16) + cells.map((v) => String(v).padStart(11)).join(''));
 }
+// While the person chats, the snapshot only waits for a quiet moment and then leaves the copy (and
+// deep sleep) to the next night: those seconds are chat with nothing else running, not the cycle's
+// work, so they are left out of the p95 — when the copy was taken, its pause counts in full.
+const snapshotOnlyWaited = chatCycle?.run?.steps.find((x) => x.stepId === 'snapshot')?.status === 'skipped';
+const nightFelt = nightLog.felt.filter((_, i) => !(snapshotOnlyWaited && nightLog.feltStep[i] === 'snapshot'));
 const snapshotTotal = snapshots.reduce((a, b) => a + b, 0);
 const ownMs = wallMs - modelMs - snapshotTotal;
 const result = {
   steps,
   own_ms_per_300_msgs: per(ownMs, messages, 300),
   snapshot_ms: snapshots.length ? round(Math.max(...snapshots), 1) : 0,
-  chat_write_ms_p95: nightLog.felt.length ? round(percentile(nightLog.felt, 95), 2) : 0,
+  chat_write_ms_p95: nightFelt.length ? round(percentile(nightFelt, 95), 2) : 0,
   rows,
 };
 console.log(

@@ -247,8 +247,10 @@ export interface SleepStatus {
   /** The sleep day a cycle would work on now. */
   sleepDay: string;
   budget: SleepBudgetUse;
-  /** Why "Sleep now" cannot run, if it cannot (no model connection). */
+  /** Why "Sleep now" cannot run, if it cannot (no model connection), in the host's words… */
   blocked: string | null;
+  /** …and as an error code the UI puts in the person's language. */
+  blockedCode: ErrorCode | null;
 }
 
 export interface AuditEntry {

@@ -261,6 +261,44 @@ describe('namesWhose', () => {
   });
 });
 
+describe('prepared saves (the sleep cycle probes ahead, then writes in a short transaction)', () => {
+  const write = (content: string): MemoryWrite => ({ type: 'world', content, source: 'light-sleep', actor: 'light-sleep' });
+
+  it('updates the near-duplicate found ahead, adds the rest, and refuses what a guard refuses', async () => {
+    const existing = await store.create(write('Mara lives in Lisbon with her two cats.'));
+    const prepared = await store.prepareCreates([write('Mara lives in Lisbon with her two cats!'), write('Joana teaches piano.'), write(`Key: ${SECRETS[2]}`)]);
+    expect(prepared.items[2]).toBeInstanceOf(ApiError);
+    const saved = await store.batch(async (b) => {
+      const out = [];
+      for (const item of prepared.items) if (!(item instanceof ApiError)) out.push(await b.createPrepared(item));
+      return out;
+    }, prepared);
+    expect(saved.map((r) => r.outcome)).toEqual(['updated', 'created']);
+    expect(saved[0]!.memory.id).toBe(existing.memory.id);
+    expect((await store.list()).total).toBe(2);
+  });
+
+  it('probes again inside the batch when memory changed after the probes, so no copy slips in', async () => {
+    const prepared = await store.prepareCreates([write('Rui works at the harbour museum.')]);
+    // Between the probes and the batch, the companion saves the same fact in a chat.
+    const meanwhile = await store.create({ ...write('Rui works at the harbour museum'), source: 'tool', actor: 'companion' });
+    const [saved] = await store.batch(async (b) => [await b.createPrepared(prepared.items[0] as Exclude<(typeof prepared.items)[number], ApiError>)], prepared);
+    expect(saved).toMatchObject({ outcome: 'updated', memory: { id: meanwhile.memory.id } });
+    expect((await store.list()).total).toBe(1);
+  });
+
+  it('collapses the same fact said twice in one answer', async () => {
+    const prepared = await store.prepareCreates([write('Ana visits on Sundays.'), write('ana visits on sundays')]);
+    const saved = await store.batch(async (b) => {
+      const out = [];
+      for (const item of prepared.items) if (!(item instanceof ApiError)) out.push(await b.createPrepared(item));
+      return out;
+    }, prepared);
+    expect(saved.map((r) => r.outcome)).toEqual(['created', 'updated']);
+    expect((await store.list()).total).toBe(1);
+  });
+});
+
 describe('update, forget, pin', () => {
   it('journals only the fields that changed', async () => {
     const { memory } = await store.create(fact('Mara lives in Shanghai.'));

@@ -38,14 +38,30 @@ export interface MemoryWrite {
   batchId?: string;
 }
 
-/** A write that passed every guard, with its defaults filled in. */
-type CheckedWrite = MemoryWrite & Required<Pick<MemoryWrite, 'pinned' | 'sourceMessageIds' | 'entityNames'>>;
+/** A write that passed every guard, with its defaults filled in (and its search text, when segmented ahead). */
+type CheckedWrite = MemoryWrite & Required<Pick<MemoryWrite, 'pinned' | 'sourceMessageIds' | 'entityNames'>> & { segmented?: string | null };
+
+/** A save checked and probed ahead of its batch (MemoryStore.prepareCreates). */
+export interface PreparedCreate {
+  write: CheckedWrite;
+  duplicateId: number | null;
+  /** Repeats an earlier save of the same list: its duplicate is that one, known only once written. */
+  probeAgain: boolean;
+}
+
+export interface PreparedCreates {
+  /** The journal's last id when the probes began. */
+  mark: number;
+  items: (PreparedCreate | ApiError)[];
+}
 
 /** What MemoryStore.batch hands its callback: guarded writes inside one transaction. */
 export interface MemoryBatch {
   tx: Transaction;
   /** Like MemoryStore.create (near-duplicates update instead of adding). */
   create(w: MemoryWrite): Promise<SaveMemoryResult>;
+  /** A save prepared by prepareCreates: no probe inside the transaction unless memory changed since. */
+  createPrepared(p: PreparedCreate): Promise<SaveMemoryResult>;
   /** `olderId` becomes superseded by the existing `newerId`; both stay, linked. */
   link(olderId: number, newerId: number, actor: MemoryActor, batchId?: string, reason?: string): Promise<SaveMemoryResult>;
   /** Closes a memory's valid time (expired once that time has passed). */
@@ -272,11 +288,19 @@ export class MemoryStore {
    * refused by a guard (a secret, an unknown type) throws ApiError before touching the database, so
    * the caller can skip that one item and go on; any database error rolls the whole batch back.
    */
-  async batch<T>(fn: (b: MemoryBatch) => Promise<T>): Promise<T> {
-    return this.write((tx, journal) =>
-      fn({
+  async batch<T>(fn: (b: MemoryBatch) => Promise<T>, prepared?: PreparedCreates): Promise<T> {
+    return this.write(async (tx, journal) => {
+      // The probes done ahead still hold if the journal has not moved since: every change to a
+      // memory is journalled, so an unchanged journal means no memory changed.
+      const probesHold = prepared !== undefined && (await journalMark(tx)) === prepared.mark;
+      return fn({
         tx,
         create: (w) => this.createIn(tx, journal, this.checkWrite(w)),
+        createPrepared: async (p) => {
+          if (!probesHold || p.probeAgain) return this.createIn(tx, journal, p.write);
+          const duplicate = p.duplicateId === null ? null : await this.findMemory(tx, p.duplicateId);
+          return this.createIn(tx, journal, p.write, { duplicate });
+        },
         link: (olderId, newerId, actor, batchId, reason) => this.linkIn(tx, journal, olderId, newerId, actor, batchId, reason),
         expire: async (id, validTo, actor, batchId, reason) => {
           const current = await this.requireActive(tx, id, 'expired');
@@ -290,12 +314,44 @@ export class MemoryStore {
           return { memory, outcome: 'updated' as const, changeId: change.id };
         },
         get: (id) => this.findMemory(tx, id),
-      }),
-    );
+      });
+    });
   }
 
-  private async createIn(tx: Transaction, journal: Journal, write: CheckedWrite): Promise<SaveMemoryResult> {
-    const duplicate = await this.findDuplicate(tx, write.type, write.content);
+  /**
+   * Checks a list of saves and looks up their near-duplicates now, outside any long transaction, so
+   * a batch written later holds the database only for its inserts (chat writes wait behind a batch).
+   * Each item is the prepared save, or the ApiError a guard raised for it. Two saves in the list that
+   * are the same words are collapsed here (the later one updates the earlier), as saving them one by
+   * one would.
+   */
+  async prepareCreates(writes: MemoryWrite[]): Promise<PreparedCreates> {
+    const mark = await journalMark(this.db);
+    const items: (PreparedCreate | ApiError)[] = [];
+    const seen = new Set<string>();
+    for (const w of writes) {
+      let write: CheckedWrite;
+      try {
+        write = this.checkWrite(w);
+      } catch (err) {
+        if (err instanceof ApiError) {
+          items.push(err);
+          continue;
+        }
+        throw err;
+      }
+      // A repeat of an earlier save in this list is probed again inside the batch, where it finds that one.
+      const key = `${write.type}:${write.content.toLowerCase().replace(/[\s\p{P}]+/gu, '')}`;
+      const repeat = seen.has(key);
+      seen.add(key);
+      const duplicate = repeat ? null : await this.db.transaction((tx) => this.findDuplicate(tx, write.type, write.content));
+      items.push({ write: { ...write, segmented: segmentForIndex(write.content) }, duplicateId: duplicate?.id ?? null, probeAgain: repeat });
+    }
+    return { mark, items };
+  }
+
+  private async createIn(tx: Transaction, journal: Journal, write: CheckedWrite, known?: { duplicate: Memory | null }): Promise<SaveMemoryResult> {
+    const duplicate = known ? (known.duplicate?.status === 'active' ? known.duplicate : null) : await this.findDuplicate(tx, write.type, write.content);
     if (!duplicate) {
       const memory = await this.insert(tx, write);
       const change = await journal(tx, memory.id, 'create', write.actor, null, snapshot(memory), write.batchId, write.reason);
@@ -626,7 +682,7 @@ export class MemoryStore {
       await tx.query<MemoryRow>(
         `INSERT INTO memories (type, content, pinned, pin_order, valid_from, valid_to, source, source_message_ids, entity_names, fts_segmented)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
-        [w.type, w.content, pinned, pinOrder, w.validFrom ?? null, w.validTo ?? null, w.source, w.sourceMessageIds, w.entityNames, segmentForIndex(w.content)],
+        [w.type, w.content, pinned, pinOrder, w.validFrom ?? null, w.validTo ?? null, w.source, w.sourceMessageIds, w.entityNames, w.segmented !== undefined ? w.segmented : segmentForIndex(w.content)],
       )
     ).rows[0]!;
     return toMemory(row);
@@ -709,6 +765,10 @@ function touchedFields(c: MemoryChange): Field[] {
 
 function union(a: string[], b: string[]): string[] {
   return [...new Set([...a, ...b])];
+}
+
+async function journalMark(db: Queryable): Promise<number> {
+  return Number((await db.query<{ n: number }>('SELECT coalesce(max(id), 0)::float8 AS n FROM memory_changes')).rows[0]!.n);
 }
 
 async function nextPinOrder(db: Queryable): Promise<number> {

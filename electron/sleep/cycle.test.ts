@@ -1183,6 +1183,29 @@ describe('the runner on its own: crashes, the append-only diary, snapshots kept,
     expect(fs.readdirSync(path.join(dir, 'snapshots')).sort()).toEqual(written.slice(2).sort());
   });
 
+  it('waits for a quiet moment before the snapshot, and while the person keeps chatting leaves it and deep sleep to the next night', async () => {
+    // The dump pauses the database for a second or two: it never happens mid-conversation.
+    const dumps: number[] = [];
+    const dumping = { dumpDataDir: async () => (dumps.push(Date.now()), new Blob([Buffer.from([0x1f, 0x8b, 0x08, 0x00])])) } as unknown as Database;
+    const deep: SleepStep = { id: 'deep-sleep', dependsOn: ['snapshot'], run: async () => ({ ran: 1 }) };
+    const chatting = { ...snapshotStep(depsFor(dumping, dir, { freeBytes: () => Number.MAX_SAFE_INTEGER, quietForMs: () => 0, snapshotWaitMs: 300 })), dependsOn: [] };
+    const busy = await runCycle(db, [chatting, deep], { sleepDay: day(20), trigger: 'manual' });
+    expect(busy).toMatchObject({ status: 'done', steps: { snapshot: 'skipped', 'deep-sleep': 'skipped' }, error: null });
+    expect(dumps).toHaveLength(0);
+    const reasons = (await db.query<{ step_id: string; reason: string }>(`SELECT step_id, reason FROM sleep_steps WHERE run_id = $1 ORDER BY step_id`, [busy.runId])).rows;
+    expect(reasons).toEqual([
+      { step_id: 'deep-sleep', reason: 'needs snapshot, which was skipped' },
+      { step_id: 'snapshot', reason: expect.stringMatching(/^you were chatting/) },
+    ]);
+
+    // The person stops typing during the wait: the copy is taken once they have been quiet long enough.
+    const quietFrom = performance.now() + 200;
+    const pausing = { ...snapshotStep(depsFor(dumping, dir, { freeBytes: () => Number.MAX_SAFE_INTEGER, quietForMs: () => (performance.now() < quietFrom ? 0 : 10_000), snapshotWaitMs: 5_000 })), dependsOn: [] };
+    const quiet = await runCycle(db, [pausing, deep], { sleepDay: day(21), trigger: 'manual' });
+    expect(quiet).toMatchObject({ status: 'done', steps: { snapshot: 'done', 'deep-sleep': 'done' } });
+    expect(dumps).toHaveLength(1);
+  });
+
   it('deep sleep makes at most six calls a night however large the store, and never proposes pins past 40', async () => {
     // 300 compound, overlapping memories: at 1024 tokens of context each round would need dozens of calls.
     const names = Array.from({ length: 300 }, (_, i) => 'Ka Lo Mi Nu Pe Ri So Tu Va Ze'.split(' ')[i % 10]! + 'bcdfghjklm'[Math.floor(i / 10) % 10]! + 'aeiou'[Math.floor(i / 100)]! + 'n');

@@ -21,6 +21,17 @@ export class StepFailure extends Error {
 }
 
 /**
+ * A step chose not to run tonight (the snapshot while the person is chatting): 'skipped' with this
+ * reason, its dependants skipped too; the night is still done, and the next one does it.
+ */
+export class StepSkipped extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StepSkipped';
+  }
+}
+
+/**
  * A step ends the night early — over budget, or the person pressed Stop. The step is 'stopped' with
  * its partial stats, the steps after it are skipped with this message, and the run is 'stopped'.
  */
@@ -332,7 +343,8 @@ export async function runCycle(db: Database, steps: SleepStep[], opts: RunCycleO
         const root = rootFailure.get(blocker) ?? blocker;
         rootFailure.set(step.id, root);
         finished++;
-        await setStep(step.id, 'skipped', { reason: `needs ${root}, which ${status.get(root) === 'stopped' ? 'stopped early' : 'failed'}` });
+        const what = { stopped: 'stopped early', skipped: 'was skipped' }[status.get(root) as string] ?? 'failed';
+        await setStep(step.id, 'skipped', { reason: `needs ${root}, which ${what}` });
         progress(step.id, 'skipped');
         continue;
       }
@@ -352,7 +364,10 @@ export async function runCycle(db: Database, steps: SleepStep[], opts: RunCycleO
         }
       } catch (err) {
         finished++;
-        if (err instanceof CycleStop || signal.aborted) {
+        if (err instanceof StepSkipped && !signal.aborted) {
+          await setStep(step.id, 'skipped', { reason: err.message });
+          progress(step.id, 'skipped');
+        } else if (err instanceof CycleStop || signal.aborted) {
           stopReason = err instanceof CycleStop ? err.message : abortReason(signal);
           // Stop cancels the call in flight, so the step usually fails with a StepFailure: its stats
           // (chunks already written, calls made) are what it finished, and still worth showing.
@@ -366,13 +381,11 @@ export async function runCycle(db: Database, steps: SleepStep[], opts: RunCycleO
       }
       await heartbeat();
     }
-    const all = ordered.every((s) => status.get(s.id) === 'done');
-    runStatus = stopReason !== null ? 'stopped' : all ? 'done' : 'failed';
+    // Steps skipped by choice (and what needed them) do not fail the night; a failed step does.
+    const failed = ordered.filter((s) => status.get(s.id) === 'failed').map((s) => s.id);
+    runStatus = stopReason !== null ? 'stopped' : failed.length ? 'failed' : 'done';
     if (stopReason !== null) runError = stopReason;
-    else if (!all) {
-      const failed = ordered.filter((s) => status.get(s.id) === 'failed').map((s) => s.id);
-      runError = `${failed.join(', ')} failed`;
-    }
+    else if (failed.length) runError = `${failed.join(', ')} failed`;
   } catch (err) {
     // The runner itself broke (the database went away, most likely): record it if we still can.
     runError = errorText(err);

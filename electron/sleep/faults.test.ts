@@ -711,7 +711,8 @@ describe('the scheduler and the lock', () => {
 
       const first = await a.service.now();
       expect(first.runId).not.toBeNull();
-      expect(await b.service.now()).toEqual({ runId: null, sleepDay: first.sleepDay });
+      // "Sleep now" says why it cannot: another cycle holds the lock.
+      await expect(b.service.now()).rejects.toMatchObject({ code: 'conflict', message: expect.stringMatching(/already running .*held by this process/) });
       await within(b.service.idle(), WAIT_MS, 'the refused start');
       expect(refusals).toEqual([
         expect.objectContaining({ status: 'failed', error: expect.stringMatching(new RegExp(`already running \\(run ${first.runId} .*held by this process\\)`)) }),
@@ -751,7 +752,7 @@ describe('the scheduler and the lock', () => {
 
       // Alive and beating: refused.
       const live = await holder(process.pid, '1 second');
-      expect(await h.service.now()).toMatchObject({ runId: null });
+      await expect(h.service.now()).rejects.toMatchObject({ code: 'conflict' });
       await within(h.service.idle(), WAIT_MS, 'the refused start');
       // Alive, but silent for two hours: a reused pid, not a cycle. Taken over; step a is not redone.
       await db.query(`UPDATE sleep_runs SET heartbeat_at = now() - interval '2 hours' WHERE id = $1`, [live]);

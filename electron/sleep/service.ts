@@ -54,17 +54,19 @@ export class SleepService {
   private running: Running | null = null;
   private timer: NodeJS.Timeout | null = null;
   private lastActivity: number;
+  private lastActivityMono = -Infinity;
   private closed = false;
 
   constructor(
     private readonly deps: SleepStepDeps,
     private readonly opts: SleepServiceOptions = {},
   ) {
-    this.steps = opts.steps ?? buildSteps(deps);
+    // The snapshot asks how long the person has been quiet; a monotonic clock, as it measures a wait.
+    this.steps = opts.steps ?? buildSteps({ ...deps, quietForMs: deps.quietForMs ?? (() => performance.now() - this.lastActivityMono) });
     this.lastActivity = deps.now().getTime();
     // Chat activity keeps the companion awake.
     deps.events.on((...[event]) => {
-      if (event === 'chat.delta' || event === 'chat.finished') this.lastActivity = this.deps.now().getTime();
+      if (event === 'chat.delta' || event === 'chat.finished') this.touch();
     });
   }
 
@@ -79,6 +81,7 @@ export class SleepService {
   /** Marks chat activity (a message was sent), postponing an automatic cycle. */
   touch(): void {
     this.lastActivity = this.deps.now().getTime();
+    this.lastActivityMono = performance.now();
   }
 
   private async boundaries(): Promise<{ day: string; lastBoundary: Date; nextBoundary: Date }> {
@@ -140,7 +143,10 @@ export class SleepService {
     if (this.running) throw new ApiError('conflict', 'I am already asleep — a sleep cycle is running.');
     await resolveBackgroundModel(this.deps);
     const { day } = await this.boundaries();
-    return this.start_('manual', day);
+    const started = await this.start_('manual', day);
+    // Another process's cycle holds the lock (a second window on the same data folder, say).
+    if (started.runId === null && started.busy) throw new ApiError('conflict', started.busy);
+    return { runId: started.runId, sleepDay: started.sleepDay };
   }
 
   /** Stops the running cycle at the next step boundary (a call in flight is cancelled). */
@@ -150,8 +156,9 @@ export class SleepService {
     return true;
   }
 
-  private async start_(trigger: SleepTrigger, day: string): Promise<{ runId: number | null; sleepDay: string }> {
+  private async start_(trigger: SleepTrigger, day: string): Promise<{ runId: number | null; sleepDay: string; busy?: string }> {
     const controller = new AbortController();
+    let busy: string | undefined;
     let firstEvent: (runId: number | null) => void = () => {};
     const started = new Promise<number | null>((resolve) => (firstEvent = resolve));
     const running: Running = { controller, progress: null, done: Promise.resolve() };
@@ -174,15 +181,17 @@ export class SleepService {
         this.deps.log('info', `sleep: run ${result.runId} for ${day} ${result.status}${result.error ? ` (${result.error})` : ''}`);
         this.deps.events.emit('sleep.finished', { runId: result.runId, sleepDay: day, status: result.status, error: result.error });
       } catch (err) {
-        firstEvent(null);
         const message = err instanceof Error ? err.message : String(err);
+        if (err instanceof SleepBusyError) busy = message;
+        firstEvent(null);
         if (!(err instanceof SleepBusyError)) this.deps.log('error', `sleep: the cycle broke: ${message}`);
         this.deps.events.emit('sleep.finished', { runId: running.progress?.runId ?? 0, sleepDay: day, status: 'failed', error: message });
       } finally {
         if (this.running === running) this.running = null;
       }
     })();
-    return { runId: await started, sleepDay: day };
+    const runId = await started;
+    return { runId, sleepDay: day, ...(busy ? { busy } : {}) };
   }
 
   async status(): Promise<SleepStatus> {
@@ -191,10 +200,12 @@ export class SleepService {
     const cycleDay = this.running?.progress?.sleepDay ?? day;
     const used = await budgetUse(this.deps.db, cycleDay);
     let blocked: string | null = null;
+    let blockedCode: SleepStatus['blockedCode'] = null;
     try {
       await resolveBackgroundModel(this.deps);
     } catch (err) {
       blocked = err instanceof Error ? err.message : String(err);
+      blockedCode = err instanceof ApiError ? err.code : 'internal';
     }
     const [lastRun] = await sleepRuns(this.deps.db, 1, this.dependsOn());
     return {
@@ -204,6 +215,7 @@ export class SleepService {
       sleepDay: day,
       budget: { calls: used.calls, tokens: used.tokens, maxCalls: s.sleep.maxCallsPerNight, maxTokens: s.sleep.maxTokensPerNight },
       blocked,
+      blockedCode,
     };
   }
 

@@ -791,6 +791,12 @@ const en = {
       items: 'items',
       added: 'added',
       changed: 'changed',
+      deferred_memories: 'memories left for later',
+      memories_updated: 'memories updated',
+      refused_memories: 'refused: unclear',
+      dropped_items: 'items set aside',
+      anchors_kept: 'feelings already noted',
+      already: 'already dreamt',
     },
     after: 'after {{steps}}',
     trigger: {

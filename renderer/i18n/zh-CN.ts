@@ -793,6 +793,12 @@ const zhCN: Messages = {
       items: '条目',
       added: '新增',
       changed: '修改',
+      deferred_memories: '留待以后的记忆',
+      memories_updated: '更新的记忆',
+      refused_memories: '拒绝：含义不清',
+      dropped_items: '搁置的条目',
+      anchors_kept: '已记下的感受',
+      already: '已做过梦',
     },
     after: '在{{steps}}之后',
     trigger: {

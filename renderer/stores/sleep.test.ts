@@ -44,6 +44,7 @@ function status(over: Partial<SleepStatus> = {}): SleepStatus {
     sleepDay: '2025-03-11',
     budget: { calls: 3, tokens: 1200, maxCalls: 40, maxTokens: 200_000 },
     blocked: null,
+    blockedCode: null,
     ...over,
   };
 }

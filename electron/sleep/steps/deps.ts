@@ -25,6 +25,10 @@ export interface SleepStepDeps {
   freeBytes?: (dir: string) => number;
   /** Snapshots kept; default 7. */
   keepSnapshots?: number;
+  /** Milliseconds since the person last chatted (a monotonic clock); Infinity when they have not. */
+  quietForMs?: () => number;
+  /** How long the snapshot waits for a quiet moment before leaving it (and deep sleep) to the next night. Default 60 s. */
+  snapshotWaitMs?: number;
 }
 
 /**
@@ -45,17 +49,4 @@ export function modelForRun(deps: SleepStepDeps): (ctx: StepContext) => Promise<
   };
 }
 
-/** "2026-12-01 20:14" in the person's time zone. */
-export function localStamp(at: Date, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(at);
-  const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '00';
-  return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}`;
-}
+export { localStamp } from '../../../shared/sleep-day.js';

@@ -189,6 +189,21 @@ function toDate(value: string | null | undefined): string | null {
   return Number.isNaN(t) ? null : new Date(t).toISOString();
 }
 
+interface BlockRow {
+  day: string;
+  kind: 'anchor' | 'imprint' | 'narrative';
+  conversationId: string | null;
+  title: string | null;
+  body: string;
+  mood: unknown;
+  sources: string[];
+}
+
+/**
+ * Writes one call's answer and moves the watermarks, in one transaction. Everything that can be done
+ * ahead — the guards, the near-duplicate probes, word segmentation — is done before it, so the
+ * transaction (during which a chat message waits to be stored) holds only the inserts.
+ */
 async function writeAnswer(
   deps: SleepStepDeps,
   ctx: StepContext,
@@ -208,76 +223,96 @@ async function writeAnswer(
     }
     return text.trim();
   };
-  const insertBlock = async (
-    tx: import('@electric-sql/pglite').Transaction,
-    b: { day: string; kind: 'anchor' | 'imprint' | 'narrative'; conversationId: string | null; title: string | null; body: string; mood?: unknown; sources: string[] },
-  ): Promise<boolean> => {
-    const inserted = await tx.query(
-      `INSERT INTO diary_blocks (day, kind, conversation_id, title, body, mood, source_message_ids, run_id, fts_segmented)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING id`,
-      [b.day, b.kind, b.conversationId, b.title, b.body, b.mood === undefined ? null : JSON.stringify(b.mood), b.sources, ctx.runId, segmentForIndex(`${b.title ?? ''} ${b.body}`)],
-    );
-    return inserted.rows.length > 0;
-  };
+
+  const prepared = await deps.store.prepareCreates(
+    answer.memories.map((m) => ({
+      type: m.type,
+      content: m.content,
+      source: 'light-sleep' as const,
+      actor: 'light-sleep' as const,
+      sourceMessageIds: ids(m.sources),
+      entityNames: m.entities,
+      validFrom: toDate(m.validFrom),
+      validTo: toDate(m.validTo),
+      reason: `light sleep of ${[...days].join(', ')}`,
+    })),
+  );
+
+  const blocks: BlockRow[] = [];
+  const anchored = new Set<string>();
+  for (const a of answer.anchors) {
+    const piece = refs.pieceRefs.get(`${a.conversation}|${a.day}`);
+    const key = `${piece?.conversationId}|${a.day}`;
+    if (!piece || anchored.has(key)) {
+      bump('dropped_items');
+      continue;
+    }
+    const text = clean(a.text);
+    if (!text) continue;
+    anchored.add(key);
+    const mood = { valence: a.valence, arousal: a.arousal, labels: a.labels.map((l) => l.trim()).filter((l) => l && !findSecret(l)).slice(0, 5) };
+    blocks.push({ day: a.day, kind: 'anchor', conversationId: piece.conversationId, title: null, body: text, mood, sources: piece.messages.map((m) => m.id) });
+  }
+  for (const i of answer.imprints) {
+    const piece = refs.pieceRefs.get(`${i.conversation}|${i.day}`);
+    const text = piece ? clean(i.text) : null;
+    if (!piece) bump('dropped_items');
+    if (!piece || !text) continue;
+    blocks.push({ day: i.day, kind: 'imprint', conversationId: piece.conversationId, title: null, body: text, mood: null, sources: ids(i.sources) });
+  }
+  const narrated = new Set<string>();
+  for (const n of answer.narratives) {
+    // One narrative per day, from the call that reads the day's last part.
+    const wanted = narrativeDays.has(n.day) && !narrated.has(n.day);
+    const body = wanted ? clean(n.body) : null;
+    const title = body ? clean(n.title) : null;
+    if (!wanted) bump('dropped_items');
+    else narrated.add(n.day);
+    if (!body || !title) continue;
+    const sources = call.filter((p) => p.day === n.day).flatMap((p) => p.messages.map((m) => m.id));
+    blocks.push({ day: n.day, kind: 'narrative', conversationId: null, title, body, mood: null, sources });
+  }
+  const segmented = blocks.map((b) => segmentForIndex(`${b.title ?? ''} ${b.body}`));
 
   await deps.store.batch(async (b) => {
-    for (const m of answer.memories) {
-      try {
-        const saved = await b.create({
-          type: m.type,
-          content: m.content,
-          source: 'light-sleep',
-          actor: 'light-sleep',
-          sourceMessageIds: ids(m.sources),
-          entityNames: m.entities,
-          validFrom: toDate(m.validFrom),
-          validTo: toDate(m.validTo),
-          reason: `light sleep of ${[...days].join(', ')}`,
-        });
-        bump(saved.outcome === 'created' ? 'memories_created' : 'memories_updated');
-      } catch (err) {
+    for (const item of prepared.items) {
+      if (item instanceof ApiError) {
         // A guard refused this one memory (a secret, an opinion without an owner, bad dates): skip it.
-        if (!(err instanceof ApiError)) throw err;
-        bump(/secret|password|key|card/i.test(err.message) ? 'refused_secrets' : 'refused_memories');
-      }
-    }
-    const anchored = new Set<string>();
-    for (const a of answer.anchors) {
-      const piece = refs.pieceRefs.get(`${a.conversation}|${a.day}`);
-      const key = `${piece?.conversationId}|${a.day}`;
-      if (!piece || anchored.has(key)) {
-        bump('dropped_items');
+        bump(/secret|password|key|card/i.test(item.message) ? 'refused_secrets' : 'refused_memories');
         continue;
       }
-      const text = clean(a.text);
-      if (!text) continue;
-      anchored.add(key);
-      const mood = { valence: a.valence, arousal: a.arousal, labels: a.labels.map((l) => l.trim()).filter((l) => l && !findSecret(l)).slice(0, 5) };
-      const sources = piece.messages.map((m) => m.id);
-      if (await insertBlock(b.tx, { day: a.day, kind: 'anchor', conversationId: piece.conversationId, title: null, body: text, mood, sources })) bump('anchors');
-      else bump('anchors_kept'); // this conversation already has its anchor for that day (an earlier "sleep now")
+      const saved = await b.createPrepared(item);
+      bump(saved.outcome === 'created' ? 'memories_created' : 'memories_updated');
     }
-    for (const i of answer.imprints) {
-      const piece = refs.pieceRefs.get(`${i.conversation}|${i.day}`);
-      const text = piece ? clean(i.text) : null;
-      if (!piece) bump('dropped_items');
-      if (!piece || !text) continue;
-      if (await insertBlock(b.tx, { day: i.day, kind: 'imprint', conversationId: piece.conversationId, title: null, body: text, sources: ids(i.sources) })) bump('imprints');
-    }
-    const narrated = new Set<string>();
-    for (const n of answer.narratives) {
-      // One narrative per day, from the call that reads the day's last part.
-      const wanted = narrativeDays.has(n.day) && !narrated.has(n.day);
-      const body = wanted ? clean(n.body) : null;
-      const title = body ? clean(n.title) : null;
-      if (!wanted) bump('dropped_items');
-      else narrated.add(n.day);
-      if (!body || !title) continue;
-      const sources = call.filter((p) => p.day === n.day).flatMap((p) => p.messages.map((m) => m.id));
-      if (await insertBlock(b.tx, { day: n.day, kind: 'narrative', conversationId: null, title, body, sources })) bump('narratives');
+    if (blocks.length) {
+      // One statement for all the blocks; the unique index keeps one anchor per conversation and day
+      // (an earlier "sleep now" may have written it: that one stays).
+      const inserted = await b.tx.query<{ kind: string }>(
+        `INSERT INTO diary_blocks (day, kind, conversation_id, title, body, mood, source_message_ids, run_id, fts_segmented)
+         SELECT t.day, t.kind, t.conversation_id, t.title, t.body, t.mood::jsonb, ARRAY(SELECT jsonb_array_elements_text(t.sources::jsonb)), $8, t.seg
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $9::text[])
+             AS t (day, kind, conversation_id, title, body, mood, sources, seg)
+         ON CONFLICT DO NOTHING RETURNING kind`,
+        [
+          blocks.map((x) => x.day),
+          blocks.map((x) => x.kind),
+          blocks.map((x) => x.conversationId),
+          blocks.map((x) => x.title),
+          blocks.map((x) => x.body),
+          blocks.map((x) => (x.mood === null ? null : JSON.stringify(x.mood))),
+          blocks.map((x) => JSON.stringify(x.sources)),
+          ctx.runId,
+          segmented,
+        ],
+      );
+      for (const kind of ['anchor', 'imprint', 'narrative'] as const) {
+        const n = inserted.rows.filter((r) => r.kind === kind).length;
+        bump(`${kind}s`, n);
+        if (kind === 'anchor') bump('anchors_kept', blocks.filter((x) => x.kind === 'anchor').length - n);
+      }
     }
     await advanceWatermarks(b.tx, call);
-  });
+  }, prepared);
 }
 
 /** The closing lines of a light-sleep prompt: which days want a narrative, and what is already written about them. */

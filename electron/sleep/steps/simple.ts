@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { syncReferenceCounts } from '../../memory/citations.js';
 import { databaseDir, type Database } from '../../db/open.js';
-import type { SleepStep } from '../dag.js';
+import { StepSkipped, type SleepStep, type StepContext } from '../dag.js';
 import { LIGHT_SLEEP } from './light-sleep.js';
 import type { SleepStepDeps } from './deps.js';
 
@@ -11,6 +11,13 @@ export const MEMORY_REF_SYNC = 'memory-ref-sync';
 export const MOOD_TREND = 'mood-trend';
 export const SNAPSHOT = 'snapshot';
 export const DEFAULT_KEEP_SNAPSHOTS = 7;
+/**
+ * PGlite's dump holds the database (and this thread) for one to a few seconds, so it waits until the
+ * person has been quiet this long; a night of chatting leaves the copy — and deep sleep, which must
+ * not run without one — to the next night rather than freezing a reply mid-conversation.
+ */
+export const SNAPSHOT_QUIET_MS = 10_000;
+const DEFAULT_SNAPSHOT_WAIT_MS = 60_000;
 
 /** Recounts every memory's citations from the stored messages (the live count can miss a crash). */
 export function refSyncStep(deps: SleepStepDeps): SleepStep {
@@ -95,6 +102,19 @@ export function freeBytes(dir: string): number {
   return Number(s.bavail) * Number(s.bsize);
 }
 
+async function waitForQuiet(deps: SleepStepDeps, ctx: StepContext): Promise<void> {
+  const quiet = deps.quietForMs ?? (() => Infinity);
+  const deadline = performance.now() + (deps.snapshotWaitMs ?? DEFAULT_SNAPSHOT_WAIT_MS);
+  while (quiet() < SNAPSHOT_QUIET_MS) {
+    if (ctx.signal.aborted) return;
+    if (performance.now() >= deadline) {
+      throw new StepSkipped('you were chatting: the safety copy pauses the database for a moment, so it — and deep sleep after it — waits for a quiet night');
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, SNAPSHOT_QUIET_MS - quiet())));
+    await ctx.heartbeat();
+  }
+}
+
 export function snapshotsDir(dataDir: string): string {
   return path.join(dataDir, 'snapshots');
 }
@@ -119,6 +139,7 @@ export function snapshotStep(deps: SleepStepDeps): SleepStep {
         deps.log('warn', `sleep: no snapshot tonight — ${Math.round(free / 2 ** 20)} MB free, about ${Math.round(needed / 2 ** 20)} MB needed`);
         return { skipped_low_disk: 1, free_mb: Math.round(free / 2 ** 20), needed_mb: Math.round(needed / 2 ** 20) };
       }
+      await waitForQuiet(deps, ctx);
       const started = performance.now();
       const dump = (await deps.db.dumpDataDir('gzip')) as Blob;
       const bytes = Buffer.from(await dump.arrayBuffer());

@@ -6,6 +6,7 @@ import { DEFAULT_SLEEP_TIME } from '../../../shared/sleep-day.js';
 import { reportError } from '../../app/actions.js';
 import { useNow } from '../../app/hooks.js';
 import { Icon } from '../../components/Icon.js';
+import { errorWords } from '../../i18n/errors.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatClock, formatFull, formatWallClock } from '../../lib/time.js';
 import { useApp } from '../../stores/app.js';
@@ -37,6 +38,9 @@ export function SleepNowButton({ testId = 'sleep-now', goToSleep = false, classN
   const running = useSleep((s) => s.progress !== null || Boolean(s.status.data?.running));
   const starting = useSleep((s) => s.starting);
   const blocked = status.data?.blocked ?? null;
+  // The host's reason in the person's language when it has a code for it.
+  const blockedCode = status.data?.blockedCode ?? null;
+  const reason = blockedCode ? errorWords(t, { code: blockedCode, message: blocked ?? '' }).what : blocked;
 
   useEffect(() => {
     if (!useSleep.getState().status.loaded) void useSleep.getState().refreshStatus();
@@ -71,7 +75,7 @@ export function SleepNowButton({ testId = 'sleep-now', goToSleep = false, classN
         <p className="sleep-blocked" id={reasonId} data-testid="sleep-blocked">
           <Icon name="alert" size={15} />
           <span>
-            {t('sleep.blocked', { reason: blocked })}
+            {t('sleep.blocked', { reason })}
             <button type="button" className="link-button" onClick={() => useApp.getState().setView('settings', 'models')}>
               {t('sleep.connectModel')}
             </button>
