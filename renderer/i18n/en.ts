@@ -510,6 +510,7 @@ const en = {
     passiveRecallHelp: 'Before each reply I look for memories related to your message and keep them in mind for that one reply.',
     sleepTime: 'Sleep time',
     sleepTimeHelp: 'When I go to sleep and turn the day into memories.',
+    sleepSubhead: 'While I sleep',
     sleepAuto: 'Sleep on my own',
     sleepAutoHelp: 'At the sleep time — or, if the app was closed then, soon after you open it — I sleep once you have been quiet for a couple of minutes. Off: I only sleep when you press Sleep now.',
     budgetIntro: 'While I sleep I ask the model for help a few times. These limits cap one night; past them I stop and finish the next night.',

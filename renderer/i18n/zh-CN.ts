@@ -512,6 +512,7 @@ const zhCN: Messages = {
     passiveRecallHelp: '每次回复之前，我会查找和你的消息相关的记忆，并只在这一次回复中记着它们。',
     sleepTime: '睡眠时间',
     sleepTimeHelp: '我入睡并把这一天整理成记忆的时间。',
+    sleepSubhead: '睡着的时候',
     sleepAuto: '自动入睡',
     sleepAutoHelp: '到了睡眠时间——如果那时应用没开，就在你打开它之后不久——只要你安静几分钟，我就会入睡。关闭后，只有你按下“现在睡觉”时我才会睡。',
     budgetIntro: '睡觉时我会请模型帮几次忙。这些上限约束一个晚上的用量；超过后我会停下，第二天晚上再做完。',

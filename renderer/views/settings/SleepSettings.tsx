@@ -30,6 +30,7 @@ export function SleepSettings() {
 
   return (
     <div className="sleep-settings" data-testid="sleep-settings">
+      <h3 className="subhead">{t('memory.sleepSubhead')}</h3>
       <div className="field switch-field">
         <input
           id={`${uid}-auto`}
