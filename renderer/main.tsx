@@ -11,6 +11,7 @@ import './styles/settings.css';
 import './styles/pages.css';
 import './styles/memory.css';
 import './styles/sleep.css';
+import './styles/graph.css';
 
 async function main() {
   await initI18n();

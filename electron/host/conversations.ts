@@ -92,7 +92,24 @@ const SUMMARY_SELECT = `
     (SELECT m.content FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL ORDER BY m.seq DESC LIMIT 1) AS preview`;
 
 export class Conversations {
-  constructor(private readonly db: Database) {}
+  /**
+   * `onStored` hears of every message whose words are stored (appended, or a reply finished), after
+   * the write commits — the entity graph's queue. It must not throw or wait; a failure is logged.
+   */
+  constructor(
+    private readonly db: Database,
+    private readonly onStored: (message: Message) => void = () => {},
+    private readonly log: (level: 'warn', message: string) => void = () => {},
+  ) {}
+
+  private stored(message: Message): Message {
+    try {
+      this.onStored(message);
+    } catch (err) {
+      this.log('warn', `a message listener failed: ${(err as Error).message}`);
+    }
+    return message;
+  }
 
   async list(opts: { query?: string; archived?: boolean }): Promise<ConversationSummary[]> {
     const archived = opts.archived ?? false;
@@ -229,7 +246,9 @@ export class Conversations {
       ]);
       return inserted.rows[0]!;
     });
-    return toMessage(row);
+    const message = toMessage(row);
+    // A streaming placeholder has no words yet; finish() reports it.
+    return message.status === 'streaming' ? message : this.stored(message);
   }
 
   /** Saves streamed text so far; a crash after this keeps it. */
@@ -249,7 +268,7 @@ export class Conversations {
         [id, r.content, r.status, r.error ? JSON.stringify(r.error) : null, r.model, segmentForIndex(r.content)],
       )
     ).rows[0]!;
-    return toMessage(row);
+    return this.stored(toMessage(row));
   }
 
   /** Which memories passive recall showed the model for this reply (for the "remembered N things" line). */

@@ -19,6 +19,8 @@ import { buildResident } from '../memory/resident.js';
 import { MemoryStore } from '../memory/store.js';
 import { SelfLayer } from '../agent/self-layer.js';
 import { acquireLock } from '../db/lock.js';
+import { batchedEntityChanges, GraphIndexer } from '../graph/indexer.js';
+import { EntityStore } from '../graph/store.js';
 import { openDatabase } from '../db/open.js';
 import { auditEntry, auditLog, diaryDays, digest, dreams, hideBlock, moodSeries, proposal, setProposalStatus, sleepRuns } from '../sleep/read.js';
 import { SleepService } from '../sleep/service.js';
@@ -31,6 +33,9 @@ import { SettingsStore } from './settings.js';
 import type { Host, HostOptions } from './types.js';
 
 export type { Host, HostOptions } from './types.js';
+
+/** The Graph view draws the whole graph up to this many entities (cytoscape stays interactive there). */
+const WHOLE_GRAPH_LIMIT = 2_000;
 
 /** The typed handler map: each method receives its already-validated input. */
 type Handlers = { [K in ApiMethod]: (input: z.output<(typeof inputs)[K]>) => Promise<ApiOutputs[K]> };
@@ -78,14 +83,24 @@ export async function createHost(options: HostOptions): Promise<Host> {
   const secrets = options.secrets ?? new OwnerOnlyFileSecretStore(dataDir, notice);
   const settings = new SettingsStore(db, notice);
   const selfLayer = new SelfLayer(db);
-  const conversations = new Conversations(db);
+  // The entity graph grows from every stored message and memory, recorded right after each write.
+  const graph = new EntityStore(db, log, batchedEntityChanges((entityIds) => events.emit('graph.changed', { entityIds })));
+  const graphIndexer = new GraphIndexer(db, graph, log);
+  const conversations = new Conversations(db, (message) => graphIndexer.message(message.id), log);
   const providers = new Providers(db, secrets, {
     fetch: options.fetch,
     timeoutMs: options.providerTimeoutMs,
     modelsDir: modelsDir(dataDir),
     localServers: options.localServers,
   });
-  const memories = new MemoryStore(db, (change) => events.emit('memories.changed', { change }), log);
+  const memories = new MemoryStore(
+    db,
+    (change) => {
+      events.emit('memories.changed', { change });
+      graphIndexer.memoryChanged(change);
+    },
+    log,
+  );
   const memory = createTurnMemory({ db, store: memories, settings, conversations, events, log });
   const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, memory, now, log });
 
@@ -100,6 +115,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
   void warmRecallIndex(db).catch((err: Error) => log('warn', `recall index warm-up failed: ${err.message}`));
   const recovered = await conversations.recoverInterrupted();
   if (recovered) log('info', `kept ${recovered} interrupted repl${recovered === 1 ? 'y' : 'ies'} as partial`);
+  // Messages and memories written before the graph existed, or queued when the app last closed.
+  graphIndexer.start();
   const abandoned = await sleep.recover();
   if (abandoned.length) log('info', `sleep: run ${abandoned.join(', ')} was interrupted (its process is gone); the next cycle resumes it`);
   // The scheduler: a catch-up cycle once the app is idle, then the nightly one.
@@ -248,6 +265,39 @@ export async function createHost(options: HostOptions): Promise<Host> {
       return block;
     },
     'dreams.list': (input) => dreams(db, input.limit ?? 60),
+
+    'graph.view': async (input) => {
+      // Without a date the graph is as it is now: relations whose valid time closed are history, seen on the time slider.
+      const filter = { kinds: input.kinds, at: input.at ?? now().toISOString() };
+      const totals = await graph.graph({ ...filter, limit: 1 });
+      const earliest = (
+        await db.query<{ t: Date | null }>(`SELECT least(min(valid_from), min(valid_to)) AS t FROM entity_edges`)
+      ).rows[0]?.t?.toISOString() ?? null;
+      // Up to this many the whole graph is drawn; above it, a neighbourhood the view can explore from.
+      if (input.centerId === undefined && (totals.totalEntities ?? 0) <= WHOLE_GRAPH_LIMIT) {
+        const whole = await graph.graph({ ...filter, limit: input.limit ?? WHOLE_GRAPH_LIMIT, edgesPerNode: 100 });
+        return { mode: 'whole', centerId: null, nodes: whole.nodes, edges: whole.edges, totalEntities: whole.totalEntities ?? 0, totalEdges: whole.totalEdges ?? 0, earliest };
+      }
+      const centerId = input.centerId ?? totals.nodes[0]?.id;
+      if (centerId === undefined) return { mode: 'whole', centerId: null, nodes: [], edges: [], totalEntities: 0, totalEdges: 0, earliest };
+      const ego = await graph.ego(centerId, { ...filter, hops: input.hops ?? 2, limit: input.limit ?? 300 });
+      return { mode: 'ego', centerId, nodes: ego.nodes, edges: ego.edges, totalEntities: totals.totalEntities ?? 0, totalEdges: totals.totalEdges ?? 0, earliest };
+    },
+    'graph.search': (input) => graph.search(input.query, input.limit ?? 20),
+    'graph.entity': async (input) => {
+      const { factIds, ...detail } = await graph.get(input.id);
+      return { ...detail, profile: null, facts: await memories.getMany(factIds) };
+    },
+    'graph.rename': (input) => graph.rename(input.id, input.name),
+    'graph.addAlias': (input) => graph.addAlias(input.id, input.alias),
+    'graph.merge': (input) => graph.merge(input.keepId, input.mergeId),
+    'graph.hide': (input) => graph.hide(input.id, input.hidden),
+    'graph.undo': (input) => graph.undo(input.changeId),
+    'graph.import': async (input) => {
+      const result = await graph.importGraph(input);
+      events.emit('graph.changed', { entityIds: [] });
+      return result;
+    },
     'chat.stop': async (input) => ({ stopped: await chat.stop(input.conversationId) }),
     'chat.regenerate': async (input) => chat.regenerate(input.conversationId),
     'chat.editLast': async (input) => {
@@ -278,6 +328,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
       closing ??= (async () => {
         await sleep.close();
         await chat.stopAll();
+        await graphIndexer.close();
         await db.close();
         lock.release();
       })();

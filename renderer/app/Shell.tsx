@@ -7,6 +7,7 @@ import { useProviders } from '../stores/providers.js';
 import { ChatView } from '../views/chat/ChatView.js';
 import { DiaryView } from '../views/diary/DiaryView.js';
 import { DreamsView } from '../views/dreams/DreamsView.js';
+import { GraphView } from '../views/graph/GraphView.js';
 import { LaterView } from '../views/later/LaterView.js';
 import { MemoriesView } from '../views/memories/MemoriesView.js';
 import { PinsView } from '../views/pins/PinsView.js';
@@ -105,6 +106,8 @@ export function Shell() {
             <DreamsView />
           ) : view === 'sleep' ? (
             <SleepView />
+          ) : view === 'graph' ? (
+            <GraphView />
           ) : (
             <LaterView view={view} />
           )}

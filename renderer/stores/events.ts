@@ -8,6 +8,7 @@ import { useChat } from './chat.js';
 import { useConversations } from './conversations.js';
 import { useMemories } from './memories.js';
 import { useDiary } from './diary.js';
+import { useGraph } from './graph.js';
 import { useSleep } from './sleep.js';
 import { announceChange } from '../app/memoryAnnouncements.js';
 
@@ -71,9 +72,14 @@ export function connectEvents(client: RendererClient): () => void {
     client.on('sleep.finished', (payload) => {
       useSleep.getState().noteFinished(payload);
       useDiary.getState().noteChanged();
+      // A night connects what the day mentioned.
+      useGraph.getState().noteChanged([]);
     }),
     client.on('diary.changed', () => {
       useDiary.getState().noteChanged();
+    }),
+    client.on('graph.changed', ({ entityIds }) => {
+      useGraph.getState().noteChanged(entityIds);
     }),
     client.onConnectionState((state) => useApp.getState().setConnection(state)),
     client.onConnect((reconnected) => {
@@ -86,6 +92,7 @@ export function connectEvents(client: RendererClient): () => void {
       useMemories.getState().refreshShown(true);
       useSleep.getState().refreshShown();
       useDiary.getState().refreshShown();
+      useGraph.getState().refreshShown();
     }),
   ];
 

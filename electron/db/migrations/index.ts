@@ -4,6 +4,7 @@ import memory from './002_memory.sql';
 import memoryDedupe from './003_memory_dedupe.sql';
 import sleep from './004_sleep.sql';
 import sleepSteps from './005_sleep_steps.sql';
+import graph from './006_graph.sql';
 
 export interface Migration {
   version: number;
@@ -17,4 +18,5 @@ export const migrations: Migration[] = [
   { version: 3, name: 'memory_dedupe', sql: memoryDedupe },
   { version: 4, name: 'sleep', sql: sleep },
   { version: 5, name: 'sleep_steps', sql: sleepSteps },
+  { version: 6, name: 'graph', sql: graph },
 ];

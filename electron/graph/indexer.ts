@@ -1,0 +1,178 @@
+// Keeps the entity graph up to date with the write path without slowing it: a stored message or a
+// changed memory is queued by id and recorded right after its write commits, one at a time, on a
+// later turn of the event loop — the chat path never waits for it, and a failure is logged, never
+// shown as a chat error. What the queue never saw (written before the graph existed, or left in the
+// queue when the app closed) is found at start by the backfill: messages and memories without a
+// scan, and memories changed since theirs.
+import type { MemoryChange } from '../../shared/api.js';
+import type { Database } from '../db/open.js';
+import type { EntityStore } from './store.js';
+
+type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
+type Item = { kind: 'message'; id: string } | { kind: 'memory'; id: number };
+
+/** Rows read per backfill step: the queue never holds more than this many at start. */
+const BACKFILL_BATCH = 200;
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Gathers changed entity ids and reports them at most every `ms`: a backfill records thousands of
+ * messages, and a view listening for graph changes needs one note, not one per message.
+ */
+export function batchedEntityChanges(report: (entityIds: number[]) => void, ms = 500): (entityIds: number[]) => void {
+  let pending = new Set<number>();
+  let timer: NodeJS.Timeout | null = null;
+  return (entityIds) => {
+    for (const id of entityIds) pending.add(id);
+    timer ??= setTimeout(() => {
+      timer = null;
+      const ids = [...pending];
+      pending = new Set();
+      report(ids);
+    }, ms);
+    // Never the reason the process stays up.
+    timer.unref?.();
+  };
+}
+
+export class GraphIndexer {
+  private readonly queue = new Map<string, Item>();
+  private draining: Promise<void> | null = null;
+  private backfilling: Promise<void> | null = null;
+  private closed = false;
+  /** Counts for tests and logs. */
+  readonly stats = { recorded: 0, failed: 0, backfilled: 0 };
+
+  constructor(
+    private readonly db: Database,
+    private readonly store: EntityStore,
+    private readonly log: Log = () => {},
+  ) {}
+
+  /** A message was stored or finished. Streaming placeholders are skipped until they finish. */
+  message(id: string): void {
+    this.push({ kind: 'message', id });
+  }
+
+  /** A memory changed; only changes to its words or its names need a new reading. */
+  memoryChanged(change: MemoryChange): void {
+    const touched = { ...(change.before ?? {}), ...(change.after ?? {}) };
+    if (change.action === 'create' || 'content' in touched || 'entityNames' in touched) this.push({ kind: 'memory', id: change.memoryId });
+  }
+
+  memory(id: number): void {
+    this.push({ kind: 'memory', id });
+  }
+
+  /** Resolves once the queue is empty (tests; the backfill between batches). */
+  async idle(): Promise<void> {
+    while (this.draining) await this.draining;
+  }
+
+  /** Starts the backfill in the background. */
+  start(): void {
+    this.backfilling ??= this.backfill()
+      .then(({ messages, memories }) => {
+        if (messages || memories) this.log('info', `graph: read ${messages} earlier messages and ${memories} memories for entity mentions`);
+      })
+      .catch((err: Error) => this.log('warn', `graph: the mention backfill stopped: ${err.message}`));
+  }
+
+  /** Stops taking work and waits for the item in hand; what is left is found by the next backfill. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.draining;
+    await this.backfilling;
+  }
+
+  /**
+   * Queues every message and memory that has no scan (or a memory changed since its scan), a batch
+   * at a time in write order, waiting for each batch to be recorded before reading the next.
+   */
+  async backfill(): Promise<{ messages: number; memories: number }> {
+    let messages = 0;
+    let memories = 0;
+    for (let seq = 0; !this.closed; ) {
+      // Keyset by seq: each step reads forward from the last, one probe of entity_scans per row.
+      const rows = await this.db.query<{ id: string; seq: number }>(
+        `SELECT m.id, m.seq FROM messages m
+         WHERE m.seq > $1 AND m.status IN ('complete', 'partial')
+           AND NOT EXISTS (SELECT 1 FROM entity_scans s WHERE s.message_id = m.id)
+         ORDER BY m.seq LIMIT ${BACKFILL_BATCH}`,
+        [seq],
+      );
+      if (!rows.rows.length) break;
+      for (const r of rows.rows) this.push({ kind: 'message', id: r.id });
+      seq = Number(rows.rows[rows.rows.length - 1]!.seq);
+      messages += rows.rows.length;
+      await this.idle();
+    }
+    for (let id = 0; !this.closed; ) {
+      const rows = await this.db.query<{ id: number }>(
+        `SELECT m.id FROM memories m LEFT JOIN entity_scans s ON s.memory_id = m.id
+         WHERE m.id > $1 AND (s.memory_id IS NULL OR s.scanned_at < m.updated_at)
+         ORDER BY m.id LIMIT ${BACKFILL_BATCH}`,
+        [id],
+      );
+      if (!rows.rows.length) break;
+      for (const r of rows.rows) this.push({ kind: 'memory', id: Number(r.id) });
+      id = Number(rows.rows[rows.rows.length - 1]!.id);
+      memories += rows.rows.length;
+      await this.idle();
+    }
+    this.stats.backfilled += messages + memories;
+    return { messages, memories };
+  }
+
+  private push(item: Item): void {
+    if (this.closed) return;
+    // One entry per row: a memory saved three times in a burst is read once, as it ends up.
+    const key = `${item.kind}:${item.id}`;
+    this.queue.delete(key);
+    this.queue.set(key, item);
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.draining || this.closed) return;
+    this.draining = this.drain().finally(() => {
+      this.draining = null;
+      // Something queued in the moment between the last item and here.
+      if (this.queue.size) this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    // First let the write's caller have its result: the queue runs after, not inside, the write.
+    await tick();
+    while (this.queue.size && !this.closed) {
+      const [key, item] = this.queue.entries().next().value as [string, Item];
+      this.queue.delete(key);
+      try {
+        await this.index(item);
+      } catch (err) {
+        this.stats.failed++;
+        this.log('warn', `graph: could not record the mentions of ${item.kind} ${item.id}: ${(err as Error).message}`);
+      }
+      // Between items, whatever else is waiting (a chat write, a stream) goes first.
+      await tick();
+    }
+  }
+
+  private async index(item: Item): Promise<void> {
+    if (item.kind === 'message') {
+      const row = (await this.db.query<{ content: string; status: string }>('SELECT content, status FROM messages WHERE id = $1', [item.id])).rows[0];
+      // A reply still streaming is recorded when it finishes (Conversations.finish queues it again).
+      if (!row || row.status === 'streaming') return;
+      await this.store.recordMentions({ messageId: item.id, text: row.content });
+    } else {
+      const row = (
+        await this.db.query<{ content: string; entity_names: string[] }>('SELECT content, entity_names FROM memories WHERE id = $1', [item.id])
+      ).rows[0];
+      if (!row) return;
+      await this.store.recordMentions({ memoryId: item.id, text: row.content, names: row.entity_names });
+    }
+    this.stats.recorded++;
+  }
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import type { Entity, EntityEdge } from '../../../shared/api.js';
+import {
+  BIG_GRAPH_ELEMENTS,
+  edgeLook,
+  entityIdOf,
+  initialPositions,
+  isBig,
+  labelSize,
+  layoutPlan,
+  MAX_NODE,
+  MIN_NODE,
+  mostMentioned,
+  nodeKey,
+  nodeSize,
+  toElements,
+} from './elements.js';
+
+function entity(id: number, name: string, over: Partial<Entity> = {}): Entity {
+  return { id, kind: 'person', name, aliases: [], mentionCount: 1, firstSeen: null, lastSeen: null, status: 'active', mergedInto: null, ...over };
+}
+function edge(id: number, source: number, target: number, over: Partial<EntityEdge> = {}): EntityEdge {
+  return { id, source, target, relation: 'co_mention', weight: 1, validFrom: null, validTo: null, evidenceMemoryIds: [], ...over };
+}
+
+describe('drawing a slice', () => {
+  it('sizes nodes by mentions, by square root, between fixed bounds; the two fixed entities alike', () => {
+    expect(nodeSize({ kind: 'person', mentionCount: 0 }, 100)).toBe(MIN_NODE);
+    expect(nodeSize({ kind: 'person', mentionCount: 100 }, 100)).toBe(MAX_NODE);
+    expect(nodeSize({ kind: 'person', mentionCount: 25 }, 100)).toBe(Math.round(MIN_NODE + (MAX_NODE - MIN_NODE) * 0.5));
+    expect(nodeSize({ kind: 'self', mentionCount: 0 }, 100)).toBe(nodeSize({ kind: 'user', mentionCount: 5000 }, 100));
+    expect(labelSize(MAX_NODE)).toBeGreaterThan(labelSize(MIN_NODE));
+  });
+
+  it('draws co-mentions thinner and fainter than named relations, heavier ones stronger', () => {
+    const co = edgeLook({ relation: 'co_mention', weight: 1 }, 50);
+    const coHeavy = edgeLook({ relation: 'co_mention', weight: 50 }, 50);
+    const typed = edgeLook({ relation: 'lives_in', weight: 1 }, 50);
+    expect(co.width).toBeLessThan(typed.width);
+    expect(co.opacity).toBeLessThan(typed.opacity);
+    expect(coHeavy.width).toBeGreaterThan(co.width);
+    expect(coHeavy.opacity).toBeLessThanOrEqual(1);
+  });
+
+  it('builds elements: labels for named relations only, history marked, loose and duplicate edges left out', () => {
+    const { nodes, edges } = toElements(
+      {
+        nodes: [entity(1, 'Anima', { kind: 'self' }), entity(3, 'Ana', { mentionCount: 9 }), entity(4, 'Porto', { kind: 'place' }), entity(3, 'Ana')],
+        edges: [
+          edge(10, 3, 4, { relation: 'lives_in', validTo: '2025-06-01T00:00:00.000Z' }),
+          edge(11, 1, 3),
+          edge(11, 1, 3),
+          edge(12, 3, 99),
+          edge(13, 4, 4),
+        ],
+      },
+      (r) => r.replace('_', ' '),
+      '2026-01-01',
+    );
+    expect(nodes.map((n) => n.data.id)).toEqual(['n1', 'n3', 'n4']);
+    expect(nodes[1]!.classes).toBe('kind-person');
+    expect(edges.map((e) => e.data.id)).toEqual(['e10', 'e11']);
+    expect(edges[0]!.data).toMatchObject({ source: 'n3', target: 'n4', label: 'lives in' });
+    expect(edges[0]!.classes).toBe('typed history');
+    expect(edges[1]!.data.label).toBe('');
+    expect(edges[1]!.classes).toBe('co');
+    expect(entityIdOf(nodeKey(42))).toBe(42);
+  });
+
+  it('switches to the cheap drawing above a size', () => {
+    const nodes = Array.from({ length: 600 }, (_, i) => entity(i + 1, `E${i}`));
+    const edges = Array.from({ length: BIG_GRAPH_ELEMENTS - 600 + 1 }, (_, i) => edge(i + 1, 1, 2));
+    expect(isBig({ nodes, edges })).toBe(true);
+    expect(isBig({ nodes, edges: edges.slice(1) })).toBe(false);
+  });
+
+  it('places nodes before the layout: remembered ones stay, new ones join a neighbour, the rest spiral', () => {
+    const { nodes, edges } = toElements(
+      { nodes: [entity(1, 'A', { mentionCount: 5 }), entity(2, 'B'), entity(3, 'C', { mentionCount: 9 })], edges: [edge(1, 1, 2)] },
+      (r) => r,
+      '2026-01-01',
+    );
+    const known = new Map([['n1', { x: 500, y: 500 }]]);
+    const p = initialPositions(nodes, edges, known);
+    expect(p.get('n1')).toEqual({ x: 500, y: 500 });
+    const b = p.get('n2')!;
+    expect(Math.hypot(b.x - 500, b.y - 500)).toBeCloseTo(60);
+    // No placed neighbour: on the spiral, the most mentioned nearest its middle.
+    expect(p.get('n3')).toBeDefined();
+    const fresh = initialPositions(nodes, edges, new Map());
+    const r = (id: string) => Math.hypot(fresh.get(id)!.x, fresh.get(id)!.y);
+    expect(r('n3')).toBeLessThan(r('n1'));
+    expect(r('n1')).toBeLessThan(r('n2'));
+  });
+
+  it('lays out in full only when most of the map is new', () => {
+    expect(layoutPlan(0, 0)).toBe('none');
+    expect(layoutPlan(10, 10)).toBe('none');
+    expect(layoutPlan(10, 0)).toBe('full');
+    expect(layoutPlan(10, 9)).toBe('settle');
+    expect(layoutPlan(10, 5)).toBe('full');
+  });
+
+  it('names the most mentioned for the screen-reader summary, leaving out the two fixed entities', () => {
+    const nodes = [entity(1, 'Anima', { kind: 'self', mentionCount: 99 }), entity(2, 'Ana', { mentionCount: 3 }), entity(3, 'Porto', { mentionCount: 7 }), entity(4, 'Bo', { mentionCount: 3 })];
+    expect(mostMentioned({ nodes }, 2)).toEqual(['Porto', 'Ana']);
+  });
+});

@@ -1,0 +1,195 @@
+// From a graph slice to what cytoscape draws: node sizes from mention counts, edge widths and
+// opacities from weights, which labels to show, and the performance settings that keep a map of
+// thousands of nodes responsive. Pure, so it is tested without a canvas.
+import type { Entity, EntityEdge, EntityKind, GraphSlice } from '../../../shared/api.js';
+import { edgeIsHistory } from '../../stores/graph.js';
+
+/** Above this many elements the map trades detail for speed (textures while moving, no labels…). */
+export const BIG_GRAPH_ELEMENTS = 1500;
+/** Above this many nodes the force-directed layout runs in its fast (spectral) quality. */
+export const DRAFT_LAYOUT_NODES = 350;
+/** Below this many nodes the layout may be animated (when motion is welcome). */
+export const ANIMATE_LAYOUT_NODES = 250;
+
+/** On a big map, how many of the most mentioned always carry their name. */
+export const MAJOR_NODES = 120;
+/** On a big map, names of the nodes in view appear from this zoom on (and at most this many at once). */
+export const ZOOM_LABELS_AT = 0.7;
+export const ZOOM_LABELS_MAX = 400;
+
+export const MIN_NODE = 16;
+export const MAX_NODE = 64;
+const FIXED_NODE = 40;
+
+export interface NodeData {
+  id: string;
+  entityId: number;
+  label: string;
+  kind: EntityKind;
+  mentions: number;
+  size: number;
+  fontSize: number;
+}
+
+export interface EdgeData {
+  id: string;
+  source: string;
+  target: string;
+  relation: string;
+  label: string;
+  width: number;
+  opacity: number;
+}
+
+export interface ElementDef<T> {
+  group: 'nodes' | 'edges';
+  data: T;
+  classes?: string;
+}
+
+export const nodeKey = (id: number): string => `n${id}`;
+export const edgeKey = (id: number): string => `e${id}`;
+export const entityIdOf = (key: string): number => Number(key.slice(1));
+
+/** Diameter from mention count: by square root, so one chatty topic does not dwarf the map. */
+export function nodeSize(entity: Pick<Entity, 'kind' | 'mentionCount'>, maxMentions: number): number {
+  if (entity.kind === 'self' || entity.kind === 'user') return FIXED_NODE;
+  const max = Math.max(1, maxMentions);
+  const share = Math.sqrt(Math.max(0, entity.mentionCount)) / Math.sqrt(max);
+  return Math.round(MIN_NODE + (MAX_NODE - MIN_NODE) * Math.min(1, share));
+}
+
+/**
+ * Label size grows with the node. Cytoscape hides a label whose on-screen size falls under
+ * `min-zoomed-font-size`, so small nodes' names appear as one zooms in and big ones are always read.
+ */
+export function labelSize(size: number): number {
+  return Math.round(9 + (size - MIN_NODE) * 0.16);
+}
+
+/** Weight to line: co-mentions thin and faint, named relations firmer; log-scaled against the heaviest. */
+export function edgeLook(edge: Pick<EntityEdge, 'relation' | 'weight'>, maxWeight: number): { width: number; opacity: number } {
+  const share = Math.log1p(Math.max(0, edge.weight)) / Math.log1p(Math.max(1, maxWeight));
+  const s = Math.min(1, Math.max(0, share));
+  if (edge.relation === 'co_mention') return { width: round1(0.6 + 1.6 * s), opacity: round2(0.22 + 0.33 * s) };
+  return { width: round1(1.4 + 2.2 * s), opacity: round2(0.6 + 0.35 * s) };
+}
+
+const round1 = (n: number) => Math.round(n * 10) / 10;
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+export function isBig(slice: Pick<GraphSlice, 'nodes' | 'edges'>): boolean {
+  return slice.nodes.length + slice.edges.length > BIG_GRAPH_ELEMENTS;
+}
+
+/**
+ * Cytoscape's elements for a slice. Edges whose ends are not both drawn are left out (a slice cut at
+ * its border), and so are duplicates. `relationLabel` gives words to a relation; `day` marks the
+ * relations that are over by then as history.
+ */
+export function toElements(
+  slice: Pick<GraphSlice, 'nodes' | 'edges'>,
+  relationLabel: (relation: string) => string,
+  day: string,
+): { nodes: ElementDef<NodeData>[]; edges: ElementDef<EdgeData>[] } {
+  const maxMentions = slice.nodes.reduce((m, n) => (n.kind === 'self' || n.kind === 'user' ? m : Math.max(m, n.mentionCount)), 1);
+  const maxWeight = slice.edges.reduce((m, e) => Math.max(m, e.weight), 1);
+  const big = isBig(slice);
+  const majorFrom = big
+    ? ([...slice.nodes].map((n) => n.mentionCount).sort((a, b) => b - a)[MAJOR_NODES - 1] ?? 0)
+    : 0;
+  const ids = new Set<number>();
+  const nodes: ElementDef<NodeData>[] = [];
+  let majors = 0;
+  for (const n of slice.nodes) {
+    if (ids.has(n.id)) continue;
+    ids.add(n.id);
+    const size = nodeSize(n, maxMentions);
+    const major = big && n.mentionCount >= majorFrom && majors < MAJOR_NODES;
+    if (major) majors++;
+    nodes.push({
+      group: 'nodes',
+      data: { id: nodeKey(n.id), entityId: n.id, label: n.name, kind: n.kind, mentions: n.mentionCount, size, fontSize: labelSize(size) },
+      classes: major ? `kind-${n.kind} major` : `kind-${n.kind}`,
+    });
+  }
+  const seen = new Set<number>();
+  const edges: ElementDef<EdgeData>[] = [];
+  for (const e of slice.edges) {
+    if (seen.has(e.id) || !ids.has(e.source) || !ids.has(e.target) || e.source === e.target) continue;
+    seen.add(e.id);
+    const co = e.relation === 'co_mention';
+    const look = edgeLook(e, maxWeight);
+    const classes = [co ? 'co' : 'typed', edgeIsHistory(e, day) ? 'history' : ''].filter(Boolean).join(' ');
+    edges.push({
+      group: 'edges',
+      data: { id: edgeKey(e.id), source: nodeKey(e.source), target: nodeKey(e.target), relation: e.relation, label: co ? '' : relationLabel(e.relation), ...look },
+      classes,
+    });
+  }
+  return { nodes, edges };
+}
+
+export interface Point {
+  x: number;
+  y: number;
+}
+
+/**
+ * A first place for every node before the layout has run: remembered positions where known, else
+ * beside a placed neighbour, else on a sunflower spiral by importance (the most mentioned in the
+ * middle) — so the first paint already looks like a map and not a pile.
+ */
+export function initialPositions(
+  nodes: readonly ElementDef<NodeData>[],
+  edges: readonly ElementDef<EdgeData>[],
+  known: ReadonlyMap<string, Point>,
+): Map<string, Point> {
+  const out = new Map<string, Point>();
+  for (const n of nodes) {
+    const p = known.get(n.data.id);
+    if (p) out.set(n.data.id, p);
+  }
+  const neighbours = new Map<string, string[]>();
+  for (const e of edges) {
+    (neighbours.get(e.data.source) ?? neighbours.set(e.data.source, []).get(e.data.source)!).push(e.data.target);
+    (neighbours.get(e.data.target) ?? neighbours.set(e.data.target, []).get(e.data.target)!).push(e.data.source);
+  }
+  const rest = nodes.filter((n) => !out.has(n.data.id)).sort((a, b) => b.data.mentions - a.data.mentions);
+  const spiral: ElementDef<NodeData>[] = [];
+  let i = 0;
+  for (const n of rest) {
+    const anchor = (neighbours.get(n.data.id) ?? []).map((id) => out.get(id)).find(Boolean);
+    if (anchor && known.size) {
+      const angle = (i++ * 2.399963) % (Math.PI * 2);
+      out.set(n.data.id, { x: anchor.x + Math.cos(angle) * 60, y: anchor.y + Math.sin(angle) * 60 });
+    } else {
+      spiral.push(n);
+    }
+  }
+  const spacing = 34;
+  spiral.forEach((n, k) => {
+    const r = spacing * Math.sqrt(k + 0.5);
+    const a = k * 2.399963;
+    out.set(n.data.id, { x: Math.cos(a) * r, y: Math.sin(a) * r });
+  });
+  return out;
+}
+
+/** How much of the map is new: a full layout when most of it is, a gentle settle otherwise. */
+export function layoutPlan(total: number, known: number): 'none' | 'settle' | 'full' {
+  if (total === 0) return 'none';
+  const fresh = total - known;
+  if (fresh === 0) return 'none';
+  if (known === 0 || fresh / total > 0.3) return 'full';
+  return 'settle';
+}
+
+/** A sentence for screen readers: how big the map is and who is most present in it. */
+export function mostMentioned(slice: Pick<GraphSlice, 'nodes'>, n = 5): string[] {
+  return [...slice.nodes]
+    .filter((e) => e.kind !== 'self' && e.kind !== 'user')
+    .sort((a, b) => b.mentionCount - a.mentionCount || a.name.localeCompare(b.name))
+    .slice(0, n)
+    .map((e) => e.name);
+}

@@ -1,0 +1,122 @@
+// The map's look, from the theme's CSS variables (graph.css defines one calm colour per kind for the
+// light and the dark theme), so cytoscape's canvas follows the theme like the rest of the app.
+import type { StylesheetJson } from 'cytoscape';
+import { ENTITY_KINDS, type EntityKind } from '../../../shared/api.js';
+
+export interface GraphPalette {
+  kinds: Record<EntityKind, string>;
+  bg: string;
+  surface: string;
+  text: string;
+  text2: string;
+  edge: string;
+  edgeTyped: string;
+  focus: string;
+  font: string;
+}
+
+/** Reads the palette from the document's computed style (call again after a theme change). */
+export function readPalette(el: Element = document.documentElement): GraphPalette {
+  const css = getComputedStyle(el);
+  const v = (name: string, fallback: string) => css.getPropertyValue(name).trim() || fallback;
+  const kinds = Object.fromEntries(ENTITY_KINDS.map((k) => [k, v(`--graph-${k}`, '#888888')])) as Record<EntityKind, string>;
+  return {
+    kinds,
+    bg: v('--bg', '#f7f5f1'),
+    surface: v('--surface', '#ffffff'),
+    text: v('--text', '#1f1c19'),
+    text2: v('--text-2', '#5c564e'),
+    edge: v('--graph-edge', '#cbc3b6'),
+    edgeTyped: v('--graph-edge-typed', '#8a8278'),
+    focus: v('--focus', '#a4461c'),
+    font: v('--font-sans', 'system-ui, sans-serif'),
+  };
+}
+
+/** On a big map, the nodes whose names are drawn: the most mentioned, the two of us, what is pointed at or near it, and what is in view when zoomed in. */
+export const LABELLED = 'node.major, node.kind-self, node.kind-user, node.hover, node.near, node.selected, node.zoomed';
+
+/** The stylesheet. `big`: the cheaper drawing for thousands of elements. */
+export function graphStyle(p: GraphPalette, big: boolean): StylesheetJson {
+  // Plain objects: cytoscape's `data(…)` mappers are strings its typings do not accept everywhere.
+  const sheet: { selector: string; style: Record<string, unknown> }[] = [
+    {
+      selector: 'node',
+      style: {
+        width: 'data(size)',
+        height: 'data(size)',
+        'background-color': p.kinds.thing,
+        'border-width': 1.5,
+        'border-color': p.surface,
+        // A big map measures and draws only the labels that can be read (see LABELLED): every label
+        // costs a measurement when the element is added, and thousands of them slow the first paint.
+        label: big ? '' : 'data(label)',
+        'font-family': p.font,
+        'font-size': 'data(fontSize)',
+        'min-zoomed-font-size': 8,
+        color: p.text,
+        'text-valign': 'bottom',
+        'text-halign': 'center',
+        'text-margin-y': 4,
+        'text-outline-color': p.bg,
+        'text-outline-width': 2,
+        'text-outline-opacity': 0.9,
+        'text-max-width': '140px',
+        'text-wrap': 'ellipsis',
+        'overlay-opacity': 0,
+      },
+    },
+    ...(big ? [{ selector: LABELLED, style: { label: 'data(label)' } }] : []),
+    ...ENTITY_KINDS.map((k) => ({ selector: `node.kind-${k}`, style: { 'background-color': p.kinds[k] } })),
+    {
+      // The companion and the person: rings, so they read as the two ends of every story.
+      selector: 'node.kind-self, node.kind-user',
+      style: { 'border-width': 4, 'border-color': p.surface, 'font-weight': 600, 'min-zoomed-font-size': 0, 'z-index': 10 },
+    },
+    { selector: 'node.kind-user', style: { shape: 'round-rectangle' } },
+    {
+      selector: 'edge',
+      style: {
+        width: 'data(width)',
+        opacity: 'data(opacity)',
+        'line-color': p.edge,
+        'curve-style': 'haystack',
+        'haystack-radius': 0,
+        'overlay-opacity': 0,
+        events: 'no',
+      },
+    },
+    {
+      selector: 'edge.typed',
+      style: {
+        'line-color': p.edgeTyped,
+        'curve-style': big ? 'straight' : 'bezier',
+        'target-arrow-shape': 'triangle',
+        'target-arrow-color': p.edgeTyped,
+        'arrow-scale': 0.7,
+        label: big ? '' : 'data(label)',
+        'font-family': p.font,
+        'font-size': 9,
+        'min-zoomed-font-size': 7,
+        color: p.text2,
+        'text-rotation': 'autorotate',
+        'text-background-color': p.bg,
+        'text-background-opacity': 0.85,
+        'text-background-padding': '1px',
+        'z-index': 2,
+      },
+    },
+    ...(big ? [{ selector: 'edge.typed.near', style: { label: 'data(label)' } }] : []),
+    { selector: 'edge.history', style: { 'line-style': 'dashed', 'line-dash-pattern': [5, 4], opacity: 0.45 } },
+    { selector: '.faded', style: { opacity: 0.12, 'text-opacity': 0 } },
+    { selector: 'edge.faded', style: { opacity: 0.06 } },
+    { selector: 'node.near', style: { 'min-zoomed-font-size': 0 } },
+    { selector: 'edge.near', style: { opacity: 0.9, 'min-zoomed-font-size': 0 } },
+    {
+      selector: 'node.selected',
+      style: { 'border-width': 4, 'border-color': p.focus, 'min-zoomed-font-size': 0, 'font-weight': 600, 'z-index': 20 },
+    },
+    { selector: 'node.hover', style: { 'min-zoomed-font-size': 0, 'z-index': 30 } },
+  ];
+  return sheet as unknown as StylesheetJson;
+}
