@@ -107,6 +107,8 @@ describe('pure helpers', () => {
     expect(timeRange([edge(1, 1, 2, { validFrom: '2026-01-10T08:00:00.000Z' })], [], '2026-01-10')).toBeNull();
     // What was learned from an earlier slice is kept: a later one drawn at a date may lack the oldest edges.
     expect(timeRange([], [], '2026-01-10', { min: '2010-01-01', max: '2026-01-09' })).toEqual({ min: '2010-01-01', max: '2026-01-10' });
+    // The host's earliest valid time counts: the slice drawn now lacks the relations that ended.
+    expect(timeRange([], [], '2026-01-10', null, '2016-09-15T00:00:00.000Z')).toEqual({ min: '2016-09-15', max: '2026-01-10' });
   });
 
   it('asks graph.view only for what is set, always keeping the two fixed entities with a kind filter', () => {

@@ -104,14 +104,16 @@ export function daysBetween(from: string, to: string): number {
 }
 
 /**
- * The span of the time slider: from the earliest valid time on an edge (or first sighting of an
- * entity) to today. Null when nothing is dated before today — then there is no past to show.
+ * The span of the time slider: from the earliest valid time on any edge (the host's `earliest`: the
+ * slice drawn now lacks the relations that ended) or on an edge drawn, or the first sighting of an
+ * entity, to today. Null when nothing is dated before today — then there is no past to show.
  */
 export function timeRange(
   edges: readonly Pick<EntityEdge, 'validFrom' | 'validTo'>[],
   nodes: readonly Pick<Entity, 'firstSeen'>[],
   today: string,
   previous: DayRange | null = null,
+  earliest: string | null = null,
 ): DayRange | null {
   let min = previous?.min ?? null;
   const consider = (iso: string | null | undefined) => {
@@ -123,6 +125,7 @@ export function timeRange(
     consider(e.validTo);
   }
   for (const n of nodes) consider(n.firstSeen);
+  consider(earliest);
   if (min === null || min >= today) return null;
   return { min, max: today };
 }
@@ -232,9 +235,7 @@ export const useGraph = create<GraphState>()((set, get) => ({
     const seq = ++sliceSeq;
     set({ slice: { ...get().slice, loading: true } });
     try {
-      console.log('MUT view-call', Math.round(performance.now()));
       const data = await api().call('graph.view', viewInput(get()));
-      console.log('MUT view-back', Math.round(performance.now()));
       if (seq !== sliceSeq) return;
       set({
         slice: { data, loaded: true, loading: false, error: null },

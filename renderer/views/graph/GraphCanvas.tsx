@@ -27,8 +27,22 @@ cytoscape.use(fcose);
 /** Where every node was last seen, for this window's lifetime: the map stays the same map. */
 const remembered = new Map<string, Point>();
 
-/** Room around a fitted map for the toolbar above and the time slider below. */
-const FIT_PADDING = 72;
+/** Room around a fitted map for the toolbar above and the time slider below, and how close a fit may come. */
+const INSET = { top: 84, bottom: 104, side: 36 };
+const MAX_FIT_ZOOM = 1.25;
+
+/** The whole map in the part of the canvas the floating cards leave free, never blown up past reading size. */
+function fitMap(cy: Core, animate = false): void {
+  const nodes = cy.nodes();
+  if (nodes.empty()) return;
+  const bb = nodes.boundingBox({});
+  const w = Math.max(1, cy.width() - 2 * INSET.side);
+  const h = Math.max(1, cy.height() - INSET.top - INSET.bottom);
+  const zoom = Math.max(cy.minZoom(), Math.min(MAX_FIT_ZOOM, w / Math.max(1, bb.w), h / Math.max(1, bb.h)));
+  const pan = { x: INSET.side + w / 2 - zoom * (bb.x1 + bb.w / 2), y: INSET.top + h / 2 - zoom * (bb.y1 + bb.h / 2) };
+  if (animate) cy.animate({ zoom, pan }, { duration: 300, easing: 'ease-in-out-cubic' });
+  else cy.viewport({ zoom, pan });
+}
 
 /** Classes other effects set (selection, hover, zoom labels): kept when an element's data is refreshed. */
 const TRANSIENT = ['faded', 'near', 'selected', 'hover', 'zoomed'];
@@ -92,8 +106,7 @@ function fcoseOptions(nodes: number, mode: 'full' | 'settle', animate: boolean):
     randomize: mode === 'full',
     animate: animate ? 'end' : false,
     animationDuration: 450,
-    fit: mode === 'full',
-    padding: FIT_PADDING,
+    fit: false,
     nodeDimensionsIncludeLabels: false,
     uniformNodeDimensions: false,
     packComponents: false,
@@ -101,6 +114,8 @@ function fcoseOptions(nodes: number, mode: 'full' | 'settle', animate: boolean):
     idealEdgeLength: (edge: { hasClass(c: string): boolean }) => (edge.hasClass('co') ? 110 : 85),
     edgeElasticity: (edge: { hasClass(c: string): boolean }) => (edge.hasClass('co') ? 0.3 : 0.45),
     nestingFactor: 0.1,
+    // The spectral (draft) phase alone places a big map: room between nodes keeps it readable.
+    nodeSeparation: draft ? 220 : 75,
     gravity: 0.3,
     gravityRange: 3.8,
     numIter: mode === 'settle' ? 600 : 2500,
@@ -162,7 +177,6 @@ export function GraphCanvas(props: CanvasProps) {
     const el = container.current;
     if (!el) return;
     const big = isBig(slice);
-    console.log('MUT effect-start', Math.round(performance.now()));
     let cy = cyRef.current;
     const fresh = !cy || bigRef.current !== big;
     if (!cy || bigRef.current !== big) {
@@ -211,7 +225,6 @@ export function GraphCanvas(props: CanvasProps) {
       });
     }
 
-    console.log('MUT cy-made', Math.round(performance.now()));
     const { nodes, edges } = toElements(slice, relationLabel, day);
     // Only positions a finished layout (or a hand) gave count: a layout cut short left a draft.
     const known: ReadonlyMap<string, Point> = remembered;
@@ -247,12 +260,12 @@ export function GraphCanvas(props: CanvasProps) {
       if (adds.length) c.add(adds);
     });
 
-    console.log('MUT added', Math.round(performance.now()));
     const plan = layoutPlan(nodes.length, knownCount);
     const seq = drawnSeq.next();
-    const finish = () => {
-      console.log('MUT finish', Math.round(performance.now()));
+    const finish = (fit: boolean) => {
       c.nodes().forEach((n) => void remembered.set(n.id(), { ...n.position() }));
+      const f0 = pendingFocus.current;
+      if (fit) fitMap(c, f0 === null && !motionRef.current && !big);
       setDrawn((d) => (d.seq === seq ? { ...d, layout: 'done' } : d));
       const f = pendingFocus.current;
       pendingFocus.current = null;
@@ -260,26 +273,24 @@ export function GraphCanvas(props: CanvasProps) {
     };
     setDrawn({ nodes: c.nodes().length, edges: c.edges().length, layout: plan === 'none' ? 'done' : 'running', seq });
     if (plan === 'none') {
-      if (fresh) c.fit(undefined, FIT_PADDING);
+      if (fresh) fitMap(c);
       return;
     }
     if (plan === 'settle' && big) {
       // Thousands of nodes: the new ones stay beside their neighbours; a re-layout would move everything.
-      if (fresh) c.fit(undefined, FIT_PADDING);
-      finish();
+      finish(fresh);
       return;
     }
-    if (plan === 'full' || fresh) c.fit(undefined, FIT_PADDING);
+    if ((plan === 'full' || fresh) && !big) fitMap(c);
     const animate = !motionRef.current && nodes.length <= ANIMATE_LAYOUT_NODES;
     const runLayout = () => {
       const layout = c.layout(fcoseOptions(nodes.length, plan, animate));
       layoutRef.current = layout;
       layout.one('layoutstop', () => {
         if (layoutRef.current === layout) layoutRef.current = null;
-        if (!c.destroyed()) finish();
+        if (!c.destroyed()) finish(plan === 'full' || fresh);
       });
       layout.run();
-      console.log('MUT layout-ran', Math.round(performance.now()));
     };
     if (big) {
       // A big map: every frame is expensive, so it is laid out before its first one rather than
@@ -322,7 +333,8 @@ export function GraphCanvas(props: CanvasProps) {
       const hood = node.closedNeighborhood();
       node.addClass('selected');
       hood.addClass('near');
-      cy.elements().not(hood).addClass('faded');
+      // Fading the rest restyles every element: on a big map the neighbourhood only stands out.
+      if (!bigRef.current) cy.elements().not(hood).addClass('faded');
     });
   }, [selectedId, drawn.seq]);
 
@@ -348,7 +360,7 @@ export function GraphCanvas(props: CanvasProps) {
     } else if (e.key === '-' || e.key === '_') {
       cy.zoom({ level: Math.max(cy.minZoom(), cy.zoom() / 1.25), renderedPosition: centre });
     } else if (e.key === '0') {
-      cy.fit(undefined, FIT_PADDING);
+      fitMap(cy);
     } else {
       return;
     }

@@ -14,10 +14,11 @@ export const ANIMATE_LAYOUT_NODES = 250;
 /** On a big map, how many of the most mentioned always carry their name. */
 export const MAJOR_NODES = 120;
 /** On a big map, names of the nodes in view appear from this zoom on (and at most this many at once). */
-export const ZOOM_LABELS_AT = 0.7;
-export const ZOOM_LABELS_MAX = 400;
+export const ZOOM_LABELS_AT = 1;
+export const ZOOM_LABELS_MAX = 250;
 
 export const MIN_NODE = 16;
+export const BIG_NODE_SCALE = 0.6;
 export const MAX_NODE = 64;
 const FIXED_NODE = 40;
 
@@ -104,12 +105,14 @@ export function toElements(
   for (const n of slice.nodes) {
     if (ids.has(n.id)) continue;
     ids.add(n.id);
-    const size = nodeSize(n, maxMentions);
+    // A big map is dense: smaller dots leave the structure visible (names come with zoom).
+    const full = nodeSize(n, maxMentions);
+    const size = big ? Math.round(full * BIG_NODE_SCALE) : full;
     const major = big && n.mentionCount >= majorFrom && majors < MAJOR_NODES;
     if (major) majors++;
     nodes.push({
       group: 'nodes',
-      data: { id: nodeKey(n.id), entityId: n.id, label: n.name, kind: n.kind, mentions: n.mentionCount, size, fontSize: labelSize(size) },
+      data: { id: nodeKey(n.id), entityId: n.id, label: n.name, kind: n.kind, mentions: n.mentionCount, size, fontSize: labelSize(full) },
       classes: major ? `kind-${n.kind} major` : `kind-${n.kind}`,
     });
   }

@@ -53,7 +53,7 @@ export function graphStyle(p: GraphPalette, big: boolean): StylesheetJson {
         label: big ? '' : 'data(label)',
         'font-family': p.font,
         'font-size': 'data(fontSize)',
-        'min-zoomed-font-size': 8,
+        'min-zoomed-font-size': big ? 10 : 8,
         color: p.text,
         'text-valign': 'bottom',
         'text-halign': 'center',
