@@ -14,7 +14,7 @@ import { openDatabase } from '../electron/db/open.js';
 import { Conversations } from '../electron/host/conversations.js';
 import { importLocomo } from '../electron/host/import-locomo.js';
 import { recall, warmRecallIndex } from '../electron/memory/recall/index.js';
-import { percentile, round } from './util.js';
+import { locomoFiles, percentile, round } from './util.js';
 
 const { values } = parseArgs({
   options: {
@@ -38,18 +38,7 @@ const ks = [...new Set([...asked, ...REQUIRED_K])].sort((a, b) => a - b);
 const maxK = Math.max(...ks);
 
 const dataDirIn = path.resolve(String(values.data));
-if (!fs.existsSync(dataDirIn) || !fs.statSync(dataDirIn).isDirectory()) {
-  console.error(`--data: ${dataDirIn} is not a directory`);
-  process.exit(2);
-}
-const files = fs
-  .readdirSync(dataDirIn)
-  .filter((f) => f.toLowerCase().endsWith('.json'))
-  .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
-if (files.length === 0) {
-  console.error(`--data: no .json files in ${dataDirIn}`);
-  process.exit(2);
-}
+const files = locomoFiles(dataDirIn);
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-bench-locomo-'));
 const t0 = performance.now();

@@ -45,7 +45,7 @@ import { Conversations } from '../electron/host/conversations.js';
 import { importLocomo, turnContent } from '../electron/host/import-locomo.js';
 import { createHost, type Host } from '../electron/host/index.js';
 import { spawn } from 'node:child_process';
-import { percentile, round } from './util.js';
+import { locomoFiles, percentile, round } from './util.js';
 
 const { values } = parseArgs({
   options: {
@@ -72,18 +72,7 @@ if (contextTokens !== undefined && (!Number.isInteger(contextTokens) || contextT
 }
 
 const dataDirIn = path.resolve(String(values.data));
-if (!fs.existsSync(dataDirIn) || !fs.statSync(dataDirIn).isDirectory()) {
-  console.error(`--data: ${dataDirIn} is not a directory`);
-  process.exit(2);
-}
-const files = fs
-  .readdirSync(dataDirIn)
-  .filter((f) => f.toLowerCase().endsWith('.json'))
-  .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
-if (files.length === 0) {
-  console.error(`--data: no .json files in ${dataDirIn}`);
-  process.exit(2);
-}
+const files = locomoFiles(dataDirIn);
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-bench-sleep-'));
 const costDir = path.join(scratch, 'cost');

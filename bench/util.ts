@@ -24,3 +24,20 @@ export function report(name: string, result: Record<string, unknown>): void {
   console.log(JSON.stringify(result, null, 2));
   console.log(`written to ${path.relative(process.cwd(), file)}`);
 }
+
+/** The LoCoMo files in `dir` (*.json, in natural order); exits 2 with the reason when there are none. */
+export function locomoFiles(dir: string): string[] {
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+    console.error(`--data: ${dir} is not a directory`);
+    process.exit(2);
+  }
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.toLowerCase().endsWith('.json'))
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  if (files.length === 0) {
+    console.error(`--data: no .json files in ${dir}`);
+    process.exit(2);
+  }
+  return files;
+}
