@@ -208,7 +208,8 @@ describe('after ready', () => {
       secretStorage: 'os-encrypted',
     });
 
-    expect(e.windows).toHaveLength(1);
+    // The window opens asynchronously after the host starts: on a loaded machine, later than settle().
+    await vi.waitFor(() => expect(e.windows).toHaveLength(1));
     const win = e.windows[0]!;
     expect(win.options.webPreferences).toMatchObject({
       contextIsolation: true,
