@@ -364,7 +364,8 @@ export interface GraphSlice {
 export interface EntityChange {
   id: number;
   entityId: number;
-  action: 'rename' | 'alias' | 'merge' | 'hide' | 'unhide' | 'relate' | 'undo';
+  /** 'strengthen': a relation said again (weight + 1, more evidence); 'close': a relation's valid time ended. */
+  action: 'rename' | 'alias' | 'merge' | 'hide' | 'unhide' | 'relate' | 'strengthen' | 'close' | 'undo';
   before: unknown;
   after: unknown;
   undoneBy: number | null;

@@ -1,8 +1,9 @@
 // A deterministic stand-in for the background model the sleep cycle talks to: plug it into the fake
 // server (`fake.respond = sleepResponder()`) and every sleep prompt gets a schema-valid JSON answer
 // with real items taken from the prompt itself — memories from the transcript's lines, one anchor
-// per conversation and day, imprints quoting a moment, a narrative per day, deep-sleep operations on
-// the listed memories, a dream woven from their words. It never cites a message ref or a memory id
+// per conversation and day, imprints quoting a moment, a narrative per day, typed relations the
+// lines state ("I live in Lisbon", "my sister Lena"), deep-sleep operations on the listed memories,
+// a profile per listed entity from its facts, a dream woven from their words. It never cites a message ref or a memory id
 // the prompt does not show. Requests that are not sleep prompts (no "Task: …" line) get undefined,
 // so the server falls back to its echo: chat keeps working beside it.
 //
@@ -10,6 +11,7 @@
 // electron/sleep/schemas.ts.
 import {
   CONVERSATION_HEADING,
+  ENTITY_HEADING,
   MEMORY_LINE,
   TASK_PREFIX,
   TRANSCRIPT_LINE,
@@ -17,12 +19,14 @@ import {
   type DreamAnswer,
   type LightSleepAnswer,
   type MergeAnswer,
+  type ProfileAnswer,
+  type RelationItem,
   type SplitAnswer,
 } from '../../electron/sleep/schemas.js';
 import type { FakeResponse } from './server.js';
 
-export type SleepPurpose = 'light-sleep' | 'deep-sleep:contradictions' | 'deep-sleep:split' | 'deep-sleep:merge' | 'dream';
-const PURPOSES: readonly SleepPurpose[] = ['light-sleep', 'deep-sleep:contradictions', 'deep-sleep:split', 'deep-sleep:merge', 'dream'];
+export type SleepPurpose = 'light-sleep' | 'deep-sleep:contradictions' | 'deep-sleep:split' | 'deep-sleep:merge' | 'deep-sleep:profiles' | 'dream';
+const PURPOSES: readonly SleepPurpose[] = ['light-sleep', 'deep-sleep:contradictions', 'deep-sleep:split', 'deep-sleep:merge', 'deep-sleep:profiles', 'dream'];
 
 export interface SleepResponderOptions {
   /** Wait this long before answering (lets a test see a run in progress). Default 0. */
@@ -47,7 +51,10 @@ export function sleepResponder(options: SleepResponderOptions = {}): (body: unkn
 }
 
 /** The answer object for one task's prompt (the text of the user message carrying the task line). */
-export function answerSleepTask(purpose: SleepPurpose, prompt: string): LightSleepAnswer | ContradictionAnswer | SplitAnswer | MergeAnswer | DreamAnswer {
+export function answerSleepTask(
+  purpose: SleepPurpose,
+  prompt: string,
+): LightSleepAnswer | ContradictionAnswer | SplitAnswer | MergeAnswer | ProfileAnswer | DreamAnswer {
   switch (purpose) {
     case 'light-sleep':
       return lightSleep(prompt);
@@ -57,6 +64,8 @@ export function answerSleepTask(purpose: SleepPurpose, prompt: string): LightSle
       return split(prompt);
     case 'deep-sleep:merge':
       return merge(prompt);
+    case 'deep-sleep:profiles':
+      return profiles(prompt);
     case 'dream':
       return dream(prompt);
   }
@@ -280,6 +289,63 @@ function memoryType(text: string): MemoryType {
   return 'world';
 }
 
+const NAME = "([A-Z][\\w'-]+(?: [A-Z][\\w'-]+)*)";
+/** "I live in Lisbon": the speaker is the subject. */
+const SAID_OF_ME: [RegExp, string][] = [
+  [new RegExp(`\\bI(?:'m| am)? (?:now |just |finally )?(?:live|living|moved|moving|relocated) (?:in|to) ${NAME}`, 'g'), 'lives_in'],
+  [new RegExp(`\\bI(?:'m| am)? (?:now |just |still )?(?:work|working|started working) (?:at|for) ${NAME}`, 'g'), 'works_at'],
+  [new RegExp(`\\bI(?:'m| am)? (?:now |still )?(?:study|studying) at ${NAME}`, 'g'), 'studies_at'],
+  [new RegExp(`\\bI (?:really |also )?(?:love|like|enjoy|adore) ${NAME}`, 'g'), 'likes'],
+  [new RegExp(`\\bmy (?:home country|hometown),? ${NAME}`, 'g'), 'comes_from'],
+  [new RegExp(`(?<!lost )\\bmy (?:new )?job at ${NAME}`, 'g'), 'works_at'],
+];
+/** "Thanks, Caroline!" — the one a line speaks to, by name. */
+const ADDRESSED = new RegExp(`^(?:(?:Hey|Hi|Hello|Thanks|Thank you|Congrats|Congratulations|Sorry|Wow|Yeah|Yep|Oh)(?: so much)?[,!]?\\s+)+${NAME}\\b`);
+/** "my sister Lena": the named one is the subject, the speaker the object. */
+const KIN: Record<string, string> = {
+  sister: 'sister_of',
+  brother: 'brother_of',
+  mother: 'parent_of',
+  mom: 'parent_of',
+  mum: 'parent_of',
+  father: 'parent_of',
+  dad: 'parent_of',
+  daughter: 'child_of',
+  son: 'child_of',
+  partner: 'partner_of',
+  boyfriend: 'partner_of',
+  girlfriend: 'partner_of',
+  husband: 'married_to',
+  wife: 'married_to',
+  friend: 'friend_of',
+  manager: 'manager_of',
+  boss: 'manager_of',
+  neighbour: 'neighbour_of',
+  neighbor: 'neighbour_of',
+};
+const KIN_RE = new RegExp(`\\b[Mm]y (${Object.keys(KIN).join('|')}) ${NAME}`, 'g');
+
+/**
+ * The typed relations a line states about its speaker, by a few plain patterns; only between names
+ * the memory lists (the app's own "Person" is "the person", the fixed node).
+ */
+function relationsOf(text: string, speaker: string, entities: string[]): RelationItem[] {
+  const me = speaker === 'Person' ? 'the person' : speaker;
+  const known = (name: string) => entities.includes(name);
+  const out: RelationItem[] = [];
+  const add = (subject: string, relation: string, object: string) => {
+    if (subject === object || out.some((r) => r.subject === subject && r.relation === relation && r.object === object)) return;
+    out.push({ subject, relation, object });
+  };
+  if (me === 'the person' || known(me)) {
+    for (const [re, relation] of SAID_OF_ME) for (const m of text.matchAll(re)) if (known(m[1]!)) add(me, relation, m[1]!);
+    for (const m of text.matchAll(KIN_RE)) if (known(m[2]!)) add(m[2]!, KIN[m[1]!]!, me);
+    const addressed = ADDRESSED.exec(text)?.[1];
+    if (addressed && known(addressed)) add(me, 'talks_with', addressed);
+  }
+  return out.slice(0, 10);
+}
+
 /** Lines with the most feeling first (mood words, exclamations), then the longest. */
 function bySalience(lines: Line[]): Line[] {
   const feeling = (l: Line) => countOf(l.text, POSITIVE) + countOf(l.text, NEGATIVE) + (l.text.match(/!/g) ?? []).length;
@@ -315,12 +381,14 @@ function lightSleep(prompt: string): LightSleepAnswer {
       if (answer.memories.length >= 200) break;
       const sentence = keySentence(line.text);
       const type = memoryType(sentence);
+      const entities = entitiesOf(line.text, line.speaker);
       answer.memories.push({
         type,
         content: clip(memoryContent(line.speaker, sentence, type), 600),
-        entities: entitiesOf(line.text, line.speaker),
+        entities,
         sources: [line.ref],
         validFrom: block.day,
+        relations: relationsOf(line.text, line.speaker, entities),
       });
     }
 
@@ -471,6 +539,46 @@ function merge(prompt: string): MergeAnswer {
     }
   }
   return { merges: [] };
+}
+
+// ---- Profiles ----
+
+/** A profile per listed entity, in the companion's voice, from the facts listed under it. */
+function profiles(prompt: string): ProfileAnswer {
+  const out: ProfileAnswer['profiles'] = [];
+  let current: { ref: string; name: string; kind: string; facts: ListedMemory[] } | undefined;
+  const finish = () => {
+    if (!current || current.facts.length === 0 || out.length >= 30) return;
+    const { name, kind, facts } = current;
+    const who =
+      kind === 'user'
+        ? 'The person I talk with.'
+        : kind === 'person'
+          ? `${name} is someone I know through our conversations.`
+          : kind === 'place'
+            ? `${name} is a place that comes up when we talk.`
+            : `${name} is something that comes up when we talk.`;
+    const shown = facts.slice(0, 4);
+    out.push({
+      entity: current.ref,
+      content: clip(`${who} What I remember: ${shown.map((f) => clip(f.content.replace(/[.!?]*$/, '.'), 200)).join(' ')}`, 1200),
+      sources: shown.map((f) => f.id),
+    });
+  };
+  for (const raw of prompt.split('\n')) {
+    const line = raw.trim();
+    const heading = ENTITY_HEADING.exec(line);
+    if (heading) {
+      finish();
+      current = { ref: heading[1]!, name: heading[2]!, kind: heading[3]!, facts: [] };
+      continue;
+    }
+    if (!current) continue;
+    const fact = parseMemories(line)[0];
+    if (fact) current.facts.push(fact);
+  }
+  finish();
+  return { profiles: out };
 }
 
 // ---- Dream ----

@@ -76,7 +76,7 @@ export interface EntityChange {
   id: number;
   entityId: number;
   otherId: number | null;
-  action: 'rename' | 'alias' | 'merge' | 'hide' | 'unhide' | 'relate' | 'undo';
+  action: 'rename' | 'alias' | 'merge' | 'hide' | 'unhide' | 'relate' | 'strengthen' | 'close' | 'undo';
   actor: MemoryActor;
   before: Record<string, unknown> | null;
   after: Record<string, unknown> | null;
@@ -138,9 +138,19 @@ export interface EntityDetail {
   factIds: number[];
   conversations: { id: string; title: string; mentions: number; lastAt: string }[];
   history: EntityChange[];
+  /** The observation memory deep sleep keeps about it (profileOf), left out of factIds; null when there is none. */
+  profileMemoryId: number | null;
 }
 
 /** What a journalled change returns. */
+/** One co-mention edge a merge folded into keep's, as its journal entry keeps it. */
+interface FoldedCoMention {
+  other: number;
+  weight: number;
+  /** Texts that named keep, the merged entity and `other` together: counted once after the merge. */
+  overlap: number;
+}
+
 export interface EntityChangeResult {
   entity: Entity;
   changeId: number;
@@ -310,11 +320,13 @@ export class EntityStore {
        ORDER BY x.weight DESC, x.id LIMIT ${edgeLimit}`,
       [entity.id],
     );
+    const profileMemoryId = await this.profileOf(entity.id);
+    // The profile names the entity too; it is shown as the profile, not as one of the facts.
     const facts = await this.db.query<{ id: number }>(
       `SELECT m.id FROM memories m
-       WHERE m.id IN (SELECT memory_id FROM entity_mentions WHERE entity_id = $1 AND memory_id IS NOT NULL)
+       WHERE m.id IN (SELECT memory_id FROM entity_mentions WHERE entity_id = $1 AND memory_id IS NOT NULL) AND m.id IS DISTINCT FROM $2::bigint
        ORDER BY (m.status = 'active') DESC, m.created_at DESC, m.id DESC LIMIT ${clamp(opts.facts ?? 50, 1, 500)}`,
-      [entity.id],
+      [entity.id, profileMemoryId],
     );
     const conversations = await this.db.query<{ id: string; title: string; mentions: number; last_at: Date }>(
       `SELECT c.id, c.title, count(DISTINCT x.message_id)::int AS mentions, max(x.seen_at) AS last_at
@@ -329,6 +341,7 @@ export class EntityStore {
       factIds: facts.rows.map((r) => Number(r.id)),
       conversations: conversations.rows.map((r) => ({ id: r.id, title: r.title, mentions: r.mentions, lastAt: iso(r.last_at)! })),
       history: await this.history(entity.id),
+      profileMemoryId,
     };
   }
 
@@ -387,10 +400,23 @@ export class EntityStore {
     ).rows[0]!;
     return {
       nodes,
-      edges: await this.edgesAmong(nodes.map((n) => n.id), clamp(opts.edgesPerNode ?? 20, 1, 200), at),
+      edges: await this.edgesAmong(nodes.map((n) => n.id), clamp(opts.edgesPerNode ?? 20, 1, 5_000), at),
       totalEntities: totals.entities,
       totalEdges: totals.edges,
     };
+  }
+
+  /**
+   * Where a neighbourhood view opens when no one chose: the most mentioned entity other than the two
+   * fixed ones, or, when nothing has been mentioned yet (an imported graph), the person — every
+   * conversation is theirs, so their neighbourhood is the natural first view.
+   */
+  async defaultCentre(): Promise<number> {
+    const top = await this.db.query<{ id: number }>(
+      `SELECT id FROM entities WHERE status = 'active' AND kind NOT IN ('self', 'user') AND mention_count > 0
+       ORDER BY mention_count DESC, id LIMIT 1`,
+    );
+    return top.rows[0] ? Number(top.rows[0].id) : USER_ENTITY_ID;
   }
 
   /**
@@ -408,10 +434,19 @@ export class EntityStore {
     const fan = clamp(Math.trunc(opts.fanout ?? 25), 1, 200);
     const kinds = this.checkKinds(opts.kinds);
     const at = checkAt(opts.at);
-    const strength = new Map<number, { hop: number; weight: number }>([[centre.id, { hop: 0, weight: Infinity }]]);
-    let frontier = [centre.id];
+    return this.db.transaction(async (tx) => {
+      // The planner, seeing ~10 edges per entity on average, prefers a bitmap scan that reads all of a
+      // hub's thousands of edges and sorts them; the (end, weight DESC) index read in order stops at the LIMIT.
+      await tx.query('SET LOCAL enable_bitmapscan = off');
+      return this.egoIn(tx, centre.id, h, max, fan, kinds, at);
+    });
+  }
+
+  private async egoIn(tx: Transaction, centreId: number, h: number, max: number, fan: number, kinds: string[] | null, at: string | null): Promise<GraphView> {
+    const strength = new Map<number, { hop: number; weight: number }>([[centreId, { hop: 0, weight: Infinity }]]);
+    let frontier = [centreId];
     for (let hop = 1; hop <= h && frontier.length; hop++) {
-      const next = await this.db.query<{ other: number; weight: number }>(
+      const next = await tx.query<{ other: number; weight: number }>(
         `SELECT n.other, max(n.weight) AS weight FROM unnest($1::bigint[]) AS f(id)
          CROSS JOIN LATERAL (
            SELECT other, weight FROM (
@@ -437,8 +472,30 @@ export class EntityStore {
       .sort((a, b) => a[1].hop - b[1].hop || b[1].weight - a[1].weight || a[0] - b[0])
       .slice(0, max + 1)
       .map(([nodeId]) => nodeId);
-    const nodes = (await this.entities(chosen)).map((e) => ({ ...e, hop: strength.get(e.id)!.hop }));
-    return { nodes, edges: await this.edgesAmong(chosen, fan, at) };
+    const nodes = (await this.entities(chosen, tx)).map((e) => ({ ...e, hop: strength.get(e.id)!.hop }));
+    return { nodes, edges: await this.strongestEdgesAmong(tx, chosen, fan, at) };
+  }
+
+  /**
+   * For a neighbourhood: each node's `perNode` heaviest edges (either direction, one bounded index
+   * range each, as the walk reads them) whose other end is drawn too. A hub's thousands of edges are
+   * never all read, and the map shows every node's strongest ties rather than the hub's alone.
+   */
+  private async strongestEdgesAmong(tx: Transaction, ids: number[], perNode: number, at: string | null): Promise<EntityEdge[]> {
+    if (ids.length < 2) return [];
+    const rows = await tx.query<EdgeRow>(
+      `SELECT DISTINCT ON (x.id) x.* FROM unnest($1::bigint[]) AS f(id)
+       CROSS JOIN LATERAL (
+         SELECT * FROM (
+           (SELECT ${EDGE_COLUMNS} FROM entity_edges WHERE source_id = f.id AND ${VALID_AT('$2')} ORDER BY weight DESC LIMIT ${perNode})
+           UNION ALL
+           (SELECT ${EDGE_COLUMNS} FROM entity_edges WHERE target_id = f.id AND ${VALID_AT('$2')} ORDER BY weight DESC LIMIT ${perNode})
+         ) both_ways
+       ) x
+       WHERE x.source_id = ANY($1::bigint[]) AND x.target_id = ANY($1::bigint[]) AND x.source_id <> x.target_id`,
+      [ids, at],
+    );
+    return rows.rows.map(toEdge).sort((a, b) => b.weight - a.weight || a.id - b.id);
   }
 
   /** Each node's heaviest out-edges (up to `perNode`) whose other end is also a node: every edge among them has its source there. */
@@ -457,9 +514,9 @@ export class EntityStore {
   }
 
   /** Entities by id, in the order asked; missing ids are skipped. */
-  async entities(ids: number[]): Promise<Entity[]> {
+  async entities(ids: number[], db: Queryable = this.db): Promise<Entity[]> {
     if (!ids.length) return [];
-    const rows = await this.db.query<EntityRow>(`SELECT ${ENTITY_COLUMNS} FROM entities e WHERE e.id = ANY($1::bigint[])`, [ids]);
+    const rows = await db.query<EntityRow>(`SELECT ${ENTITY_COLUMNS} FROM entities e WHERE e.id = ANY($1::bigint[])`, [ids]);
     const byId = new Map(rows.rows.map((r) => [Number(r.id), toEntity(r)]));
     return ids.flatMap((i) => byId.get(i) ?? []);
   }
@@ -664,46 +721,77 @@ export class EntityStore {
   }
 
   /**
-   * Recomputes the co-mention edges touching `ids` from the mention rows (after a merge or its
-   * undo moved mentions): weight = distinct messages and memories mentioning both. Edges that
-   * keep their weight are left alone; pairs no longer mentioned together lose their edge.
+   * Folds the merged entity's co-mention edges into keep's: keep–x gets gone–x's weight, less the
+   * texts that already named all three (weight counts texts, and those were counted on both edges);
+   * the keep–gone edge goes. Imported edges have no mention rows behind them, so they simply add.
+   * Runs before the mentions move. Returns what it folded, for undo.
    */
-  private async refreshCoMentions(tx: Transaction, ids: number[]): Promise<void> {
-    // Messages and memories apart, each an equality join the (message_id | memory_id, surface_key) indexes serve.
-    const pairs = await tx.query<{ s: number; t: number; w: number }>(
-      `SELECT s, t, count(DISTINCT src)::int AS w FROM (
-         SELECT least(a.entity_id, b.entity_id) AS s, greatest(a.entity_id, b.entity_id) AS t, a.message_id AS src
-         FROM entity_mentions a JOIN entity_mentions b ON b.message_id = a.message_id AND b.entity_id <> a.entity_id
-         WHERE a.entity_id = ANY($1::bigint[]) AND a.message_id IS NOT NULL
-         UNION ALL
-         SELECT least(a.entity_id, b.entity_id), greatest(a.entity_id, b.entity_id), 'memory:' || a.memory_id
-         FROM entity_mentions a JOIN entity_mentions b ON b.memory_id = a.memory_id AND b.entity_id <> a.entity_id
-         WHERE a.entity_id = ANY($1::bigint[]) AND a.memory_id IS NOT NULL
-       ) x GROUP BY s, t`,
-      [ids],
-    );
-    const s = pairs.rows.map((r) => Number(r.s));
-    const t = pairs.rows.map((r) => Number(r.t));
-    const w = pairs.rows.map((r) => Number(r.w));
-    await tx.query(
-      `DELETE FROM entity_edges e WHERE e.relation = 'co_mention' AND (e.source_id = ANY($1::bigint[]) OR e.target_id = ANY($1::bigint[]))
-         AND NOT EXISTS (SELECT 1 FROM unnest($2::bigint[], $3::bigint[]) AS p(s, t) WHERE p.s = e.source_id AND p.t = e.target_id)`,
-      [ids, s, t],
-    );
-    if (s.length) {
+  private async foldCoMentions(tx: Transaction, keepId: number, goneId: number): Promise<FoldedCoMention[]> {
+    const folded = (
+      await tx.query<{ other: number; weight: number; overlap: number }>(
+        `WITH gone_edges AS (
+           DELETE FROM entity_edges WHERE relation = 'co_mention' AND (source_id = $2 OR target_id = $2)
+           RETURNING CASE WHEN source_id = $2 THEN target_id ELSE source_id END AS other, weight
+         ), shared AS (
+           -- Messages and memories apart, each an equality join the (message_id | memory_id) indexes serve.
+           SELECT other, count(DISTINCT src)::int AS n FROM (
+             SELECT x.entity_id AS other, g.message_id AS src FROM entity_mentions g
+             JOIN entity_mentions k ON k.message_id = g.message_id AND k.entity_id = $1
+             JOIN entity_mentions x ON x.message_id = g.message_id AND x.entity_id NOT IN ($1, $2)
+             WHERE g.entity_id = $2 AND g.message_id IS NOT NULL
+             UNION ALL
+             SELECT x.entity_id, 'memory:' || g.memory_id FROM entity_mentions g
+             JOIN entity_mentions k ON k.memory_id = g.memory_id AND k.entity_id = $1
+             JOIN entity_mentions x ON x.memory_id = g.memory_id AND x.entity_id NOT IN ($1, $2)
+             WHERE g.entity_id = $2 AND g.memory_id IS NOT NULL
+           ) t GROUP BY other
+         )
+         SELECT e.other::int AS other, e.weight, coalesce(s.n, 0) AS overlap FROM gone_edges e LEFT JOIN shared s ON s.other = e.other`,
+        [keepId, goneId],
+      )
+    ).rows.map((r) => ({ other: Number(r.other), weight: Number(r.weight), overlap: Math.min(Number(r.overlap), Number(r.weight)) }));
+    const add = folded.filter((f) => f.other !== keepId && f.weight - f.overlap > 0);
+    if (add.length) {
       await tx.query(
         `INSERT INTO entity_edges (source_id, target_id, relation, weight)
-         SELECT s, t, 'co_mention', w FROM unnest($1::bigint[], $2::bigint[], $3::real[]) AS p(s, t, w)
+         SELECT least($1::bigint, o), greatest($1::bigint, o), 'co_mention', w FROM unnest($2::bigint[], $3::real[]) AS p(o, w)
          ON CONFLICT (source_id, target_id) WHERE relation = 'co_mention'
-         DO UPDATE SET weight = EXCLUDED.weight, updated_at = now() WHERE entity_edges.weight <> EXCLUDED.weight`,
-        [s, t, w],
+         DO UPDATE SET weight = entity_edges.weight + EXCLUDED.weight, updated_at = now()`,
+        [keepId, add.map((f) => f.other), add.map((f) => f.weight - f.overlap)],
+      );
+    }
+    return folded;
+  }
+
+  /** Undoes foldCoMentions: keep–x gives back what it gained (mentions since stay with keep), gone–x comes back. */
+  private async unfoldCoMentions(tx: Transaction, keepId: number, goneId: number, folded: FoldedCoMention[]): Promise<void> {
+    const gained = folded.filter((f) => f.other !== keepId && f.weight - f.overlap > 0);
+    if (gained.length) {
+      await tx.query(
+        `UPDATE entity_edges e SET weight = greatest(e.weight - p.w, 0), updated_at = now()
+         FROM unnest($2::bigint[], $3::real[]) AS p(o, w)
+         WHERE e.relation = 'co_mention' AND e.source_id = least($1::bigint, p.o) AND e.target_id = greatest($1::bigint, p.o)`,
+        [keepId, gained.map((f) => f.other), gained.map((f) => f.weight - f.overlap)],
+      );
+      await tx.query(
+        `DELETE FROM entity_edges e WHERE e.relation = 'co_mention' AND e.weight <= 0 AND (e.source_id = $1 OR e.target_id = $1)`,
+        [keepId],
+      );
+    }
+    if (folded.length) {
+      await tx.query(
+        `INSERT INTO entity_edges (source_id, target_id, relation, weight)
+         SELECT least($1::bigint, o), greatest($1::bigint, o), 'co_mention', w FROM unnest($2::bigint[], $3::real[]) AS p(o, w)
+         ON CONFLICT (source_id, target_id) WHERE relation = 'co_mention'
+         DO UPDATE SET weight = entity_edges.weight + EXCLUDED.weight, updated_at = now()`,
+        [goneId, folded.map((f) => f.other), folded.map((f) => f.weight)],
       );
     }
   }
 
   /**
-   * Resolves keys: exact name or alias key first (one query each for all keys), then trigram
-   * similarity for the rest, one probe per key. Merged entities never match (their names are their
+   * Resolves keys: exact name or alias key first (one query for all keys), then trigram
+   * similarity for the rest (one more, a probe per key inside it). Merged entities never match (their names are their
    * survivor's aliases). Hidden ones do: a hidden entity mentioned again stays one entity, still hidden.
    */
   private async resolveKeys(
@@ -729,6 +817,7 @@ export class EntityStore {
       }
       byKey.set(r.key, list);
     }
+    const rest: typeof items = [];
     for (const item of items) {
       if (out.has(item.key)) continue;
       const list = byKey.get(item.key);
@@ -740,35 +829,46 @@ export class EntityStore {
         out.set(item.key, { entityId: pick.id, via: pick.via, similarity: 1, candidates: [] });
         continue;
       }
-      out.set(item.key, await this.resolveSimilar(tx, item.key, item.kind));
+      rest.push(item);
+    }
+    if (rest.length) {
+      const similar = await this.resolveSimilar(tx, rest.map((i) => i.key));
+      for (const item of rest) {
+        if (out.has(item.key)) continue;
+        out.set(item.key, decideSimilar(similar.get(item.key) ?? [], item.kind));
+      }
     }
     return out;
   }
 
-  private async resolveSimilar(
-    tx: Transaction,
-    key: string,
-    kind: EntityKind | undefined,
-  ): Promise<{ entityId: number | null; via: Resolution['via']; similarity?: number; candidates: Resolution['candidates'] }> {
+  /** The ten most similar live names (or aliases) for each key, by trigram similarity, in one query. */
+  private async resolveSimilar(tx: Transaction, keys: string[]): Promise<Map<string, Candidate[]>> {
     // Names of one or two characters have too few trigrams to compare ("jo", "王芳" are exact-only).
-    if ([...key.replace(/\s/g, '')].length < 3) return { entityId: null, via: 'none', candidates: [] };
+    const probed = [...new Set(keys)].filter((k) => [...k.replace(/\s/g, '')].length >= 3);
+    const out = new Map<string, Candidate[]>();
+    if (!probed.length) return out;
     // SET LOCAL: the connection is shared, and recall tunes the threshold for its own queries.
     await tx.query(`SET LOCAL pg_trgm.similarity_threshold = ${AMBIGUOUS_SIMILARITY}`);
-    const rows = await tx.query<{ id: number; kind: EntityKind; name: string; mention_count: number; sim: number }>(
-      `SELECT id, kind, name, mention_count, max(sim) AS sim FROM (
-         SELECT e.id, e.kind, e.name, e.mention_count, similarity(e.name_key, $1) AS sim FROM entities e
-         WHERE e.name_key % $1 AND e.status <> 'merged' AND e.kind NOT IN ('self', 'user')
-         UNION ALL
-         SELECT e.id, e.kind, e.name, e.mention_count, similarity(a.alias_key, $1) FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
-         WHERE a.alias_key % $1 AND e.status <> 'merged' AND e.kind NOT IN ('self', 'user')
-       ) c GROUP BY id, kind, name, mention_count ORDER BY max(sim) DESC, id LIMIT 10`,
-      [key],
+    const rows = await tx.query<{ key: string; id: number; kind: EntityKind; name: string; mention_count: number; sim: number }>(
+      `SELECT q.key, c.* FROM unnest($1::text[]) AS q(key)
+       CROSS JOIN LATERAL (
+         SELECT id, kind, name, mention_count, max(sim) AS sim FROM (
+           SELECT e.id, e.kind, e.name, e.mention_count, similarity(e.name_key, q.key) AS sim FROM entities e
+           WHERE e.name_key % q.key AND e.status <> 'merged' AND e.kind NOT IN ('self', 'user')
+           UNION ALL
+           SELECT e.id, e.kind, e.name, e.mention_count, similarity(a.alias_key, q.key) FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
+           WHERE a.alias_key % q.key AND e.status <> 'merged' AND e.kind NOT IN ('self', 'user')
+         ) c GROUP BY id, kind, name, mention_count ORDER BY max(sim) DESC, id LIMIT 10
+       ) c`,
+      [probed],
     );
-    const all = rows.rows.map((r) => ({ id: Number(r.id), kind: r.kind, name: r.name, similarity: Math.round(Number(r.sim) * 1000) / 1000 }));
-    if (!all.length) return { entityId: null, via: 'none', candidates: [] };
-    const strong = all.filter((c) => c.similarity >= SAME_ENTITY_SIMILARITY && (!kind || kindsAgree(c.kind, kind)));
-    if (strong.length === 1) return { entityId: strong[0]!.id, via: 'similar', similarity: strong[0]!.similarity, candidates: [] };
-    return { entityId: null, via: 'ambiguous', candidates: all.map(({ id, name, similarity }) => ({ id, name, similarity })) };
+    for (const r of rows.rows) {
+      const list = out.get(r.key) ?? [];
+      list.push({ id: Number(r.id), kind: r.kind, name: r.name, mentionCount: r.mention_count, similarity: Math.round(Number(r.sim) * 1000) / 1000, via: 'name' });
+      out.set(r.key, list);
+    }
+    for (const list of out.values()) list.sort((a, b) => b.similarity - a.similarity || a.id - b.id);
+    return out;
   }
 
   // ---- the person's changes ----
@@ -846,8 +946,8 @@ export class EntityStore {
 
   /**
    * "These are the same": `goneId` is merged into `keepId`. Its names become keep's aliases, its
-   * mentions and typed edges move to keep, co-mention edges are recomputed; its row stays (status
-   * merged, merged_into keep). The journal entry lists what moved, and undo moves it back.
+   * mentions and typed edges move to keep, its co-mention edges fold into keep's; its row stays
+   * (status merged, merged_into keep). The journal entry lists what moved, and undo moves it back.
    */
   async merge(keepId: number, goneId: number, actor: MemoryActor = 'person'): Promise<EntityChangeResult> {
     checkId(keepId, 'keepId');
@@ -880,23 +980,30 @@ export class EntityStore {
         await tx.query('INSERT INTO entity_aliases (entity_id, alias, alias_key) VALUES ($1, $2, $3)', [keepId, n.name, n.k]);
         aliasKeys.push(n.k);
       }
-      const mentionIds = (
-        await tx.query<{ id: number }>('UPDATE entity_mentions SET entity_id = $1 WHERE entity_id = $2 RETURNING id', [keepId, goneId])
-      ).rows.map((r) => Number(r.id));
+      const mentionIds = (await tx.query<{ id: number }>('SELECT id FROM entity_mentions WHERE entity_id = $1', [goneId])).rows.map((r) => Number(r.id));
+      // Typed edges move unless they would point at keep itself ("Ana Sousa sister_of Ana") or repeat
+      // one keep already has (same relation, other end and valid time): those stay on the merged row,
+      // which no view or walk reads, and come back with it on undo.
+      const movable = `relation <> 'co_mention' AND NOT EXISTS (
+           SELECT 1 FROM entity_edges k WHERE k.relation = x.relation
+             AND k.source_id = CASE WHEN x.source_id = $2 THEN $1 ELSE x.source_id END
+             AND k.target_id = CASE WHEN x.target_id = $2 THEN $1 ELSE x.target_id END
+             AND k.valid_from IS NOT DISTINCT FROM x.valid_from AND k.valid_to IS NOT DISTINCT FROM x.valid_to)`;
       const sourceEdgeIds = (
         await tx.query<{ id: number }>(
-          `UPDATE entity_edges SET source_id = $1, updated_at = now() WHERE source_id = $2 AND relation <> 'co_mention' RETURNING id`,
+          `UPDATE entity_edges x SET source_id = $1, updated_at = now() WHERE source_id = $2 AND target_id <> $1 AND ${movable} RETURNING id`,
           [keepId, goneId],
         )
       ).rows.map((r) => Number(r.id));
       const targetEdgeIds = (
         await tx.query<{ id: number }>(
-          `UPDATE entity_edges SET target_id = $1, updated_at = now() WHERE target_id = $2 AND relation <> 'co_mention' RETURNING id`,
+          `UPDATE entity_edges x SET target_id = $1, updated_at = now() WHERE target_id = $2 AND source_id <> $1 AND ${movable} RETURNING id`,
           [keepId, goneId],
         )
       ).rows.map((r) => Number(r.id));
+      const coMentions = await this.foldCoMentions(tx, keepId, goneId);
+      await tx.query('UPDATE entity_mentions SET entity_id = $1 WHERE id = ANY($2::bigint[])', [keepId, mentionIds]);
       await tx.query(`UPDATE entities SET status = 'merged', merged_into = $2, updated_at = now() WHERE id = $1`, [goneId, keepId]);
-      await this.refreshCoMentions(tx, [keepId, goneId]);
       await this.refreshStats(tx, [keepId, goneId]);
       const change = await journal(tx, {
         entityId: keepId,
@@ -904,7 +1011,7 @@ export class EntityStore {
         action: 'merge',
         actor,
         before: { gone: { status: gone.status, mergedInto: null } },
-        after: { gone: { status: 'merged', mergedInto: keepId }, aliasKeys, mentionIds, sourceEdgeIds, targetEdgeIds },
+        after: { gone: { status: 'merged', mergedInto: keepId }, aliasKeys, mentionIds, sourceEdgeIds, targetEdgeIds, coMentions },
       });
       return { entity: await this.requireEntity(tx, keepId), changeId: change.id };
     });
@@ -959,6 +1066,263 @@ export class EntityStore {
     });
   }
 
+  // ---- typed relations and profiles from the sleep cycle ----
+  // Light sleep adds relations (relate) or says one again (strengthen); deep sleep closes them
+  // (close) and keeps a profile memory per entity. Every change to an edge is journalled and undone
+  // from the journal; nothing here deletes an edge.
+
+  /**
+   * The entities these names mean, made when unknown — resolved the way recordMentions resolves the
+   * names given with a memory (key, alias, then trigram among kinds that agree; a close but uncertain
+   * name gets a new entity and an entity_ambiguities row), so the graph indexer, reading the same
+   * memory later, lands on the same entities. Returns name keys (names.ts nameKey) to entity ids;
+   * strings that are not names are left out.
+   */
+  async ensureEntities(names: string[], at: Date | null = null): Promise<Map<string, number>> {
+    const wanted = new Map<string, { name: string; key: string; kind: EntityKind }>();
+    for (const raw of names) {
+      const clean = typeof raw === 'string' ? cleanName(raw) : null;
+      if (!clean || wanted.has(clean.key)) continue;
+      // A name on its own: the kind detection gives it, else a thing (as for given names).
+      wanted.set(clean.key, { ...clean, kind: (await kindOfName(clean.name)) ?? 'thing' });
+    }
+    const out = new Map<string, number>();
+    if (!wanted.size) return out;
+    const created: number[] = [];
+    await this.db.transaction(async (tx) => {
+      const resolved = await this.resolveKeys(tx, [...wanted.values()]);
+      for (const w of wanted.values()) {
+        const r = resolved.get(w.key)!;
+        let id = r.entityId;
+        if (id === null) {
+          id = await this.createEntity(tx, w.name, w.key, w.kind, at);
+          created.push(id);
+          if (r.candidates.length) {
+            await tx.query(
+              'INSERT INTO entity_ambiguities (entity_id, surface, candidate_ids, similarities) VALUES ($1, $2, $3::bigint[], $4::real[])',
+              [id, w.name, r.candidates.map((c) => c.id), r.candidates.map((c) => c.similarity)],
+            );
+          }
+        }
+        out.set(w.key, id);
+      }
+    });
+    this.changed(created);
+    return out;
+  }
+
+  /**
+   * Says a relation again: the edge with the same source, relation and target whose valid time ends
+   * the same way (still open, for an open one) gains weight 1 and the evidence memories, and starts
+   * at the earlier of the two starts when both are known. Journalled ('strengthen'); undo takes back
+   * exactly what it added. Null when there is no such edge — relate() adds it then.
+   */
+  async strengthen(
+    input: { sourceId: number; targetId: number; relation: string; validFrom?: string | null; validTo?: string | null; evidenceMemoryIds?: number[] },
+    actor: MemoryActor = 'graph',
+  ): Promise<EntityEdge | null> {
+    const sourceId = checkId(input.sourceId, 'sourceId');
+    const targetId = checkId(input.targetId, 'targetId');
+    const relation = typeof input.relation === 'string' ? input.relation.trim() : '';
+    if (!/^[a-z][a-z0-9_]{0,79}$/.test(relation) || relation === 'co_mention') invalid('relation', 'A relation is a short snake_case word, like works_at or sister_of.');
+    const validFrom = checkTime(input.validFrom, 'validFrom');
+    const validTo = checkTime(input.validTo, 'validTo');
+    const evidence = [...new Set(input.evidenceMemoryIds ?? [])].map((m) => checkId(m, 'evidenceMemoryIds'));
+    return this.change(async (tx, journal) => {
+      const row = (
+        await tx.query<EdgeRow>(
+          `SELECT ${EDGE_COLUMNS} FROM entity_edges
+           WHERE source_id = $1 AND target_id = $2 AND relation = $3 AND valid_to IS NOT DISTINCT FROM $4::timestamptz
+           ORDER BY id LIMIT 1`,
+          [sourceId, targetId, relation, validTo],
+        )
+      ).rows[0];
+      if (!row) return null;
+      const before = toEdge(row);
+      const known = new Set(before.evidenceMemoryIds);
+      const start =
+        before.validFrom && validFrom ? (Date.parse(validFrom) < Date.parse(before.validFrom) ? validFrom : before.validFrom) : before.validFrom ?? validFrom;
+      // An unknown start stays unknown: the relation was known before this memory said when it began.
+      const keepStart = before.validFrom === null ? null : start;
+      const edge = toEdge(
+        (
+          await tx.query<EdgeRow>(
+            `UPDATE entity_edges SET weight = weight + 1, valid_from = $2, evidence_memory_ids = $3::bigint[], updated_at = now()
+             WHERE id = $1 RETURNING ${EDGE_COLUMNS}`,
+            [before.id, keepStart, [...before.evidenceMemoryIds, ...evidence.filter((m) => !known.has(m))]],
+          )
+        ).rows[0]!,
+      );
+      await journal(tx, { entityId: sourceId, otherId: targetId, action: 'strengthen', actor, before: { edge: before }, after: { edge } });
+      return edge;
+    });
+  }
+
+  /**
+   * Ends an open typed relation at `validTo` (never before it began). Journalled ('close', with
+   * `cause` in its after); undo reopens it. The edge stays: on the time slider it is history.
+   */
+  async closeRelation(edgeId: number, validTo: string, actor: MemoryActor = 'graph', cause: Record<string, unknown> = {}): Promise<EntityEdge> {
+    checkId(edgeId, 'edgeId');
+    const end = checkTime(validTo, 'validTo')!;
+    return this.change(async (tx, journal) => {
+      const row = (await tx.query<EdgeRow>(`SELECT ${EDGE_COLUMNS} FROM entity_edges WHERE id = $1`, [edgeId])).rows[0];
+      if (!row) throw new ApiError('not_found', `There is no relation ${edgeId}.`, 'edgeId');
+      const before = toEdge(row);
+      if (before.relation === 'co_mention') invalid('edgeId', 'Co-mention edges have no valid time to close.');
+      if (before.validTo !== null) throw new ApiError('conflict', `Relation ${edgeId} already ended on ${before.validTo}.`, 'edgeId');
+      const at = before.validFrom && Date.parse(before.validFrom) > Date.parse(end) ? before.validFrom : end;
+      const edge = toEdge(
+        (await tx.query<EdgeRow>(`UPDATE entity_edges SET valid_to = $2, updated_at = now() WHERE id = $1 RETURNING ${EDGE_COLUMNS}`, [edgeId, at])).rows[0]!,
+      );
+      await journal(tx, { entityId: edge.source, otherId: edge.target, action: 'close', actor, before: { edge: before }, after: { ...cause, edge } });
+      return edge;
+    });
+  }
+
+  /**
+   * Closes the open typed relations that rested on these memories and now rest on no active memory
+   * at all (deep sleep superseded or expired them): each ends when the latest of those memories
+   * stopped being true (their valid_to: where the newer memory began, or the expiry), else at
+   * `fallback`. A relation the person reopened (an undone close) is left open. Returns the closed edges.
+   */
+  async closeUnsupported(memoryIds: number[], fallback: string, actor: MemoryActor = 'deep-sleep'): Promise<EntityEdge[]> {
+    if (!memoryIds.length) return [];
+    const rows = (
+      await this.db.query<EdgeRow & { ends: Date | null; gone: number[] }>(
+        `SELECT ${EDGE_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')},
+                (SELECT max(m.valid_to) FROM memories m WHERE m.id = ANY(e.evidence_memory_ids) AND m.id = ANY($1::bigint[])) AS ends,
+                ARRAY(SELECT x FROM unnest(e.evidence_memory_ids) AS x WHERE x = ANY($1::bigint[])) AS gone
+         FROM entity_edges e
+         WHERE e.relation <> 'co_mention' AND e.valid_to IS NULL AND e.evidence_memory_ids && $1::bigint[]
+           AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = ANY(e.evidence_memory_ids) AND m.status = 'active')
+           AND ${NOT_REOPENED('e.id')}
+         ORDER BY e.id`,
+        [memoryIds],
+      )
+    ).rows;
+    const closed: EntityEdge[] = [];
+    for (const r of rows) {
+      const ends = r.ends ? new Date(r.ends).toISOString() : fallback;
+      closed.push(await this.closeRelation(Number(r.id), ends, actor, { cause: 'evidence', memoryIds: (r.gone ?? []).map(Number) }));
+    }
+    return closed;
+  }
+
+  /**
+   * Relations that hold one partner at a time: when an entity has two open edges of one such relation
+   * to different others (lives_in Lisbon and lives_in Porto), each older one (by valid_from, else
+   * when it was learned) ends where the next newer one to another entity begins. `bySource` ones are
+   * one per source (someone lives in one place; a city has many people); `symmetric` ones are one per
+   * entity at either end (partner_of: whichever way it was said). Older open edges to the newest
+   * one's other end are the same fact and stay; a relation the person reopened stays open.
+   * Returns the closed edges.
+   */
+  async closeReplaced(bySource: readonly string[], symmetric: readonly string[] = [], actor: MemoryActor = 'deep-sleep'): Promise<EntityEdge[]> {
+    const relations = [...new Set([...bySource, ...symmetric])];
+    if (!relations.length) return [];
+    const rows = (
+      await this.db.query<EdgeRow & { created_at: Date }>(
+        `SELECT ${EDGE_COLUMNS}, created_at FROM entity_edges
+         WHERE relation = ANY($1::text[]) AND relation <> 'co_mention' AND valid_to IS NULL ORDER BY id`,
+        [relations],
+      )
+    ).rows;
+    if (rows.length < 2) return [];
+    type Held = { edge: EntityEdge; since: string; other: number };
+    const groups = new Map<string, Held[]>();
+    const add = (holder: number, h: Held) => {
+      const key = `${holder}:${h.edge.relation}`;
+      groups.set(key, [...(groups.get(key) ?? []), h]);
+    };
+    for (const r of rows) {
+      const edge = toEdge(r);
+      const since = edge.validFrom ?? iso(r.created_at)!;
+      if (bySource.includes(edge.relation)) add(edge.source, { edge, since, other: edge.target });
+      if (symmetric.includes(edge.relation)) {
+        add(edge.source, { edge, since, other: edge.target });
+        add(edge.target, { edge, since, other: edge.source });
+      }
+    }
+    const contested = [...groups.values()].filter((list) => new Set(list.map((h) => h.other)).size > 1);
+    if (!contested.length) return [];
+    const reopened = new Set(
+      (
+        await this.db.query<{ id: number }>(
+          `SELECT DISTINCT (c.after->'edge'->>'id')::bigint AS id FROM entity_changes c
+           WHERE c.action = 'close' AND c.undone_by IS NOT NULL AND (c.after->'edge'->>'id')::bigint = ANY($1::bigint[])`,
+          [contested.flatMap((list) => list.map((h) => h.edge.id))],
+        )
+      ).rows.map((r) => Number(r.id)),
+    );
+    const closed = new Map<number, EntityEdge>();
+    for (const list of contested) {
+      list.sort((a, b) => Date.parse(a.since) - Date.parse(b.since) || a.edge.id - b.edge.id);
+      const newest = list[list.length - 1]!;
+      for (const [i, held] of list.slice(0, -1).entries()) {
+        if (held.other === newest.other || reopened.has(held.edge.id) || closed.has(held.edge.id)) continue;
+        const next = list.slice(i + 1).find((n) => n.other !== held.other)!;
+        closed.set(held.edge.id, await this.closeRelation(held.edge.id, next.since, actor, { cause: 'replaced', by: next.edge.id }));
+      }
+    }
+    return [...closed.values()];
+  }
+
+  /**
+   * Memories that carry on what others said (a merge, a split) become evidence wherever those were,
+   * so a relation is not left resting on superseded memories only. Bookkeeping, not journalled.
+   */
+  async carryEvidence(fromIds: number[], toIds: number[]): Promise<number> {
+    if (!fromIds.length || !toIds.length) return 0;
+    const r = await this.db.query(
+      `UPDATE entity_edges SET evidence_memory_ids = evidence_memory_ids || ARRAY(SELECT unnest($2::bigint[]) EXCEPT SELECT unnest(evidence_memory_ids)), updated_at = now()
+       WHERE relation <> 'co_mention' AND evidence_memory_ids && $1::bigint[] AND NOT (evidence_memory_ids @> $2::bigint[])`,
+      [fromIds, toIds],
+    );
+    return r.affectedRows ?? 0;
+  }
+
+  /**
+   * Points an entity at its profile, inside the caller's transaction: deep sleep writes the profile
+   * memory and the link together. Not journalled here: the memory's own journal says what changed.
+   */
+  async setProfileIn(tx: Transaction, entityId: number, memoryId: number): Promise<void> {
+    const r = await tx.query('UPDATE entities SET profile_memory_id = $2, updated_at = now() WHERE id = $1', [checkId(entityId, 'entityId'), checkId(memoryId, 'memoryId')]);
+    if (!r.affectedRows) throw new ApiError('not_found', `There is no entity ${entityId}.`, 'entityId');
+  }
+
+  /**
+   * The entity's profile as it stands: the linked memory while active; if something later superseded
+   * it (a merge), the active end of its chain; if an undo took it back, the active profile it had
+   * replaced. Null when there is none.
+   */
+  async profileOf(id: number): Promise<number | null> {
+    const linked = (await this.db.query<{ p: number | null }>('SELECT profile_memory_id AS p FROM entities WHERE id = $1', [checkId(id, 'id')])).rows[0]?.p;
+    if (linked === null || linked === undefined) return null;
+    const forward = (
+      await this.db.query<{ id: number }>(
+        `WITH RECURSIVE chain (id, depth) AS (
+           SELECT $1::bigint, 0
+           UNION ALL SELECT m.superseded_by, c.depth + 1 FROM chain c JOIN memories m ON m.id = c.id WHERE m.superseded_by IS NOT NULL AND c.depth < 50)
+         SELECT c.id FROM chain c JOIN memories m ON m.id = c.id AND m.status = 'active' ORDER BY c.depth LIMIT 1`,
+        [linked],
+      )
+    ).rows[0];
+    if (forward) return Number(forward.id);
+    // Undone: the profile it superseded came back (its supersede change was undone with it).
+    const back = (
+      await this.db.query<{ id: number }>(
+        `WITH RECURSIVE chain (id, depth) AS (
+           SELECT $1::bigint, 0
+           UNION ALL SELECT c.memory_id, chain.depth + 1 FROM chain JOIN memory_changes c
+             ON c.action = 'supersede' AND (c.after->>'supersededBy')::bigint = chain.id WHERE chain.depth < 20)
+         SELECT chain.id FROM chain JOIN memories m ON m.id = chain.id AND m.status = 'active' ORDER BY chain.depth LIMIT 1`,
+        [linked],
+      )
+    ).rows[0];
+    return back ? Number(back.id) : null;
+  }
+
   /**
    * Reverses a change: a rename gets its old name back (and loses the alias it left), an alias goes,
    * a hide is shown again, a merge puts the merged entity's mentions, edges and status back, a
@@ -1001,28 +1365,32 @@ export class EntityStore {
     });
     return this.db.transaction(async (tx) => {
       const resolved = await this.resolveKeys(tx, items.filter((it) => it.kind !== 'self' && it.kind !== 'user').map((it) => ({ key: it.key, kind: it.kind })));
-      const ids: number[] = [];
-      const made = new Map<string, number>();
-      let created = 0;
+      // 'self' and 'user' are the two fixed nodes, whatever name the import gives them.
+      const fixedId = (kind: EntityKind) => (kind === 'self' ? SELF_ENTITY_ID : kind === 'user' ? USER_ENTITY_ID : null);
+      // New names go in with one statement (keys are unique among them, so RETURNING is matched by key).
+      const fresh = new Map<string, (typeof items)[number]>();
       for (const it of items) {
-        // 'self' and 'user' are the two fixed nodes, whatever name the import gives them.
-        const fixed = it.kind === 'self' ? SELF_ENTITY_ID : it.kind === 'user' ? USER_ENTITY_ID : null;
-        if (fixed !== null) {
-          ids.push(fixed);
-          continue;
-        }
-        let id = resolved.get(it.key)?.entityId ?? made.get(it.key) ?? null;
-        if (id === null) {
-          id = await this.createEntity(tx, it.name, it.key, it.kind, null);
-          made.set(it.key, id);
-          created++;
-        }
-        ids.push(id);
-        for (const a of it.aliases) {
-          if (a.key === it.key) continue;
-          await tx.query('INSERT INTO entity_aliases (entity_id, alias, alias_key) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [id, a.name, a.key]);
-        }
+        if (fixedId(it.kind) === null && (resolved.get(it.key)?.entityId ?? null) === null && !fresh.has(it.key)) fresh.set(it.key, it);
       }
+      const made = new Map<string, number>();
+      const list = [...fresh.values()];
+      for (let i = 0; i < list.length; i += 5_000) {
+        const chunk = list.slice(i, i + 5_000);
+        const r = await tx.query<{ id: number; name_key: string }>(
+          `INSERT INTO entities (kind, name, name_key) SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) RETURNING id, name_key`,
+          [chunk.map((it) => it.kind), chunk.map((it) => it.name), chunk.map((it) => it.key)],
+        );
+        for (const row of r.rows) made.set(row.name_key, Number(row.id));
+      }
+      const ids = items.map((it) => fixedId(it.kind) ?? resolved.get(it.key)?.entityId ?? made.get(it.key)!);
+      const aliases = items.flatMap((it, i) => (fixedId(it.kind) === null ? it.aliases.filter((a) => a.key !== it.key).map((a) => ({ id: ids[i]!, ...a })) : []));
+      if (aliases.length) {
+        await tx.query(
+          `INSERT INTO entity_aliases (entity_id, alias, alias_key) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING`,
+          [aliases.map((a) => a.id), aliases.map((a) => a.name), aliases.map((a) => a.key)],
+        );
+      }
+      const created = made.size;
       // Co-mention edges are stored once, smaller id first; a self-loop (two names of one entity) is dropped.
       const rows = edges
         .map((e) => {
@@ -1042,6 +1410,8 @@ export class EntityStore {
         );
         inserted += r.affectedRows ?? 0;
       }
+      // PGlite has no autovacuum: without statistics a big import leaves the planner guessing (seq scans for trigram probes).
+      await tx.query('ANALYZE entities, entity_aliases, entity_edges');
       return { entities: created, edges: inserted };
     });
   }
@@ -1108,13 +1478,32 @@ export class EntityStore {
             c.entityId,
           ]);
           await tx.query('DELETE FROM entity_aliases WHERE entity_id = $1 AND alias_key = ANY($2::text[])', [c.entityId, (after.aliasKeys as string[]) ?? []]);
-          await this.refreshCoMentions(tx, [c.entityId, goneId]);
+          await this.unfoldCoMentions(tx, c.entityId, goneId, (after.coMentions as FoldedCoMention[] | undefined) ?? []);
           await this.refreshStats(tx, [c.entityId, goneId]);
           break;
         }
         case 'relate': {
           const edge = after.edge as { id: number } | undefined;
           if (edge) await tx.query(`DELETE FROM entity_edges WHERE id = $1 AND relation <> 'co_mention'`, [edge.id]);
+          break;
+        }
+        case 'strengthen': {
+          // Takes back what it added (weight 1, its evidence, an earlier start), keeping evidence carried in since.
+          const was = before.edge as EntityEdge;
+          const now = after.edge as EntityEdge;
+          const added = now.evidenceMemoryIds.filter((m) => !was.evidenceMemoryIds.includes(m));
+          await tx.query(
+            `UPDATE entity_edges SET weight = greatest(0, weight - $2), valid_from = $3,
+               evidence_memory_ids = ARRAY(SELECT x FROM unnest(evidence_memory_ids) WITH ORDINALITY AS u (x, n) WHERE NOT (x = ANY($4::bigint[])) ORDER BY n),
+               updated_at = now()
+             WHERE id = $1`,
+            [was.id, now.weight - was.weight, was.validFrom, added],
+          );
+          break;
+        }
+        case 'close': {
+          const was = before.edge as EntityEdge;
+          await tx.query('UPDATE entity_edges SET valid_to = $2, updated_at = now() WHERE id = $1', [was.id, was.validTo]);
           break;
         }
       }
@@ -1206,6 +1595,18 @@ export class EntityStore {
 /** An edge holds at `$n` (a timestamptz parameter, or null for "now and always"). */
 const VALID_AT = (p: string) => `(${p}::timestamptz IS NULL OR ((valid_from IS NULL OR valid_from <= ${p}::timestamptz) AND (valid_to IS NULL OR valid_to > ${p}::timestamptz)))`;
 
+/** The edge `$col` was not reopened by the person: no undone close of it in the journal. */
+const NOT_REOPENED = (col: string) =>
+  `NOT EXISTS (SELECT 1 FROM entity_changes c WHERE c.action = 'close' AND c.undone_by IS NOT NULL AND (c.after->'edge'->>'id')::bigint = ${col})`;
+
+/** An optional date (ISO 8601) as an ISO string, null when absent, ApiError when unreadable. */
+function checkTime(v: string | null | undefined, field: string): string | null {
+  if (v === undefined || v === null) return null;
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) invalid(field, `${field} must be a date (ISO 8601), not "${v}".`);
+  return new Date(t).toISOString();
+}
+
 function checkAt(at: string | undefined): string | null {
   if (at === undefined) return null;
   const t = Date.parse(at);
@@ -1218,6 +1619,17 @@ function clamp(n: number, lo: number, hi: number): number {
 }
 
 /** The kind detection gives a name on its own ("Lisbon" → place), if it finds the whole name. */
+/** One entity at least SAME_ENTITY_SIMILARITY alike (of a compatible kind) is the same; any other close names are ambiguous. */
+function decideSimilar(
+  all: Candidate[],
+  kind: EntityKind | undefined,
+): { entityId: number | null; via: Resolution['via']; similarity?: number; candidates: Resolution['candidates'] } {
+  if (!all.length) return { entityId: null, via: 'none', candidates: [] };
+  const strong = all.filter((c) => c.similarity >= SAME_ENTITY_SIMILARITY && (!kind || kindsAgree(c.kind, kind)));
+  if (strong.length === 1) return { entityId: strong[0]!.id, via: 'similar', similarity: strong[0]!.similarity, candidates: [] };
+  return { entityId: null, via: 'ambiguous', candidates: all.map(({ id, name, similarity }) => ({ id, name, similarity })) };
+}
+
 async function kindOfName(name: string): Promise<EntityKind | null> {
   const found = await detectMentionsAsync(name);
   const whole = found.find((m) => m.start === 0 && m.end === name.length);

@@ -275,18 +275,19 @@ export async function createHost(options: HostOptions): Promise<Host> {
       ).rows[0]?.t?.toISOString() ?? null;
       // Up to this many the whole graph is drawn; above it, a neighbourhood the view can explore from.
       if (input.centerId === undefined && (totals.totalEntities ?? 0) <= WHOLE_GRAPH_LIMIT) {
-        const whole = await graph.graph({ ...filter, limit: input.limit ?? WHOLE_GRAPH_LIMIT, edgesPerNode: 100 });
+        // Every edge among the drawn entities: a hub's edges are what make it a hub on the map.
+        const whole = await graph.graph({ ...filter, limit: input.limit ?? WHOLE_GRAPH_LIMIT, edgesPerNode: WHOLE_GRAPH_LIMIT });
         return { mode: 'whole', centerId: null, nodes: whole.nodes, edges: whole.edges, totalEntities: whole.totalEntities ?? 0, totalEdges: whole.totalEdges ?? 0, earliest };
       }
-      const centerId = input.centerId ?? totals.nodes[0]?.id;
-      if (centerId === undefined) return { mode: 'whole', centerId: null, nodes: [], edges: [], totalEntities: 0, totalEdges: 0, earliest };
+      const centerId = input.centerId ?? (await graph.defaultCentre());
       const ego = await graph.ego(centerId, { ...filter, hops: input.hops ?? 2, limit: input.limit ?? 300 });
       return { mode: 'ego', centerId, nodes: ego.nodes, edges: ego.edges, totalEntities: totals.totalEntities ?? 0, totalEdges: totals.totalEdges ?? 0, earliest };
     },
     'graph.search': (input) => graph.search(input.query, input.limit ?? 20),
     'graph.entity': async (input) => {
-      const { factIds, ...detail } = await graph.get(input.id);
-      return { ...detail, profile: null, facts: await memories.getMany(factIds) };
+      const { factIds, profileMemoryId, ...detail } = await graph.get(input.id);
+      const [profile] = profileMemoryId === null ? [] : await memories.getMany([profileMemoryId]);
+      return { ...detail, profile: profile ?? null, facts: await memories.getMany(factIds) };
     },
     'graph.rename': (input) => graph.rename(input.id, input.name),
     'graph.addAlias': (input) => graph.addAlias(input.id, input.alias),

@@ -36,6 +36,8 @@ export interface MemoryWrite {
   reason?: string;
   /** Changes sharing a batch are undone together (a merge, a night's consolidation). */
   batchId?: string;
+  /** Always a new memory, never an update of an active near-duplicate (deep sleep's profiles: one per entity, however alike). */
+  keepApart?: boolean;
 }
 
 /** A write that passed every guard, with its defaults filled in (and its search text, when segmented ahead). */
@@ -66,6 +68,8 @@ export interface MemoryBatch {
   link(olderId: number, newerId: number, actor: MemoryActor, batchId?: string, reason?: string): Promise<SaveMemoryResult>;
   /** Closes a memory's valid time (expired once that time has passed). */
   expire(id: number, validTo: string, actor: MemoryActor, batchId?: string, reason?: string): Promise<SaveMemoryResult>;
+  /** Like MemoryStore.supersede: a new memory replaces an active one (no near-duplicate probe), in the batch's transaction. */
+  supersede(oldId: number, newWrite: MemoryWrite, actor: MemoryActor): Promise<SaveMemoryResult>;
   get(id: number): Promise<Memory | null>;
 }
 
@@ -313,6 +317,7 @@ export class MemoryStore {
           const change = await journal(tx, id, 'expire', actor, before, after, batchId, reason);
           return { memory, outcome: 'updated' as const, changeId: change.id };
         },
+        supersede: (oldId, newWrite, actor) => this.supersedeIn(tx, journal, oldId, this.checkWrite(newWrite), newWrite.pinned, actor),
         get: (id) => this.findMemory(tx, id),
       });
     });
@@ -351,7 +356,13 @@ export class MemoryStore {
   }
 
   private async createIn(tx: Transaction, journal: Journal, write: CheckedWrite, known?: { duplicate: Memory | null }): Promise<SaveMemoryResult> {
-    const duplicate = known ? (known.duplicate?.status === 'active' ? known.duplicate : null) : await this.findDuplicate(tx, write.type, write.content);
+    const duplicate = write.keepApart
+      ? null
+      : known
+        ? known.duplicate?.status === 'active'
+          ? known.duplicate
+          : null
+        : await this.findDuplicate(tx, write.type, write.content);
     if (!duplicate) {
       const memory = await this.insert(tx, write);
       const change = await journal(tx, memory.id, 'create', write.actor, null, snapshot(memory), write.batchId, write.reason);
@@ -485,21 +496,30 @@ export class MemoryStore {
    */
   async supersede(oldId: number, newWrite: MemoryWrite, actor: MemoryActor): Promise<SaveMemoryResult> {
     const write = this.checkWrite(newWrite);
+    return this.write((tx, journal) => this.supersedeIn(tx, journal, oldId, write, newWrite.pinned, actor));
+  }
+
+  private async supersedeIn(
+    tx: Transaction,
+    journal: Journal,
+    oldId: number,
+    write: CheckedWrite,
+    askedPinned: boolean | undefined,
+    actor: MemoryActor,
+  ): Promise<SaveMemoryResult> {
     const batchId = write.batchId ?? randomUUID();
-    return this.write(async (tx, journal) => {
-      const old = await this.requireActive(tx, oldId, 'superseded');
-      const inheritsPin = old.pinned && newWrite.pinned === undefined;
-      const memory = await this.insert(tx, write, inheritsPin ? old.pinOrder : undefined);
-      const created = await journal(tx, memory.id, 'create', actor, null, snapshot(memory), batchId, write.reason);
-      const { before, after } = diff(old, {
-        status: 'superseded',
-        supersededBy: memory.id,
-        validTo: write.validFrom ?? new Date().toISOString(),
-      });
-      await applyFields(tx, oldId, after);
-      await journal(tx, oldId, 'supersede', actor, before, after, batchId, write.reason);
-      return { memory, outcome: 'created' as const, changeId: created.id };
+    const old = await this.requireActive(tx, oldId, 'superseded');
+    const inheritsPin = old.pinned && askedPinned === undefined;
+    const memory = await this.insert(tx, write, inheritsPin ? old.pinOrder : undefined);
+    const created = await journal(tx, memory.id, 'create', actor, null, snapshot(memory), batchId, write.reason);
+    const { before, after } = diff(old, {
+      status: 'superseded',
+      supersededBy: memory.id,
+      validTo: write.validFrom ?? new Date().toISOString(),
     });
+    await applyFields(tx, oldId, after);
+    await journal(tx, oldId, 'supersede', actor, before, after, batchId, write.reason);
+    return { memory, outcome: 'created' as const, changeId: created.id };
   }
 
   /**

@@ -708,8 +708,8 @@ describe('malformed answers', () => {
         reply: lightSleep((a, prompt) => {
           const ref = /\[(m\d+)\]/.exec(prompt.slice(prompt.indexOf('## Conversation')))![1]!;
           a.memories.push(
-            { type: 'world', content: `Mara's work API key is ${KEY}, kept in her notes app.`, entities: ['Mara'], sources: [ref] },
-            { type: 'world', content: 'The museum wifi password=Tr0ub4dor3xQ9 is taped under the front desk.', entities: ['museum'], sources: [ref] },
+            { type: 'world', content: `Mara's work API key is ${KEY}, kept in her notes app.`, entities: ['Mara'], sources: [ref], relations: [] },
+            { type: 'world', content: 'The museum wifi password=Tr0ub4dor3xQ9 is taped under the front desk.', entities: ['museum'], sources: [ref], relations: [] },
           );
         }),
       },
@@ -951,7 +951,7 @@ describe('deep sleep', () => {
         purpose: 'light-sleep',
         reply: lightSleep((a, prompt) => {
           const ref = /\[(m\d+)\]/.exec(prompt.slice(prompt.indexOf('## Conversation')))![1]!;
-          a.memories = [{ type: 'world', content: LISBON, entities: ['Mara', 'Lisbon'], sources: [ref], validFrom }];
+          a.memories = [{ type: 'world', content: LISBON, entities: ['Mara', 'Lisbon'], sources: [ref], validFrom, relations: [] }];
         }),
       },
       {

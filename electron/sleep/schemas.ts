@@ -19,6 +19,31 @@ const when = z
   .optional();
 const shortText = (max: number) => z.string().trim().min(1).max(max);
 
+/**
+ * How a light-sleep relation names the two fixed nodes: "the person" is the one I talk with (the
+ * graph's user node), "me" is the companion itself (the self node) — the transcript's "Me", the
+ * prompt's first person. Any other subject or object must be one of its memory's `entities`.
+ */
+export const RELATION_PERSON_WORDS = ['the person', 'person', 'the user', 'user'] as const;
+export const RELATION_SELF_WORDS = ['me', 'i', 'myself'] as const;
+
+/**
+ * A relation a memory states, "subject relation object" (Mara lives_in Lisbon). Checked leniently
+ * here — an item that is not even this shape becomes null — and strictly by light sleep, which drops
+ * (and counts) a bad one without losing the memory or the rest of the answer.
+ */
+export const relationItem = z
+  .object({
+    subject: z.string().trim().min(1).max(120),
+    relation: z.string().trim().min(1).max(80),
+    object: z.string().trim().min(1).max(120),
+    validFrom: when,
+    validTo: when,
+  })
+  .nullable()
+  .catch(null);
+export type RelationItem = NonNullable<z.infer<typeof relationItem>>;
+
 export const lightSleepAnswer = z.object({
   memories: z
     .array(
@@ -30,6 +55,8 @@ export const lightSleepAnswer = z.object({
         sources: z.array(messageRef).max(50).default([]),
         validFrom: when,
         validTo: when,
+        /** Typed relations between its entities; answers written before relations existed have none. */
+        relations: z.array(relationItem).default([]),
       }),
     )
     .max(200),
@@ -99,6 +126,21 @@ export const mergeAnswer = z.object({
 });
 export type MergeAnswer = z.infer<typeof mergeAnswer>;
 
+/** Deep sleep: a short profile per entity ("e1" as the prompt lists them), from the memories shown. */
+export const profileAnswer = z.object({
+  profiles: z
+    .array(
+      z.object({
+        entity: z.string().regex(/^e\d+$/, 'expected an entity reference like e1'),
+        content: shortText(MAX_MEMORY_CHARS),
+        /** The memories it rests on (ids as listed). */
+        sources: z.array(memoryRef).max(50).default([]),
+      }),
+    )
+    .max(30),
+});
+export type ProfileAnswer = z.infer<typeof profileAnswer>;
+
 export const dreamAnswer = z.object({ title: shortText(120), body: shortText(6000) });
 export type DreamAnswer = z.infer<typeof dreamAnswer>;
 
@@ -122,6 +164,15 @@ export function memoryLine(m: { id: number; type: string; content: string; valid
   return `[#${m.id}] (${m.type}; written ${m.createdAt.slice(0, 10)}${valid ? `; ${valid}` : ''}) ${m.content.replace(/\s*\n+\s*/g, ' / ')}`;
 }
 
+/** "## Entity e1 — Mara (person)": one entity of a profile prompt, its memory lines below it. */
+export function entityHeading(ref: string, name: string, kind: string): string {
+  return `## Entity ${ref} — ${name.replace(/\s+/g, ' ')} (${kind})`;
+}
+
+/** The line under an entity heading that shows the profile written before, when there is one. */
+export const PROFILE_SO_FAR = 'My profile so far: ';
+
+export const ENTITY_HEADING = /^## Entity (e\d+) — (.+) \(([a-z]+)\)$/;
 export const TRANSCRIPT_LINE = /^\[(m\d+)\] (\d{4}-\d{2}-\d{2} \d{2}:\d{2}) ([^:]{1,80}): (.*)$/;
 export const CONVERSATION_HEADING = /^## Conversation (c\d+) — sleep day (\d{4}-\d{2}-\d{2})/;
 export const MEMORY_LINE = /^\[#(\d+)\] \(([a-z]+);[^)]*\) (.*)$/;

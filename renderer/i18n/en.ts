@@ -772,6 +772,7 @@ const en = {
       narratives: 'accounts',
       references: 'references',
       memories_changed: 'memories updated',
+      analyze_ms: 'statistics refreshed in',
       bytes: 'size',
       kept: 'copies kept',
       ms: 'took',

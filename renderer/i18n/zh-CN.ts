@@ -774,6 +774,7 @@ const zhCN: Messages = {
       narratives: '讲述',
       references: '引用',
       memories_changed: '更新的记忆',
+      analyze_ms: '统计信息刷新用时',
       bytes: '大小',
       kept: '保留的备份',
       ms: '用时',

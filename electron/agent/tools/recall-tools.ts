@@ -5,12 +5,15 @@
 import { MEMORY_TYPES, RECALL_SOURCES, type MemoryType, type RecallSource } from '../../../shared/api.js';
 import type { Database } from '../../db/open.js';
 import type { ToolSpec } from '../../llm/types.js';
+import { resolveEntityName } from '../../memory/recall/graph-walk.js';
 import { recallDetailed, type DetailedHit } from '../../memory/recall/index.js';
 import { buildQuery, MAX_QUERY_CHARS } from '../../memory/recall/query.js';
 import type { Tool } from './registry.js';
 
 export const RECALL_DEFAULT_LIMIT = 10;
 export const RECALL_MAX_LIMIT = 50;
+/** Longest entity name (graph/names.ts checks the rest). */
+const ENTITY_MAX_CHARS = 120;
 /** A line shows at most this much of a hit (the model can recall again, narrower). */
 const LINE_CHARS = 300;
 
@@ -28,16 +31,27 @@ const recallSpec: ToolSpec = {
       'session (what was said in past conversations), limbic (moods and emotional imprints of days) and autobiographical (your diary narratives and dreams).',
     'Use it when the conversation needs something that is not in front of you.',
     QUERY_HELP,
+    'To ask about one person, place or thing ("everything about Bob"), give its name as entity: only what mentions it comes back ' +
+      '(under any of its other names too), ranked by the query — or newest first when the query is empty.',
     CITATION_RULE,
   ].join(' '),
   parameters: {
     type: 'object',
     properties: {
-      query: { type: 'string', maxLength: MAX_QUERY_CHARS, description: 'What to look for: the words it would contain.' },
+      query: {
+        type: 'string',
+        maxLength: MAX_QUERY_CHARS,
+        description: 'What to look for: the words it would contain. May be empty ("") when entity is given.',
+      },
       memory_types: {
         type: 'array',
         items: { type: 'string', enum: [...RECALL_SOURCES] },
         description: 'Optional: search only these sources (default all four).',
+      },
+      entity: {
+        type: 'string',
+        maxLength: ENTITY_MAX_CHARS,
+        description: 'Optional: the name of one person, place, organisation or thing; only what mentions it is searched.',
       },
       limit: { type: 'integer', minimum: 1, maximum: RECALL_MAX_LIMIT, description: `Optional: how many hits (default ${RECALL_DEFAULT_LIMIT}).` },
     },
@@ -67,6 +81,16 @@ const semanticSpec: ToolSpec = {
 };
 
 class BadArgs extends Error {}
+
+function entityArg(args: Record<string, unknown>): string | undefined {
+  const v = args.entity;
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new BadArgs('entity must be a name (text), e.g. "Bob".');
+  const name = v.trim();
+  if (!name) return undefined;
+  if (name.length > ENTITY_MAX_CHARS) throw new BadArgs(`entity is a name of at most ${ENTITY_MAX_CHARS} characters.`);
+  return name;
+}
 
 function queryArg(args: Record<string, unknown>): string {
   const q = args.query;
@@ -117,12 +141,26 @@ export function formatHit(d: DetailedHit): string {
   }
 }
 
-function describe(hits: DetailedHit[], query: string): string {
+function describe(hits: DetailedHit[], query: string, about?: { name: string; id: number }): string {
   const built = buildQuery(query);
-  if (!built.tsquery) return 'Nothing to search for: the query has no searchable words (only punctuation, stop words or operators).';
+  if (!built.tsquery && !about) return 'Nothing to search for: the query has no searchable words (only punctuation, stop words or operators).';
   const note = built.truncated ? ' (the query was long: only its start was used)' : '';
-  if (hits.length === 0) return `No memories matched${note}.`;
-  return [`${hits.length} hit${hits.length === 1 ? '' : 's'}, best first${note}:`, ...hits.map((h, i) => `${i + 1}. ${formatHit(h)}`)].join('\n');
+  const of = about ? ` about ${about.name}` : '';
+  if (hits.length === 0) return about ? `Nothing that mentions ${about.name} matched${note}.` : `No memories matched${note}.`;
+  const order = about && !built.tsquery ? 'newest first' : 'best first';
+  return [`${hits.length} hit${hits.length === 1 ? '' : 's'}${of}, ${order}${note}:`, ...hits.map((h, i) => `${i + 1}. ${formatHit(h)}`)].join('\n');
+}
+
+/** The entity a name means, or BadArgs telling the model what to do instead. */
+async function entityFor(db: Database, name: string): Promise<{ name: string; id: number }> {
+  const found = await resolveEntityName(db, name);
+  if (found.ok) return { name: found.entity.name, id: found.entity.id };
+  if (found.reason === 'invalid' || found.reason === 'hidden') throw new BadArgs(`entity: ${found.message}`);
+  if (found.reason === 'ambiguous') {
+    const names = found.candidates.slice(0, 5).map((c) => `"${c.name}"`).join(', ');
+    throw new BadArgs(`${found.message}: ${names}. Call again with one of those names as entity.`);
+  }
+  throw new BadArgs(`${found.message}: no person, place or thing by that name (or another name of it) has come up yet. Search without entity, with the name in the query instead.`);
 }
 
 async function guarded(run: () => Promise<string>): Promise<string> {
@@ -140,10 +178,14 @@ export function recallTools(db: Database): Tool[] {
       spec: recallSpec,
       run: (args) =>
         guarded(async () => {
-          const query = queryArg(args);
+          const name = entityArg(args);
+          // With an entity the query may be left empty: everything that mentions it, newest first.
+          const blank = args.query === undefined || args.query === null || (typeof args.query === 'string' && args.query.trim() === '');
+          const query = name !== undefined && blank ? '' : queryArg(args);
           const sources = listArg<RecallSource>(args, 'memory_types', RECALL_SOURCES);
           const limit = limitArg(args);
-          return describe(await recallDetailed(db, { query, sources, limit }), query);
+          const about = name !== undefined ? await entityFor(db, name) : undefined;
+          return describe(await recallDetailed(db, { query, sources, limit, entityIds: about ? [about.id] : undefined }), query, about);
         }),
     },
     {

@@ -5,6 +5,7 @@ import memoryDedupe from './003_memory_dedupe.sql';
 import sleep from './004_sleep.sql';
 import sleepSteps from './005_sleep_steps.sql';
 import graph from './006_graph.sql';
+import entityProfiles from './007_entity_profiles.sql';
 
 export interface Migration {
   version: number;
@@ -19,4 +20,5 @@ export const migrations: Migration[] = [
   { version: 4, name: 'sleep', sql: sleep },
   { version: 5, name: 'sleep_steps', sql: sleepSteps },
   { version: 6, name: 'graph', sql: graph },
+  { version: 7, name: 'entity_profiles', sql: entityProfiles },
 ];

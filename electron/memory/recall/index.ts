@@ -13,6 +13,11 @@
 //      searched instead, weighted by that similarity;
 //    - vector: not in the wave — no embedding column exists yet (002_memory.sql). A vector branch
 //      joins BRANCH_WEIGHTS (fusion.ts) when one does.
+//    - graph (optional, RecallOptions.graphWalk; off by default, see GRAPH_WALK_DEFAULT): after the
+//      wave, a walk over the entity graph from the best direct hits proposes the messages and
+//      memories that mention what it reached (graph-walk.ts);
+//    - entity (RecallOptions.entityIds, memory_recall's `entity`): every branch keeps to the items
+//      that mention the entities, and those items, newest first, are one more branch.
 // 4. Weighted reciprocal rank fusion (fusion.ts); the winners are read back from their tables —
 //    re-checked (active memory, reply not replaced) — and returned with a link to their source.
 //
@@ -40,11 +45,13 @@ import type { MemoryType, RecallHit, RecallSource } from '../../../shared/api.js
 import { MEMORY_TYPES, RECALL_SOURCES } from '../../../shared/api.js';
 import type { Database } from '../../db/open.js';
 import { fuse, type BranchList, type FuseOptions } from './fusion.js';
+import { entityItems, graphWalk, type EntityItems, type GraphWalkParams } from './graph-walk.js';
 import { parseTsvector, type ScoredSlot } from './lexical-index.js';
 import { buildQuery, type BuiltQuery } from './query.js';
 import { MIN_FUZZY_CHARS, type Vocabulary } from './vocabulary.js';
 import {
   AUTOBIOGRAPHICAL_KINDS,
+  DIARY_KINDS,
   DiaryIndex,
   LIMBIC_KINDS,
   MemoryIndex,
@@ -78,6 +85,27 @@ const BOOLEAN_CANDIDATES = 2000;
 /** Longest text a hit carries (a window around the first matching word). */
 export const HIT_TEXT_CHARS = 1200;
 export const MAX_LIMIT = 200;
+/**
+ * Whether recall walks the entity graph from its best direct hits (graph-walk.ts) unless told
+ * otherwise (RecallOptions.graphWalk). Off: it did not help where it could be measured, and it costs.
+ * LoCoMo dev half (bench/locomo.ts, session source; the graph built by the GraphIndexer backfill:
+ * 87 entities, 56 edges, 1,280 mentions — mostly the speakers' names). Recall@10 cat 1–4 / all /
+ * cat 1 (multi-hop), and cat 1 all-evidence@10:
+ * - walk off: 0.717 / 0.726 / 0.444, 0.211;
+ * - on, as designed (only items no direct branch ranked), weight 0.15 or 0.25: 0.717 / 0.727 / 0.447,
+ *   0.218 — one question of 997 gained, none lost; 0.35 → 0.717 / 0.725; 0.5 → 0.712 / 0.720. Hops
+ *   0, 1 or 2, seeds 3, 5 or 10, spec² or spec³, 10 or 20 reached entities: the same at 0.25.
+ * - on, re-ranking the direct hits too (GraphWalkParams.rerank): 0.25 → 0.716 / 0.725 / 0.432;
+ *   0.5 → 0.706 / 0.714 / 0.405; 1 → 0.637 / 0.629; spec³ at weight 1 → 0.714 / 0.722.
+ * What detection puts in the graph is names; the evidence of these questions is about topics
+ * (pottery, an adoption, a camping trip) that are not entities, and what the walk proposes the
+ * lexical branches had mostly ranked already. Cost: query p50 1.8 → 6.2 ms (walk p50 4.2, p95 6.7 ms:
+ * three statements in one transaction); at 100k messages + 20k memories with a synthetic Zipf graph
+ * (213k mentions, 60k edges, a hub named 36k times) walk p50 13 ms, p95 23 ms — on a shared two-core
+ * machine under load. The option stays for data where the graph carries more than names (memories
+ * with light sleep's entity names, typed relations).
+ */
+export const GRAPH_WALK_DEFAULT = false;
 
 export interface RecallOptions {
   query: string;
@@ -89,6 +117,19 @@ export interface RecallOptions {
   memoryTypes?: MemoryType[];
   /** Session hits from these conversations only; part of the search (statistics included), not a filter afterwards. */
   conversationIds?: string[];
+  /**
+   * Walk the entity graph from the best direct hits and fuse the items that mention what it reached
+   * as one more branch (graph-walk.ts). Default GRAPH_WALK_DEFAULT.
+   */
+  graphWalk?: boolean;
+  /** Weight of that branch in the fusion (default GRAPH_WEIGHT, fusion.ts); 0 turns it off too. */
+  graphWeight?: number;
+  /**
+   * Only what is about these entities: messages and memories that mention one of them (an alias is
+   * the same entity), diary blocks whose words name one. Each still ranks by the query; with no
+   * searchable words (or to fill up), they come newest first. Resolve a name with resolveEntityName.
+   */
+  entityIds?: number[];
   signal?: AbortSignal;
 }
 
@@ -102,6 +143,10 @@ export interface RecallInternals {
   /** Skip the trigram branch (measurement only). */
   noTrigram?: boolean;
   trigramThreshold?: number;
+  /** The graph walk's parameters (measurement). */
+  graph?: Partial<GraphWalkParams>;
+  /** Filled in when given: time spent in the graph walk (ms) and the number of walks, summed over calls. */
+  timings?: { graphMs: number; walks: number };
 }
 
 /** A hit with what the tools show beside it. */
@@ -192,24 +237,49 @@ function unknownWords(p: Prepared, isKnown: (lexeme: string) => boolean): string
     .slice(0, TRIGRAM_WORDS);
 }
 
-function plan(db: Database, side: Sidecar, p: Prepared, o: RecallOptions & RecallInternals, source: RecallSource, depth: number): SourcePlan | null {
+/** The slots of these keys in an index (keys it does not hold are left out). */
+function slotsOf(index: { slotOf(k: number): number | undefined }, keys: Iterable<number>): Set<number> {
+  const set = new Set<number>();
+  for (const k of keys) {
+    const s = index.slotOf(k);
+    if (s !== undefined) set.add(s);
+  }
+  return set;
+}
+
+/** The entity restriction as slots of each in-memory index. */
+interface Restriction {
+  session: Set<number>;
+  semantic: Set<number>;
+  diary: Set<number>;
+}
+
+const intersect = (a: Set<number>, b: Set<number> | null | undefined): Set<number> => (b ? new Set([...a].filter((x) => b.has(x))) : a);
+
+function plan(
+  db: Database,
+  side: Sidecar,
+  p: Prepared,
+  o: RecallOptions & RecallInternals,
+  source: RecallSource,
+  depth: number,
+  restrict: Restriction | null = null,
+): SourcePlan | null {
   const { q } = p;
   const tsquery = q.tsquery!;
-  const slotsOf = (index: { slotOf(k: number): number | undefined }, keys: number[]) => {
-    const set = new Set<number>();
-    for (const k of keys) {
-      const s = index.slotOf(k);
-      if (s !== undefined) set.add(s);
-    }
-    return set;
-  };
 
   if (source === 'session') {
     const s = side.session;
     const restricted = o.conversationIds !== undefined;
     const scope = restricted ? s.scope(o.conversationIds!) : null;
     if (restricted && !scope) return null; // none of those conversations has anything to search
-    const searchOpts = { scope, limit: depth, neighbour: o.neighbourShare ?? NEIGHBOUR_SHARE, fieldBoost: o.speakerBoost ?? SPEAKER_BOOST };
+    const searchOpts = {
+      scope,
+      limit: depth,
+      neighbour: o.neighbourShare ?? NEIGHBOUR_SHARE,
+      fieldBoost: o.speakerBoost ?? SPEAKER_BOOST,
+      only: restrict?.session ?? null,
+    };
     const convFilter = restricted ? 'AND m.conversation_id = ANY($2::text[])' : '';
     return {
       source,
@@ -221,7 +291,7 @@ function plan(db: Database, side: Sidecar, p: Prepared, o: RecallOptions & Recal
            ORDER BY m.seq DESC LIMIT ${BOOLEAN_CANDIDATES}`,
           restricted ? [tsquery, o.conversationIds] : [tsquery],
         );
-        const only = slotsOf(s.index, rows.rows.map((r) => Number(r.key)));
+        const only = intersect(slotsOf(s.index, rows.rows.map((r) => Number(r.key))), restrict?.session);
         return only.size ? s.index.search(p.lexemes, { ...searchOpts, only }) : [];
       },
       unknown: unknownWords(p, (l) => s.index.df(l, scope, 1) > 0),
@@ -241,10 +311,11 @@ function plan(db: Database, side: Sidecar, p: Prepared, o: RecallOptions & Recal
     // The ranking reaches deeper by the number excluded, so excluding never shortens the list.
     const deeper = depth + (exclude ? exclude.size : 0);
     const dropExcluded = (hits: ScoredSlot[]) => (exclude ? hits.filter((h) => !exclude.has(h.key)).slice(0, depth) : hits);
+    const only = restrict?.semantic ?? null;
     return {
       source,
       fts: async () => {
-        if (q.plainOr) return dropExcluded(m.index.search(p.lexemes, { scope, limit: deeper }));
+        if (q.plainOr) return dropExcluded(m.index.search(p.lexemes, { scope, limit: deeper, only }));
         const rows = await db.query<{ key: number }>(
           // No status condition here: with it the planner (no statistics in PGlite) walked the status
           // index instead of the GIN one — 13.6 ms vs 1–2 ms at 20k. Retired memories are not in the
@@ -253,33 +324,34 @@ function plan(db: Database, side: Sidecar, p: Prepared, o: RecallOptions & Recal
            ORDER BY id DESC LIMIT ${BOOLEAN_CANDIDATES}`,
           params(tsquery),
         );
-        const matched = slotsOf(m.index, rows.rows.map((r) => Number(r.key)));
+        const matched = intersect(slotsOf(m.index, rows.rows.map((r) => Number(r.key))), only);
         return matched.size ? m.index.search(p.lexemes, { scope, only: matched, limit: depth }) : [];
       },
       unknown: unknownWords(p, (l) => m.index.df(l, scope, 1) > 0),
       vocab: m.vocab,
-      trigram: (lexemes, weights) => dropExcluded(m.index.search(lexemes, { scope, limit: deeper, weights })),
+      trigram: (lexemes, weights) => dropExcluded(m.index.search(lexemes, { scope, limit: deeper, weights, only })),
     };
   }
 
   const d = side.diary;
   const kinds = source === 'limbic' ? LIMBIC_KINDS : AUTOBIOGRAPHICAL_KINDS;
   const scope = DiaryIndex.scope(kinds);
+  const only = restrict?.diary ?? null;
   return {
     source,
     fts: async () => {
-      if (q.plainOr) return d.index.search(p.lexemes, { scope, limit: depth });
+      if (q.plainOr) return d.index.search(p.lexemes, { scope, limit: depth, only });
       const rows = await db.query<{ key: number }>(
         `SELECT id::float8 AS key FROM diary_blocks WHERE search_fts @@ to_tsquery('english', $1) AND kind = ANY($2::text[]) AND hidden_at IS NULL
          ORDER BY id DESC LIMIT ${BOOLEAN_CANDIDATES}`,
         [tsquery, kinds],
       );
-      const only = slotsOf(d.index, rows.rows.map((r) => Number(r.key)));
-      return only.size ? d.index.search(p.lexemes, { scope, only, limit: depth }) : [];
+      const matched = intersect(slotsOf(d.index, rows.rows.map((r) => Number(r.key))), only);
+      return matched.size ? d.index.search(p.lexemes, { scope, only: matched, limit: depth }) : [];
     },
     unknown: unknownWords(p, (l) => d.index.df(l, scope, 1) > 0),
     vocab: d.vocab,
-    trigram: (lexemes, weights) => d.index.search(lexemes, { scope, limit: depth, weights }),
+    trigram: (lexemes, weights) => d.index.search(lexemes, { scope, limit: depth, weights, only }),
   };
 }
 
@@ -323,11 +395,17 @@ function clampLimit(limit: unknown, fallback = 10): number {
 export async function recallDetailed(db: Database, o: RecallOptions & RecallInternals): Promise<DetailedHit[]> {
   abortIfNeeded(o.signal);
   const q = buildQuery(o.query);
-  if (!q.tsquery) return [];
+  const entityIds = o.entityIds?.length ? [...new Set(o.entityIds.filter((id) => Number.isSafeInteger(id) && id > 0))] : null;
+  if (o.entityIds?.length && !entityIds?.length) return [];
+  if (!q.tsquery && !entityIds) return [];
   const sources = normaliseSources(o.sources);
   if (sources.length === 0) return [];
   const limit = clampLimit(o.limit);
   if (o.memoryTypes) o = { ...o, memoryTypes: o.memoryTypes.filter((t) => MEMORY_TYPES.includes(t)) };
+  const graphWeight = typeof o.graphWeight === 'number' && Number.isFinite(o.graphWeight) ? Math.max(0, o.graphWeight) : undefined;
+  const walk = (o.graphWalk ?? GRAPH_WALK_DEFAULT) && graphWeight !== 0 && (sources.includes('session') || sources.includes('semantic'));
+  const fuseOptions: FuseOptions | undefined =
+    graphWeight === undefined ? o.fuse : { ...o.fuse, branchWeights: { ...o.fuse?.branchWeights, graph: graphWeight } };
 
   const p = await prepare(db, q);
   abortIfNeeded(o.signal);
@@ -335,11 +413,18 @@ export async function recallDetailed(db: Database, o: RecallOptions & RecallInte
   const needs = new Set(sources.map((s) => (s === 'limbic' || s === 'autobiographical' ? 'diary' : s)));
   await Promise.all([...needs].map((n) => side.sync(n as 'session' | 'semantic' | 'diary', p.maxima)));
   abortIfNeeded(o.signal);
+  const about = entityIds
+    ? await entityItems(db, entityIds, { session: needs.has('session'), semantic: needs.has('semantic'), diary: needs.has('diary'), conversationIds: o.conversationIds })
+    : null;
+  abortIfNeeded(o.signal);
 
   // Each branch ranks a little deeper than asked: fusion and the re-check may drop some.
   const depth = limit + 10;
   for (let attempt = 0; ; attempt++) {
-    const plans = sources.map((s) => plan(db, side, p, o, s, depth)).filter((x): x is SourcePlan => x !== null);
+    const restrict: Restriction | null = about
+      ? { session: slotsOf(side.session.index, about.session), semantic: slotsOf(side.memory.index, about.semantic), diary: slotsOf(side.diary.index, about.diary) }
+      : null;
+    const plans = q.tsquery ? sources.map((s) => plan(db, side, p, o, s, depth, restrict)).filter((x): x is SourcePlan => x !== null) : [];
     // The wave: every branch of every source at once (PGlite runs the SQL ones one after another,
     // but none waits on another's result).
     const lists: BranchList[] = await Promise.all(
@@ -350,13 +435,75 @@ export async function recallDetailed(db: Database, o: RecallOptions & RecallInte
       }),
     );
     abortIfNeeded(o.signal);
-    const fused = fuse(lists, o.fuse).slice(0, limit + 5);
+    const extra: BranchList[] = about ? entityBranches(side, about, sources, o, depth) : [];
+    if (walk && lists.some((l) => l.items.length)) {
+      const started = performance.now();
+      const walked = await graphWalk(
+        db,
+        side,
+        {
+          direct: fuse(lists, fuseOptions),
+          sources,
+          conversationIds: o.conversationIds,
+          memoryTypes: o.memoryTypes,
+          excludeMemoryIds: o.excludeMemoryIds,
+          population: p.maxima.seq + p.maxima.memoryId,
+          depth,
+          only: about ? { session: new Set(about.session), semantic: new Set(about.semantic) } : undefined,
+        },
+        o.graph,
+      );
+      extra.push(...walked.lists);
+      if (o.timings) {
+        o.timings.graphMs += performance.now() - started;
+        o.timings.walks++;
+      }
+      abortIfNeeded(o.signal);
+    }
+    const fused = fuse([...lists, ...extra], fuseOptions).slice(0, limit + 5);
     const { hits, stale } = await fetchHits(db, side, fused, p, o);
     // A row the index still held was replaced or retired (the pull cannot see that): it is out of the
     // index now, and so is the score it lent its neighbours — rank once more.
     if (stale && attempt === 0) continue;
     return hits.slice(0, limit);
   }
+}
+
+/**
+ * The items about the entities asked for, newest first, as one 'entity' branch per source — with the
+ * filters the other branches have (in the index = searchable; the conversations, types and
+ * exclusions asked for; a diary block of the source's kinds).
+ */
+function entityBranches(side: Sidecar, about: EntityItems, sources: RecallSource[], o: RecallOptions & RecallInternals, depth: number): BranchList[] {
+  const out: BranchList[] = [];
+  const take = (source: RecallSource, keys: number[], ok: (slot: number, key: number) => boolean, index: { slotOf(k: number): number | undefined; hasLiveDoc(s: number): boolean }) => {
+    const items: { key: number; score: number }[] = [];
+    for (const key of keys) {
+      if (items.length >= depth) break;
+      const slot = index.slotOf(key);
+      if (slot === undefined || !index.hasLiveDoc(slot) || !ok(slot, key)) continue;
+      items.push({ key, score: 1 });
+    }
+    if (items.length) out.push({ source, branch: 'entity', items });
+  };
+  for (const source of sources) {
+    if (source === 'session') {
+      const s = side.session;
+      const scope = o.conversationIds !== undefined ? s.scope(o.conversationIds) : null;
+      if (o.conversationIds !== undefined && !scope) continue;
+      take(source, about.session, (slot) => !scope || scope[s.index.groupOf(slot)] === 1, s.index);
+    } else if (source === 'semantic') {
+      const m = side.memory;
+      const scope = MemoryIndex.scope(o.memoryTypes?.length ? o.memoryTypes : null);
+      const exclude = new Set(o.excludeMemoryIds ?? []);
+      take(source, about.semantic, (slot, key) => !exclude.has(key) && (!scope || scope[m.index.groupOf(slot)] === 1), m.index);
+    } else {
+      const kinds = source === 'limbic' ? LIMBIC_KINDS : AUTOBIOGRAPHICAL_KINDS;
+      const d = side.diary;
+      take(source, about.diary, (slot) => kinds.includes(DIARY_KINDS[d.index.groupOf(slot)]!), d.index);
+    }
+  }
+  return out;
 }
 
 async function fetchHits(

@@ -2,7 +2,11 @@
 //   1. contradictions and expiry: a newer fact supersedes an older one, or closes its valid time;
 //   2. split: a compound memory becomes atomic ones;
 //   3. merge: near-duplicates (close, but below the automatic duplicate threshold) become one;
-//   4. pin review: stale pins and much-used memories become proposals for the person (no model).
+//   4. pin review: stale pins and much-used memories become proposals for the person (no model);
+// and in the entity graph: typed relations whose memories were superseded or expired, or that a
+// newer relation of a single-valued kind replaced, are closed (valid_to; journalled, undoable), and
+// the entities that gained facts get a short profile — an 'observation' memory per entity, written in
+// one batched call, a newer one superseding the older.
 // It looks only at memories written since it last ran (a cursor on the change journal) and at their
 // neighbours found by recall over the whole store — so two memories written months apart that
 // disagree are found, yet the number of calls per night is capped and does not grow with the store.
@@ -11,15 +15,17 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type Memory } from '../../../shared/api.js';
 import { estimateTokens } from '../../agent/context.js';
+import { nameKey } from '../../graph/names.js';
+import type { EntityKind } from '../../graph/store.js';
 import { MAX_RESIDENT_PINNED } from '../../memory/resident.js';
 import { semanticSearch } from '../../memory/recall/index.js';
 import { BudgetExhaustedError, type BackgroundModel } from '../background.js';
 import { CycleStop, StepFailure, type SleepStep, type StepContext } from '../dag.js';
-import { contradictionAnswer, memoryLine, mergeAnswer, splitAnswer } from '../schemas.js';
+import { contradictionAnswer, entityHeading, memoryLine, mergeAnswer, PROFILE_SO_FAR, profileAnswer, splitAnswer } from '../schemas.js';
 import type { z } from 'zod';
 import { LIGHT_SLEEP } from './light-sleep.js';
 import { SNAPSHOT } from './simple.js';
-import { modelForRun, type SleepStepDeps } from './deps.js';
+import { graphOf, modelForRun, type SleepStepDeps } from './deps.js';
 
 export const DEEP_SLEEP = 'deep-sleep';
 const CURSOR = 'deep-sleep:memory_changes';
@@ -35,6 +41,23 @@ const STALE_PIN_DAYS = 45;
 const MUCH_USED_REFERENCES = 5;
 const MAX_PROPOSALS = 5;
 
+/**
+ * Relations that hold one other end at a time. By source: someone lives in one place, works at one
+ * place, studies at one school (a city has many people). Symmetric: one partner or spouse, whichever
+ * way it was said. When light sleep adds a second open one, the older one ends where the newer
+ * one begins; relations not listed here (likes, friend_of, sister_of) simply add up.
+ */
+export const SINGLE_VALUED_RELATIONS = ['lives_in', 'works_at', 'studies_at'] as const;
+export const SYMMETRIC_SINGLE_VALUED_RELATIONS = ['partner_of', 'married_to', 'engaged_to'] as const;
+
+const PROFILE_CURSOR = 'deep-sleep:profiles';
+/** Entities profiled per night (one call); the rest wait, the one waiting longest always among them. */
+export const MAX_PROFILES_PER_NIGHT = 8;
+/** Memories read per night for names that gained facts. */
+const PROFILE_SCAN = 500;
+/** Facts shown per entity, newest first. */
+const FACTS_PER_PROFILE = 12;
+
 const CONTRADICTION_INSTRUCTIONS = `Each group below starts with a memory I wrote recently, followed by older memories that may be about
 the same thing. Find where they disagree or where something stopped being true. Answer {"operations": [...]} with
 {"op": "supersede", "older": id, "newer": id, "reason"} when the newer memory replaces the older one (the person moved,
@@ -45,6 +68,13 @@ An empty list is a good answer when nothing disagrees.`;
 const SPLIT_INSTRUCTIONS = `Some memories below say several separate things at once. Split those into atomic memories, each one
 fact that stands on its own (names, not pronouns): {"splits": [{"id", "parts": [{"type", "content"}], "reason"}]}.
 Keep the meaning exactly; leave memories that are already one fact alone. An empty list is a good answer.`;
+
+const PROFILE_INSTRUCTIONS = `Below are people, places and things I know about. Under each ("## Entity e1 — name (kind)") are the
+memories I hold about it ("[#id] (type; …) text") and, when I wrote one before, my profile so far. For each entity write
+a short profile: who or what this is, to me and to the person I talk with — two to four sentences in my own words, first
+person ("Mara is the person I talk with most evenings; she …"), only from the memories shown, newer ones winning over
+older ones. Answer {"profiles": [{"entity": "e1", "content", "sources": [ids of the memories it rests on]}]}, one per
+entity listed. Never a password, key or card number.`;
 
 const MERGE_INSTRUCTIONS = `The groups below are memories that may say the same thing twice. Where they do, write the one memory that
 keeps everything they say: {"merges": [{"ids": [...], "type", "content", "reason"}]}. Only merge true duplicates; two
@@ -106,8 +136,21 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
     id: DEEP_SLEEP,
     dependsOn: [LIGHT_SLEEP, SNAPSHOT],
     async run(ctx): Promise<Record<string, number>> {
-      const stats: Record<string, number> = { reviewed: 0, calls: 0, invalid: 0, superseded: 0, expired: 0, split: 0, merged: 0, refused: 0, proposals: 0 };
+      const stats: Record<string, number> = {
+        reviewed: 0,
+        calls: 0,
+        invalid: 0,
+        superseded: 0,
+        expired: 0,
+        split: 0,
+        merged: 0,
+        refused: 0,
+        proposals: 0,
+        relations_closed: 0,
+        profiles: 0,
+      };
       const bump = (k: string, n = 1) => (stats[k] = (stats[k] ?? 0) + n);
+      const graph = graphOf(deps);
 
       // What was written since the last deep sleep (by anyone but deep sleep itself), oldest first.
       const cursorRow = (await deps.db.query<{ value: number }>(`SELECT value::float8 AS value FROM sleep_cursors WHERE name = $1`, [CURSOR])).rows[0];
@@ -169,15 +212,17 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
         bg ??= await model(ctx);
         return bg.materialBudget(instructions, 2048);
       };
-      /** Applies one operation in its own transaction and batch: one undo per line of the digest. */
-      const apply = async (what: string, fn: (b: Parameters<Parameters<typeof deps.store.batch>[0]>[0], batchId: string) => Promise<void>) => {
+      /** Applies one operation in its own transaction and batch: one undo per line of the digest. False when it was refused. */
+      const apply = async (what: string, fn: (b: Parameters<Parameters<typeof deps.store.batch>[0]>[0], batchId: string) => Promise<void>): Promise<boolean> => {
         try {
           await deps.store.batch((b) => fn(b, randomUUID()));
           bump(what);
+          return true;
         } catch (err) {
           if (!(err instanceof ApiError)) throw err;
           bump('refused');
           deps.log('info', `deep sleep: ${what} refused: ${err.message}`);
+          return false;
         }
       };
 
@@ -197,6 +242,8 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
         const shown = new Set([...reviewed.keys(), ...around.keys()]);
         const round1 = pack(groups.map((g, i) => `### Group ${i + 1}\n${g.text}`), await budgetFor(CONTRADICTION_INSTRUCTIONS), MAX_CALLS_PER_ROUND);
         waitFrom(groups[round1.taken]?.id);
+        // Memories that stopped being true tonight: the relations resting on them alone end too.
+        const ended: number[] = [];
         for (const call of round1.calls) {
           if (ctx.signal.aborted) return stats;
           const answer = await ask('deep-sleep:contradictions', CONTRADICTION_INSTRUCTIONS, call.join('\n\n'), contradictionAnswer);
@@ -206,16 +253,17 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
                 bump('refused');
                 continue;
               }
-              await apply('superseded', (b, batch) => b.link(op.older, op.newer, 'deep-sleep', batch, op.reason).then(() => undefined));
+              if (await apply('superseded', (b, batch) => b.link(op.older, op.newer, 'deep-sleep', batch, op.reason).then(() => undefined))) ended.push(op.older);
             } else {
               if (!shown.has(op.id)) {
                 bump('refused');
                 continue;
               }
-              await apply('expired', (b, batch) => b.expire(op.id, op.validTo, 'deep-sleep', batch, op.reason).then(() => undefined));
+              if (await apply('expired', (b, batch) => b.expire(op.id, op.validTo, 'deep-sleep', batch, op.reason).then(() => undefined))) ended.push(op.id);
             }
           }
         }
+        bump('relations_closed', (await graph.closeUnsupported(ended, deps.now().toISOString(), 'deep-sleep')).length);
 
         // Round 2: split compound memories (a cheap test picks the candidates; the model decides).
         const stillActive = await activeMemories(deps, order);
@@ -233,19 +281,23 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
               bump('refused');
               continue;
             }
-            await apply('split', async (b, batch) => {
+            let parts: number[] = [];
+            const done = await apply('split', async (b, batch) => {
               const old = await b.get(s.id);
               if (!old || old.status !== 'active') throw new ApiError('conflict', `memory ${s.id} is no longer active`);
-              const parts = [];
+              const written = [];
               for (const p of s.parts) {
-                parts.push(
+                written.push(
                   await b.create({ type: p.type, content: p.content, source: 'deep-sleep', actor: 'deep-sleep', sourceMessageIds: old.sourceMessageIds, entityNames: old.entityNames, validFrom: old.validFrom, validTo: old.validTo, batchId: batch, reason: `split from memory ${s.id}` }),
                 );
               }
-              const first = parts.find((p) => p.memory.id !== s.id);
+              const first = written.find((p) => p.memory.id !== s.id);
               if (!first) throw new ApiError('conflict', 'the split parts are the memory itself');
-              await b.link(s.id, first.memory.id, 'deep-sleep', batch, `split into ${parts.map((p) => `#${p.memory.id}`).join(', ')}: ${s.reason}`);
+              await b.link(s.id, first.memory.id, 'deep-sleep', batch, `split into ${written.map((p) => `#${p.memory.id}`).join(', ')}: ${s.reason}`);
+              parts = written.map((p) => p.memory.id).filter((id) => id !== s.id);
             });
+            // The relations the compound memory supported rest on its parts now.
+            if (done) await graph.carryEvidence([s.id], parts);
           }
         }
 
@@ -280,7 +332,8 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
               bump('refused');
               continue;
             }
-            await apply('merged', async (b, batch) => {
+            let mergedId: number | null = null;
+            const done = await apply('merged', async (b, batch) => {
               const olds = [];
               for (const id of ids) {
                 const old = await b.get(id);
@@ -299,23 +352,190 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
               });
               // The olds point at the merged memory: their citations follow the link (memory-ref-sync).
               for (const id of ids) if (id !== merged.memory.id) await b.link(id, merged.memory.id, 'deep-sleep', batch, `merged into #${merged.memory.id}`);
+              mergedId = merged.memory.id;
             });
+            if (done && mergedId !== null) await graph.carryEvidence(ids.filter((id) => id !== mergedId), [mergedId]);
           }
         }
       }
+
+      // Relations of a single-valued kind that a newer one replaced end where it begins (no model).
+      const replaced = await graph.closeReplaced(SINGLE_VALUED_RELATIONS, SYMMETRIC_SINGLE_VALUED_RELATIONS, 'deep-sleep');
+      bump('relations_closed', replaced.length);
 
       // Round 4: pin review — proposals only; pins are the person's.
       stats.proposals = await reviewPins(deps, ctx);
       const firstWaiting = changes.findIndex((c) => waiting.has(Number(c.memory_id)));
       if (firstWaiting >= 0) cursor = firstWaiting > 0 ? Number(changes[firstWaiting - 1]!.id) : start;
-      await deps.db.query(
-        `INSERT INTO sleep_cursors (name, value) VALUES ($1, $2)
-         ON CONFLICT (name) DO UPDATE SET value = greatest(sleep_cursors.value, EXCLUDED.value), updated_at = now()`,
-        [CURSOR, cursor],
-      );
+      // The review is done: its cursor moves before the profiles' call, which may find the budget spent.
+      await saveCursor(deps, CURSOR, cursor);
+
+      // Round 5: profiles of the entities that gained facts, in one call.
+      if (ctx.signal.aborted) return stats;
+      await profileRound(deps, ctx, { ask, budgetFor, bump });
       return stats;
     },
   };
+}
+
+async function saveCursor(deps: SleepStepDeps, name: string, value: number): Promise<void> {
+  await deps.db.query(
+    `INSERT INTO sleep_cursors (name, value) VALUES ($1, $2)
+     ON CONFLICT (name) DO UPDATE SET value = greatest(sleep_cursors.value, EXCLUDED.value), updated_at = now()`,
+    [name, value],
+  );
+}
+
+interface ProfileTools {
+  ask: <T>(purpose: string, instructions: string, material: string, schema: z.ZodType<T>) => Promise<T | null>;
+  budgetFor: (instructions: string) => Promise<number>;
+  bump: (k: string, n?: number) => void;
+}
+
+interface ProfileTarget {
+  id: number;
+  name: string;
+  kind: EntityKind;
+  /** The memory the entity's profile link points at (the per-entity cursor: facts after it are new). */
+  linked: number | null;
+  /** Its profile as it stands (EntityStore.profileOf), superseded by the new one. */
+  current: number | null;
+  fresh: number[];
+}
+
+/**
+ * Profiles: the entities named by memories written since the last profiles (memories.entity_names,
+ * resolved as the graph indexer resolves them, so the night does not depend on whether the indexer
+ * has caught up), each with the facts it gained since its own profile; at most
+ * MAX_PROFILES_PER_NIGHT of them, most new facts first (plus the one waiting longest, so none
+ * waits for ever), the companion itself left out. One call asks for all of them; each profile is an
+ * 'observation' memory, written with its link in one batch, superseding the entity's older profile.
+ */
+async function profileRound(deps: SleepStepDeps, ctx: StepContext, { ask, budgetFor, bump }: ProfileTools): Promise<void> {
+  const graph = graphOf(deps);
+  // One profile call per sleep day: a night run again ("sleep now" twice) leaves the rest to the next one.
+  const profiledTonight = await deps.db.query(
+    `SELECT 1 FROM auto_llm_runs a JOIN sleep_runs r ON r.id = a.run_id WHERE r.sleep_day = $1 AND a.purpose = 'deep-sleep:profiles' LIMIT 1`,
+    [ctx.sleepDay],
+  );
+  if (profiledTonight.rows.length) return;
+  const start = Number((await deps.db.query<{ value: number }>(`SELECT value::float8 AS value FROM sleep_cursors WHERE name = $1`, [PROFILE_CURSOR])).rows[0]?.value ?? 0);
+  const top = Number((await deps.db.query<{ id: number | null }>(`SELECT max(id)::float8 AS id FROM memories`)).rows[0]?.id ?? 0);
+  if (top <= start) return;
+  // Profiles themselves and deep sleep's rewordings (splits, merges) are not new facts.
+  const rows = (
+    await deps.db.query<{ id: number; entity_names: string[]; created_at: Date }>(
+      `SELECT id::float8 AS id, entity_names, created_at FROM memories
+        WHERE id > $1 AND id <= $2 AND status = 'active' AND source <> 'deep-sleep' AND cardinality(entity_names) > 0
+          AND id NOT IN (SELECT profile_memory_id FROM entities WHERE profile_memory_id IS NOT NULL)
+        ORDER BY id LIMIT ${PROFILE_SCAN}`,
+      [start, top],
+    )
+  ).rows.map((r) => ({ id: Number(r.id), names: r.entity_names, at: r.created_at }));
+  const end = rows.length === PROFILE_SCAN ? rows[rows.length - 1]!.id : top;
+  const ids = await graph.ensureEntities(
+    rows.flatMap((r) => r.names),
+    rows[0]?.at ?? null,
+  );
+  const factsOf = new Map<number, number[]>();
+  for (const r of rows) {
+    for (const entityId of new Set(r.names.flatMap((n) => ids.get(nameKey(n)) ?? []))) factsOf.set(entityId, [...(factsOf.get(entityId) ?? []), r.id]);
+  }
+  const entities = (
+    await deps.db.query<{ id: number; name: string; kind: EntityKind; profile_memory_id: number | null }>(
+      `SELECT id::float8 AS id, name, kind, profile_memory_id::float8 AS profile_memory_id FROM entities
+        WHERE id = ANY($1::bigint[]) AND status = 'active' AND kind <> 'self'`,
+      [[...factsOf.keys()]],
+    )
+  ).rows;
+  const candidates: ProfileTarget[] = [];
+  for (const e of entities) {
+    const linked = e.profile_memory_id === null ? null : Number(e.profile_memory_id);
+    const fresh = (factsOf.get(Number(e.id)) ?? []).filter((m) => m > (linked ?? 0));
+    if (fresh.length) candidates.push({ id: Number(e.id), name: e.name, kind: e.kind, linked, current: null, fresh });
+  }
+  if (!candidates.length) return saveCursor(deps, PROFILE_CURSOR, end);
+  candidates.sort((a, b) => b.fresh.length - a.fresh.length || Math.max(...b.fresh) - Math.max(...a.fresh) || a.id - b.id);
+  const oldest = [...candidates].sort((a, b) => Math.min(...a.fresh) - Math.min(...b.fresh) || a.id - b.id)[0]!;
+  const chosen = candidates.slice(0, MAX_PROFILES_PER_NIGHT);
+  if (!chosen.includes(oldest)) chosen[chosen.length - 1] = oldest;
+
+  // Each entity's section: its heading, the profile so far, its facts newest first — as many
+  // entities as one call's material holds (a long section loses its oldest facts first).
+  const budget = await budgetFor(PROFILE_INSTRUCTIONS);
+  const sections: { target: ProfileTarget; ref: string; text: string; shownFacts: Map<number, MemoryRow> }[] = [];
+  let used = 0;
+  for (const target of chosen) {
+    target.current = await graph.profileOf(target.id);
+    const current = target.current === null ? null : (await activeMemories(deps, [target.current])).get(target.current) ?? null;
+    const factIds = (
+      await deps.db.query<{ id: number }>(
+        `SELECT m.id::float8 AS id FROM memories m
+          WHERE m.status = 'active' AND m.id IS DISTINCT FROM $3::bigint
+            AND (m.id = ANY($2::bigint[]) OR m.id IN (SELECT memory_id FROM entity_mentions WHERE entity_id = $1 AND memory_id IS NOT NULL))
+            AND m.id NOT IN (SELECT profile_memory_id FROM entities WHERE profile_memory_id IS NOT NULL)
+          ORDER BY m.created_at DESC, m.id DESC LIMIT ${FACTS_PER_PROFILE}`,
+        [target.id, target.fresh, target.current],
+      )
+    ).rows.map((r) => Number(r.id));
+    const facts = await activeMemories(deps, factIds);
+    const ref = `e${sections.length + 1}`;
+    const head = [entityHeading(ref, target.name, target.kind), ...(current ? [`${PROFILE_SO_FAR}${current.content.replace(/\s*\n+\s*/g, ' ')}`] : [])];
+    let shown = factIds.filter((id) => facts.has(id));
+    const render = () => [...head, ...shown.map((id) => line(facts.get(id)!))].join('\n');
+    while (shown.length > 1 && used + estimateTokens(render()) + 4 > budget) shown = shown.slice(0, -1);
+    const cost = estimateTokens(render()) + 4;
+    if (!shown.length || used + cost > budget) continue;
+    used += cost;
+    sections.push({ target, ref, text: render(), shownFacts: new Map(shown.map((id) => [id, facts.get(id)!])) });
+  }
+  const asked = new Set(sections.map((s) => s.target));
+  const waiting = candidates.filter((c) => !asked.has(c));
+  if (waiting.length) bump('profiles_deferred', waiting.length);
+  const cursor = waiting.length ? Math.max(start, Math.min(...waiting.flatMap((w) => w.fresh)) - 1) : end;
+  if (!sections.length) return saveCursor(deps, PROFILE_CURSOR, cursor);
+
+  if (ctx.signal.aborted) return;
+  const answer = await ask('deep-sleep:profiles', PROFILE_INSTRUCTIONS, sections.map((s) => s.text).join('\n\n'), profileAnswer);
+  const done = new Set<string>();
+  for (const p of answer?.profiles ?? []) {
+    const section = sections.find((s) => s.ref === p.entity);
+    if (!section || done.has(p.entity)) {
+      bump('profiles_refused');
+      continue;
+    }
+    done.add(p.entity);
+    const { target, shownFacts } = section;
+    const cited = [...new Set(p.sources)].filter((id) => shownFacts.has(id));
+    const sources = cited.length ? cited : [...shownFacts.keys()];
+    const write = {
+      type: 'observation' as const,
+      content: p.content,
+      source: 'deep-sleep' as const,
+      actor: 'deep-sleep' as const,
+      entityNames: [target.name],
+      sourceMessageIds: [...new Set(sources.flatMap((id) => shownFacts.get(id)!.source_message_ids))].slice(0, 50),
+      reason: `profile of ${target.name} (entity ${target.id}), from ${sources.map((id) => `#${id}`).join(', ')}`,
+      // Two entities' profiles may read alike; each keeps its own memory.
+      keepApart: true,
+    };
+    try {
+      const superseded = await deps.store.batch(async (b) => {
+        const old = target.current === null ? null : await b.get(target.current);
+        const saved = old?.status === 'active' ? await b.supersede(old.id, write, 'deep-sleep') : await b.create({ ...write, batchId: randomUUID() });
+        await graph.setProfileIn(b.tx, target.id, saved.memory.id);
+        return old?.status === 'active' && saved.memory.id !== old.id;
+      });
+      bump('profiles');
+      if (superseded) bump('profiles_superseded');
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      // A guard refused it (a secret in the words): the entity keeps the profile it had.
+      bump('profiles_refused');
+      deps.log('info', `deep sleep: the profile of entity ${target.id} was refused: ${err.message}`);
+    }
+  }
+  await saveCursor(deps, PROFILE_CURSOR, cursor);
 }
 
 async function reviewPins(deps: SleepStepDeps, ctx: StepContext): Promise<number> {

@@ -2,6 +2,8 @@
 // are visible in one place and tests can build the same thing on a temporary database.
 import type { SelfLayer } from '../../agent/self-layer.js';
 import type { Database } from '../../db/open.js';
+import { batchedEntityChanges } from '../../graph/indexer.js';
+import { EntityStore } from '../../graph/store.js';
 import type { HostEvents } from '../../host/events.js';
 import type { Providers } from '../../host/providers.js';
 import type { SettingsStore } from '../../host/settings.js';
@@ -29,6 +31,24 @@ export interface SleepStepDeps {
   quietForMs?: () => number;
   /** How long the snapshot waits for a quiet moment before leaving it (and deep sleep) to the next night. Default 60 s. */
   snapshotWaitMs?: number;
+  /** The entity graph (typed relations, profiles); by default one of its own on `db` (graphOf). */
+  graph?: EntityStore;
+}
+
+const graphs = new WeakMap<SleepStepDeps, EntityStore>();
+
+/**
+ * The entity graph the steps write relations and profile links to: `deps.graph`, else one store on
+ * the same database, shared by the steps of this deps object, telling the views through 'graph.changed'.
+ */
+export function graphOf(deps: SleepStepDeps): EntityStore {
+  if (deps.graph) return deps.graph;
+  let graph = graphs.get(deps);
+  if (!graph) {
+    graph = new EntityStore(deps.db, deps.log, batchedEntityChanges((entityIds) => deps.events.emit('graph.changed', { entityIds })));
+    graphs.set(deps, graph);
+  }
+  return graph;
 }
 
 /**

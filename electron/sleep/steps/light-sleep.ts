@@ -10,12 +10,21 @@
 import { ApiError } from '../../../shared/api.js';
 import { sleepDay } from '../../../shared/sleep-day.js';
 import { estimateTokens } from '../../agent/context.js';
+import { nameKey } from '../../graph/names.js';
+import { SELF_ENTITY_ID, USER_ENTITY_ID } from '../../graph/store.js';
 import { findSecret } from '../../memory/secret-filter.js';
 import { segmentForIndex } from '../../memory/segment.js';
 import { BudgetExhaustedError } from '../background.js';
 import { CycleStop, StepFailure, type SleepStep, type StepContext } from '../dag.js';
-import { conversationHeading, lightSleepAnswer, transcriptLine, type LightSleepAnswer } from '../schemas.js';
-import { localStamp, modelForRun, type SleepStepDeps } from './deps.js';
+import {
+  conversationHeading,
+  lightSleepAnswer,
+  RELATION_PERSON_WORDS,
+  RELATION_SELF_WORDS,
+  transcriptLine,
+  type LightSleepAnswer,
+} from '../schemas.js';
+import { graphOf, localStamp, modelForRun, type SleepStepDeps } from './deps.js';
 
 export const LIGHT_SLEEP = 'light-sleep';
 /** A message longer than this is cut in the transcript: the gist survives, the context does not overflow. */
@@ -23,13 +32,19 @@ const MAX_CHARS_PER_MESSAGE = 2_000;
 
 const INSTRUCTIONS = `Below are my conversations since I last slept, grouped by conversation and sleep day. Lines are
 "[ref] local time Speaker: text"; "Me" is me. From them, write JSON with four lists:
-- "memories": facts worth keeping for a long time, each one atomic: {"type", "content", "entities", "sources", "validFrom", "validTo"}.
+- "memories": facts worth keeping for a long time, each one atomic: {"type", "content", "entities", "sources", "validFrom", "validTo", "relations"}.
   type is one of world (facts about the world and people), experience (what happened, to them or to me),
   opinion and preference (always say whose, by name or as "the person": "Mara prefers …", "The person thinks …",
   "Mara said she loves …"; mine as "I think …"), observation (what I notice about someone),
   procedural (how to do something). content: one or two sentences that stand on their own (names, not pronouns).
   entities: the names of the people, places, organisations and things it mentions. sources: the [ref]s it comes from.
   validFrom / validTo: dates (YYYY-MM-DD) only when the text says when it became or stops being true, else null.
+  relations: the links the memory states between two of its entities, read "subject relation object":
+  {"subject", "relation", "object", "validFrom", "validTo"}. subject and object are names from its "entities", or
+  "the person" for the person I talk with and "me" for myself. relation is a short snake_case verb: lives_in, works_at,
+  studies_at, sister_of, brother_of, parent_of, child_of, partner_of, married_to, friend_of, manager_of, likes,
+  dislikes, owns, member_of ("Mara's sister Lena" is Lena sister_of Mara). validFrom / validTo: when the relation
+  began or ended, if said; otherwise they are the memory's. An empty list when it states none.
   Skip small talk, and anything already in my resident memory unless it changed. Never a password, key or card number.
 - "anchors": exactly one per conversation and sleep day: {"conversation": "c1", "day", "valence" (-1 low … 1 bright),
   "arousal" (0 calm … 1 intense), "labels" (1–3 words for the mood), "text" (one or two sentences: how it felt)}.
@@ -274,14 +289,17 @@ async function writeAnswer(
   }
   const segmented = blocks.map((b) => segmentForIndex(`${b.title ?? ''} ${b.body}`));
 
+  // The memory each answer item became (a near-duplicate updated is that one), for its relations.
+  const savedIds: (number | null)[] = answer.memories.map(() => null);
   await deps.store.batch(async (b) => {
-    for (const item of prepared.items) {
+    for (const [i, item] of prepared.items.entries()) {
       if (item instanceof ApiError) {
         // A guard refused this one memory (a secret, an opinion without an owner, bad dates): skip it.
         bump(/secret|password|key|card/i.test(item.message) ? 'refused_secrets' : 'refused_memories');
         continue;
       }
       const saved = await b.createPrepared(item);
+      savedIds[i] = saved.memory.id;
       bump(saved.outcome === 'created' ? 'memories_created' : 'memories_updated');
     }
     if (blocks.length) {
@@ -313,6 +331,98 @@ async function writeAnswer(
     }
     await advanceWatermarks(b.tx, call);
   }, prepared);
+  await recordRelations(deps, answer, savedIds, bump);
+}
+
+/** A relation word: a short snake_case verb (lives_in, sister_of). */
+const RELATION_WORD = /^[a-z][a-z0-9_]{1,39}$/;
+/** Relations kept per memory; more are a list pasted as relations, and are dropped. */
+const MAX_RELATIONS_PER_MEMORY = 20;
+
+type RelationEnd = { fixed: number } | { name: string; key: string };
+
+/** "the person" and "me" are the fixed nodes (schemas.ts); any other end must be one of the memory's entities. */
+function relationEnd(word: string, names: Map<string, string>): RelationEnd | null {
+  const w = word.trim().toLowerCase().replace(/\s+/g, ' ');
+  if ((RELATION_PERSON_WORDS as readonly string[]).includes(w)) return { fixed: USER_ENTITY_ID };
+  if ((RELATION_SELF_WORDS as readonly string[]).includes(w)) return { fixed: SELF_ENTITY_ID };
+  const key = nameKey(word);
+  const name = key ? names.get(key) : undefined;
+  return name ? { name, key } : null;
+}
+
+/**
+ * The typed relations the answer's memories state, once those memories exist: each end resolved to
+ * an entity (made when new, as the graph indexer would), then the same relation strengthened or a
+ * new one added, with the memory as its evidence. A bad item (an end that is not one of the
+ * memory's entities, a word that is not a relation, a relation of something with itself) is dropped
+ * and counted; it never costs the memory or the night.
+ */
+async function recordRelations(
+  deps: SleepStepDeps,
+  answer: LightSleepAnswer,
+  savedIds: (number | null)[],
+  bump: (key: string, n?: number) => void,
+): Promise<void> {
+  const wanted: { memoryId: number; subject: RelationEnd; object: RelationEnd; relation: string; validFrom: string | null; validTo: string | null }[] = [];
+  for (const [i, m] of answer.memories.entries()) {
+    if (!m.relations.length) continue;
+    const memoryId = savedIds[i];
+    if (memoryId === null || memoryId === undefined) {
+      // The memory was refused: nothing to rest the relations on.
+      bump('relations_dropped', m.relations.length);
+      continue;
+    }
+    const names = new Map<string, string>();
+    for (const e of m.entities) if (nameKey(e) && !names.has(nameKey(e))) names.set(nameKey(e), e);
+    for (const [j, r] of m.relations.entries()) {
+      const relation = r?.relation.trim().toLowerCase().replace(/[\s-]+/g, '_') ?? '';
+      const subject = r ? relationEnd(r.subject, names) : null;
+      const object = r ? relationEnd(r.object, names) : null;
+      const validFrom = toDate(r?.validFrom ?? m.validFrom);
+      const validTo = toDate(r?.validTo ?? m.validTo);
+      const same = subject && object && ('fixed' in subject ? 'fixed' in object && subject.fixed === object.fixed : 'key' in object && subject.key === object.key);
+      if (
+        !r ||
+        j >= MAX_RELATIONS_PER_MEMORY ||
+        !RELATION_WORD.test(relation) ||
+        relation === 'co_mention' ||
+        !subject ||
+        !object ||
+        same ||
+        (validFrom && validTo && validTo < validFrom)
+      ) {
+        bump('relations_dropped');
+        continue;
+      }
+      wanted.push({ memoryId, subject, object, relation, validFrom, validTo });
+    }
+  }
+  if (!wanted.length) return;
+  const graph = graphOf(deps);
+  const ids = await graph.ensureEntities(wanted.flatMap((w) => [w.subject, w.object]).flatMap((e) => ('name' in e ? [e.name] : [])));
+  const idOf = (e: RelationEnd) => ('fixed' in e ? e.fixed : ids.get(e.key));
+  for (const w of wanted) {
+    const sourceId = idOf(w.subject);
+    const targetId = idOf(w.object);
+    // Two names of one entity ("Mel" and "Melanie") make no relation.
+    if (sourceId === undefined || targetId === undefined || sourceId === targetId) {
+      bump('relations_dropped');
+      continue;
+    }
+    const input = { sourceId, targetId, relation: w.relation, validFrom: w.validFrom, validTo: w.validTo, evidenceMemoryIds: [w.memoryId] };
+    try {
+      if (await graph.strengthen(input, 'light-sleep')) bump('relations_strengthened');
+      else {
+        await graph.relate(input, 'light-sleep');
+        bump('relations_created');
+      }
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      bump('relations_dropped');
+      deps.log('info', `light sleep: a relation was refused: ${err.message}`);
+    }
+  }
 }
 
 /** The closing lines of a light-sleep prompt: which days want a narrative, and what is already written about them. */

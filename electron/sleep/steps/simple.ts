@@ -19,14 +19,20 @@ export const DEFAULT_KEEP_SNAPSHOTS = 7;
 export const SNAPSHOT_QUIET_MS = 10_000;
 const DEFAULT_SNAPSHOT_WAIT_MS = 60_000;
 
-/** Recounts every memory's citations from the stored messages (the live count can miss a crash). */
+/**
+ * Recounts every memory's citations from the stored messages (the live count can miss a crash), and
+ * refreshes the planner's statistics: PGlite has no autovacuum, and without statistics a grown table
+ * is planned as if it were empty (a trigram probe over 20,000 entities became a sequential scan).
+ */
 export function refSyncStep(deps: SleepStepDeps): SleepStep {
   return {
     id: MEMORY_REF_SYNC,
     dependsOn: [],
     async run() {
       const r = await syncReferenceCounts(deps.db);
-      return { memories_changed: r.memories, references: r.references };
+      const t0 = performance.now();
+      await deps.db.exec('ANALYZE');
+      return { memories_changed: r.memories, references: r.references, analyze_ms: Math.round(performance.now() - t0) };
     },
   };
 }

@@ -13,6 +13,7 @@ import {
   mostMentioned,
   nodeKey,
   nodeSize,
+  presenceOf,
   toElements,
 } from './elements.js';
 
@@ -99,6 +100,20 @@ describe('drawing a slice', () => {
     expect(layoutPlan(10, 0)).toBe('full');
     expect(layoutPlan(10, 9)).toBe('settle');
     expect(layoutPlan(10, 5)).toBe('full');
+  });
+
+  it('sizes a hub no one has named by its connections on the map, and a chatty one by its mentions', () => {
+    const hub = entity(3, 'Hub', { mentionCount: 0 });
+    const chatty = entity(4, 'Chatty', { mentionCount: 9 });
+    const leaves = [5, 6, 7, 8].map((i) => entity(i, `Leaf ${i}`, { mentionCount: 0 }));
+    const slice = { nodes: [hub, chatty, ...leaves], edges: leaves.map((l, i) => edge(10 + i, hub.id, l.id)) };
+    const presence = presenceOf(slice);
+    expect(presence(hub)).toBe(4);
+    expect(presence(chatty)).toBe(9);
+    expect(presence(leaves[0]!)).toBe(1);
+    const size = new Map(toElements(slice, (r) => r, '2026-01-01').nodes.map((n) => [n.data.entityId, n.data.size]));
+    expect(size.get(hub.id)!).toBeGreaterThan(size.get(leaves[0]!.id)!);
+    expect(size.get(chatty.id)!).toBeGreaterThan(size.get(hub.id)!);
   });
 
   it('names the most mentioned for the screen-reader summary, leaving out the two fixed entities', () => {

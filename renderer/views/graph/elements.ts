@@ -84,6 +84,21 @@ export function isBig(slice: Pick<GraphSlice, 'nodes' | 'edges'>): boolean {
 }
 
 /**
+ * How present an entity is on this map: its mention count, or, when it has more connections drawn
+ * here than mentions (an imported graph, or relations learned in sleep), that many connections, so
+ * a hub no one has named in chat yet still reads as a hub.
+ */
+export function presenceOf(slice: Pick<GraphSlice, 'nodes' | 'edges'>): (n: Pick<Entity, 'id' | 'mentionCount'>) => number {
+  const degree = new Map<number, number>();
+  for (const e of slice.edges) {
+    if (e.source === e.target) continue;
+    degree.set(e.source, (degree.get(e.source) ?? 0) + 1);
+    degree.set(e.target, (degree.get(e.target) ?? 0) + 1);
+  }
+  return (n) => Math.max(n.mentionCount, degree.get(n.id) ?? 0);
+}
+
+/**
  * Cytoscape's elements for a slice. Edges whose ends are not both drawn are left out (a slice cut at
  * its border), and so are duplicates. `relationLabel` gives words to a relation; `day` marks the
  * relations that are over by then as history.
@@ -93,11 +108,12 @@ export function toElements(
   relationLabel: (relation: string) => string,
   day: string,
 ): { nodes: ElementDef<NodeData>[]; edges: ElementDef<EdgeData>[] } {
-  const maxMentions = slice.nodes.reduce((m, n) => (n.kind === 'self' || n.kind === 'user' ? m : Math.max(m, n.mentionCount)), 1);
+  const presence = presenceOf(slice);
+  const maxMentions = slice.nodes.reduce((m, n) => (n.kind === 'self' || n.kind === 'user' ? m : Math.max(m, presence(n))), 1);
   const maxWeight = slice.edges.reduce((m, e) => Math.max(m, e.weight), 1);
   const big = isBig(slice);
   const majorFrom = big
-    ? ([...slice.nodes].map((n) => n.mentionCount).sort((a, b) => b - a)[MAJOR_NODES - 1] ?? 0)
+    ? ([...slice.nodes].map(presence).sort((a, b) => b - a)[MAJOR_NODES - 1] ?? 0)
     : 0;
   const ids = new Set<number>();
   const nodes: ElementDef<NodeData>[] = [];
@@ -106,9 +122,9 @@ export function toElements(
     if (ids.has(n.id)) continue;
     ids.add(n.id);
     // A big map is dense: smaller dots leave the structure visible (names come with zoom).
-    const full = nodeSize(n, maxMentions);
+    const full = nodeSize({ kind: n.kind, mentionCount: presence(n) }, maxMentions);
     const size = big ? Math.round(full * BIG_NODE_SCALE) : full;
-    const major = big && n.mentionCount >= majorFrom && majors < MAJOR_NODES;
+    const major = big && presence(n) >= majorFrom && majors < MAJOR_NODES;
     if (major) majors++;
     nodes.push({
       group: 'nodes',
