@@ -1030,18 +1030,12 @@ export class EntityStore {
     const targetId = checkId(input.targetId, 'targetId');
     if (sourceId === targetId) invalid('targetId', 'A relation needs two different entities.');
     const relation = typeof input.relation === 'string' ? input.relation.trim() : '';
-    if (!/^[a-z][a-z0-9_]{0,79}$/.test(relation)) invalid('relation', 'A relation is a short snake_case word, like works_at or sister_of.');
+    if (!isRelationWord(relation)) invalid('relation', RELATION_WORD);
     if (relation === 'co_mention') invalid('relation', 'co_mention edges come from mentions; they cannot be added by hand.');
     const weight = input.weight ?? 1;
     if (!Number.isFinite(weight) || weight < 0) invalid('weight', 'weight must be a number ≥ 0.');
-    const time = (v: string | null | undefined, field: string) => {
-      if (v === undefined || v === null) return null;
-      const t = Date.parse(v);
-      if (Number.isNaN(t)) invalid(field, `${field} must be a date (ISO 8601), not "${v}".`);
-      return new Date(t).toISOString();
-    };
-    const validFrom = time(input.validFrom, 'validFrom');
-    const validTo = time(input.validTo, 'validTo');
+    const validFrom = checkTime(input.validFrom, 'validFrom');
+    const validTo = checkTime(input.validTo, 'validTo');
     if (validFrom && validTo && validTo < validFrom) invalid('validTo', 'validTo is before validFrom.');
     const evidence = [...new Set(input.evidenceMemoryIds ?? [])].map((m) => checkId(m, 'evidenceMemoryIds'));
     return this.change(async (tx, journal) => {
@@ -1124,7 +1118,7 @@ export class EntityStore {
     const sourceId = checkId(input.sourceId, 'sourceId');
     const targetId = checkId(input.targetId, 'targetId');
     const relation = typeof input.relation === 'string' ? input.relation.trim() : '';
-    if (!/^[a-z][a-z0-9_]{0,79}$/.test(relation) || relation === 'co_mention') invalid('relation', 'A relation is a short snake_case word, like works_at or sister_of.');
+    if (!isRelationWord(relation) || relation === 'co_mention') invalid('relation', RELATION_WORD);
     const validFrom = checkTime(input.validFrom, 'validFrom');
     const validTo = checkTime(input.validTo, 'validTo');
     const evidence = [...new Set(input.evidenceMemoryIds ?? [])].map((m) => checkId(m, 'evidenceMemoryIds'));
@@ -1344,22 +1338,16 @@ export class EntityStore {
       if (!ENTITY_KINDS.includes(e.kind)) invalid(`entities.${i}.kind`, `Unknown entity kind "${String(e.kind)}": use one of ${ENTITY_KINDS.join(', ')}.`);
       return { ...checkName(e.name, `entities.${i}.name`), kind: e.kind, aliases: (e.aliases ?? []).map((a, j) => checkName(a, `entities.${i}.aliases.${j}`)) };
     });
-    const time = (v: string | null | undefined, field: string) => {
-      if (v === undefined || v === null) return null;
-      const t = Date.parse(v);
-      if (Number.isNaN(t)) invalid(field, `${field} must be a date (ISO 8601), not "${v}".`);
-      return new Date(t).toISOString();
-    };
     const edges = input.edges.map((e, i) => {
       for (const end of ['source', 'target'] as const) {
         if (!Number.isInteger(e[end]) || e[end] < 0 || e[end] >= items.length) throw new ApiError('not_found', `edges.${i}.${end}: there is no entity ${e[end]} in this import.`, `edges.${i}.${end}`);
       }
       const relation = e.relation.trim();
-      if (!/^[a-z][a-z0-9_]{0,79}$/.test(relation)) invalid(`edges.${i}.relation`, 'A relation is a short snake_case word, like works_at or sister_of.');
+      if (!isRelationWord(relation)) invalid(`edges.${i}.relation`, RELATION_WORD);
       const weight = e.weight ?? 1;
       if (!Number.isFinite(weight) || weight < 0) invalid(`edges.${i}.weight`, 'weight must be a number ≥ 0.');
-      const validFrom = time(e.validFrom, `edges.${i}.validFrom`);
-      const validTo = time(e.validTo, `edges.${i}.validTo`);
+      const validFrom = checkTime(e.validFrom, `edges.${i}.validFrom`);
+      const validTo = checkTime(e.validTo, `edges.${i}.validTo`);
       if (validFrom && validTo && validTo < validFrom) invalid(`edges.${i}.validTo`, 'validTo is before validFrom.');
       return { ...e, relation, weight, validFrom, validTo };
     });
@@ -1618,7 +1606,9 @@ function clamp(n: number, lo: number, hi: number): number {
   return Math.min(Math.max(Number.isFinite(n) ? n : lo, lo), hi);
 }
 
-/** The kind detection gives a name on its own ("Lisbon" → place), if it finds the whole name. */
+const RELATION_WORD = 'A relation is a short snake_case word, like works_at or sister_of.';
+const isRelationWord = (relation: string) => /^[a-z][a-z0-9_]{0,79}$/.test(relation);
+
 /** One entity at least SAME_ENTITY_SIMILARITY alike (of a compatible kind) is the same; any other close names are ambiguous. */
 function decideSimilar(
   all: Candidate[],
@@ -1630,6 +1620,7 @@ function decideSimilar(
   return { entityId: null, via: 'ambiguous', candidates: all.map(({ id, name, similarity }) => ({ id, name, similarity })) };
 }
 
+/** The kind detection gives a name on its own ("Lisbon" → place), if it finds the whole name. */
 async function kindOfName(name: string): Promise<EntityKind | null> {
   const found = await detectMentionsAsync(name);
   const whole = found.find((m) => m.start === 0 && m.end === name.length);
