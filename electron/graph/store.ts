@@ -165,11 +165,11 @@ interface EntityRow {
   name_key: string;
   status: EntityStatus;
   merged_into: number | null;
-  first_seen: Date | null;
-  last_seen: Date | null;
+  first_seen: Date | string | null;
+  last_seen: Date | string | null;
   mention_count: number;
-  created_at: Date;
-  updated_at: Date;
+  created_at: Date | string;
+  updated_at: Date | string;
   aliases?: string[] | null;
 }
 
@@ -179,8 +179,8 @@ interface EdgeRow {
   target_id: number;
   relation: string;
   weight: number;
-  valid_from: Date | null;
-  valid_to: Date | null;
+  valid_from: Date | string | null;
+  valid_to: Date | string | null;
   evidence_memory_ids: number[];
 }
 
@@ -193,10 +193,20 @@ interface ChangeRow {
   before: Record<string, unknown> | null;
   after: Record<string, unknown> | null;
   undone_by: number | null;
-  created_at: Date;
+  created_at: Date | string;
 }
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+
+/**
+ * A query's rows as one JSON value. PGlite hands a result over field by field, which for the few
+ * hundred entities or edges of a graph view costs more than the query itself; one json_agg value
+ * parsed by JSON.parse costs about half. Timestamps then arrive as strings, which iso() reads.
+ */
+async function rowsAsJson<T>(db: Queryable, sql: string, params: unknown[]): Promise<T[]> {
+  const result = await db.query<{ rows: T[] }>(`SELECT coalesce(json_agg(x), '[]'::json) AS rows FROM (${sql}) x`, params);
+  return result.rows[0]!.rows;
+}
 
 const ENTITY_COLUMNS = `e.id, e.kind, e.name, e.name_key, e.status, e.merged_into, e.first_seen, e.last_seen, e.mention_count, e.created_at, e.updated_at,
   ARRAY(SELECT a.alias FROM entity_aliases a WHERE a.entity_id = e.id ORDER BY a.created_at, a.alias_key) AS aliases`;
@@ -400,7 +410,7 @@ export class EntityStore {
     ).rows[0]!;
     return {
       nodes,
-      edges: await this.edgesAmong(nodes.map((n) => n.id), clamp(opts.edgesPerNode ?? 20, 1, 5_000), at),
+      edges: await this.edgesAmong(this.db, nodes.map((n) => n.id), clamp(opts.edgesPerNode ?? 20, 1, 5_000), at),
       totalEntities: totals.entities,
       totalEdges: totals.edges,
     };
@@ -473,51 +483,42 @@ export class EntityStore {
       .slice(0, max + 1)
       .map(([nodeId]) => nodeId);
     const nodes = (await this.entities(chosen, tx)).map((e) => ({ ...e, hop: strength.get(e.id)!.hop }));
-    return { nodes, edges: await this.strongestEdgesAmong(tx, chosen, fan, at) };
+    return { nodes, edges: await this.edgesAmong(tx, chosen, fan, at) };
   }
 
   /**
-   * For a neighbourhood: each node's `perNode` heaviest edges (either direction, one bounded index
-   * range each, as the walk reads them) whose other end is drawn too. A hub's thousands of edges are
-   * never all read, and the map shows every node's strongest ties rather than the hub's alone.
+   * The edges among `ids` that hold at `at`, read in one scan of the (source, target) index, with
+   * each node keeping its `perNode` heaviest: an edge is drawn when it is among the heaviest of either
+   * end. A hub's thousands of edges to nodes not drawn are never read, a hub cannot crowd out a small
+   * node's only tie, and the map stays bounded (at most perNode edges per node).
    */
-  private async strongestEdgesAmong(tx: Transaction, ids: number[], perNode: number, at: string | null): Promise<EntityEdge[]> {
+  private async edgesAmong(db: Queryable, ids: number[], perNode: number, at: string | null): Promise<EntityEdge[]> {
     if (ids.length < 2) return [];
-    const rows = await tx.query<EdgeRow>(
-      `SELECT DISTINCT ON (x.id) x.* FROM unnest($1::bigint[]) AS f(id)
-       CROSS JOIN LATERAL (
-         SELECT * FROM (
-           (SELECT ${EDGE_COLUMNS} FROM entity_edges WHERE source_id = f.id AND ${VALID_AT('$2')} ORDER BY weight DESC LIMIT ${perNode})
-           UNION ALL
-           (SELECT ${EDGE_COLUMNS} FROM entity_edges WHERE target_id = f.id AND ${VALID_AT('$2')} ORDER BY weight DESC LIMIT ${perNode})
-         ) both_ways
-       ) x
-       WHERE x.source_id = ANY($1::bigint[]) AND x.target_id = ANY($1::bigint[]) AND x.source_id <> x.target_id`,
+    const rows = await rowsAsJson<EdgeRow>(
+      db,
+      `SELECT ${EDGE_COLUMNS} FROM entity_edges
+       WHERE source_id = ANY($1::bigint[]) AND target_id = ANY($1::bigint[]) AND source_id <> target_id AND ${VALID_AT('$2')}`,
       [ids, at],
     );
-    return rows.rows.map(toEdge).sort((a, b) => b.weight - a.weight || a.id - b.id);
-  }
-
-  /** Each node's heaviest out-edges (up to `perNode`) whose other end is also a node: every edge among them has its source there. */
-  private async edgesAmong(ids: number[], perNode: number, at: string | null): Promise<EntityEdge[]> {
-    if (ids.length < 2) return [];
-    const rows = await this.db.query<EdgeRow>(
-      `SELECT x.* FROM unnest($1::bigint[]) AS f(id)
-       CROSS JOIN LATERAL (
-         SELECT ${EDGE_COLUMNS} FROM entity_edges
-         WHERE source_id = f.id AND target_id = ANY($1::bigint[]) AND target_id <> source_id AND ${VALID_AT('$2')}
-         ORDER BY weight DESC LIMIT ${perNode}
-       ) x`,
-      [ids, at],
-    );
-    return rows.rows.map(toEdge).sort((a, b) => b.weight - a.weight || a.id - b.id);
+    const heaviestFirst = rows.map(toEdge).sort((a, b) => b.weight - a.weight || a.id - b.id);
+    const rank = new Map<number, number>();
+    const nextRank = (node: number) => {
+      const r = rank.get(node) ?? 0;
+      rank.set(node, r + 1);
+      return r;
+    };
+    return heaviestFirst.filter((e) => {
+      const atSource = nextRank(e.source);
+      const atTarget = nextRank(e.target);
+      return atSource < perNode || atTarget < perNode;
+    });
   }
 
   /** Entities by id, in the order asked; missing ids are skipped. */
   async entities(ids: number[], db: Queryable = this.db): Promise<Entity[]> {
     if (!ids.length) return [];
-    const rows = await db.query<EntityRow>(`SELECT ${ENTITY_COLUMNS} FROM entities e WHERE e.id = ANY($1::bigint[])`, [ids]);
-    const byId = new Map(rows.rows.map((r) => [Number(r.id), toEntity(r)]));
+    const rows = await rowsAsJson<EntityRow>(db, `SELECT ${ENTITY_COLUMNS} FROM entities e WHERE e.id = ANY($1::bigint[])`, [ids]);
+    const byId = new Map(rows.map((r) => [Number(r.id), toEntity(r)]));
     return ids.flatMap((i) => byId.get(i) ?? []);
   }
 

@@ -6,6 +6,7 @@ import sleep from './004_sleep.sql';
 import sleepSteps from './005_sleep_steps.sql';
 import graph from './006_graph.sql';
 import entityProfiles from './007_entity_profiles.sql';
+import edgePairs from './008_edge_pairs.sql';
 
 export interface Migration {
   version: number;
@@ -21,4 +22,5 @@ export const migrations: Migration[] = [
   { version: 5, name: 'sleep_steps', sql: sleepSteps },
   { version: 6, name: 'graph', sql: graph },
   { version: 7, name: 'entity_profiles', sql: entityProfiles },
+  { version: 8, name: 'edge_pairs', sql: edgePairs },
 ];
