@@ -664,4 +664,28 @@ describe('relations from the sleep cycle: strengthen, close, undo, profiles', ()
     expect(await store.profileOf(mara)).toBe(first);
     await rejection(db.transaction((tx) => store.setProfileIn(tx, 999, first)), 'not_found');
   });
+
+  it('gives a merge the merged entity’s profile when the kept one has none, and undo takes it back', async () => {
+    const ids = await store.ensureEntities(['Mara', 'Mara Costa', 'Lisbon']);
+    const [mara, costa, lisbon] = [ids.get('mara')!, ids.get('mara costa')!, ids.get('lisbon')!];
+    const profile = await memories.batch(async (b) => {
+      const saved = await b.create({ type: 'observation', content: 'Mara Costa is the person’s neighbour.', entityNames: ['Mara Costa'], source: 'deep-sleep', actor: 'deep-sleep' });
+      await store.setProfileIn(b.tx, costa, saved.memory.id);
+      return saved.memory.id;
+    });
+    const merged = await store.merge(mara, costa);
+    expect(await store.profileOf(mara)).toBe(profile);
+    await store.undo(merged.changeId);
+    expect(await store.profileOf(mara)).toBeNull();
+    expect(await store.profileOf(costa)).toBe(profile);
+
+    // A kept entity with its own profile keeps it.
+    const own = await memories.batch(async (b) => {
+      const saved = await b.create({ type: 'observation', content: 'Lisbon is where Mara lives.', entityNames: ['Lisbon'], source: 'deep-sleep', actor: 'deep-sleep' });
+      await store.setProfileIn(b.tx, lisbon, saved.memory.id);
+      return saved.memory.id;
+    });
+    await store.merge(lisbon, costa);
+    expect(await store.profileOf(lisbon)).toBe(own);
+  });
 });

@@ -1005,6 +1005,15 @@ export class EntityStore {
       const coMentions = await this.foldCoMentions(tx, keepId, goneId);
       await tx.query('UPDATE entity_mentions SET entity_id = $1 WHERE id = ANY($2::bigint[])', [keepId, mentionIds]);
       await tx.query(`UPDATE entities SET status = 'merged', merged_into = $2, updated_at = now() WHERE id = $1`, [goneId, keepId]);
+      // Until deep sleep writes one for the merged whole, keep shows what was known as the other.
+      const profileTaken = (
+        await tx.query<{ p: number }>(
+          `UPDATE entities k SET profile_memory_id = g.profile_memory_id FROM entities g
+           WHERE k.id = $1 AND g.id = $2 AND k.profile_memory_id IS NULL AND g.profile_memory_id IS NOT NULL
+           RETURNING k.profile_memory_id AS p`,
+          [keepId, goneId],
+        )
+      ).rows[0]?.p;
       await this.refreshStats(tx, [keepId, goneId]);
       const change = await journal(tx, {
         entityId: keepId,
@@ -1012,7 +1021,15 @@ export class EntityStore {
         action: 'merge',
         actor,
         before: { gone: { status: gone.status, mergedInto: null } },
-        after: { gone: { status: 'merged', mergedInto: keepId }, aliasKeys, mentionIds, sourceEdgeIds, targetEdgeIds, coMentions },
+        after: {
+          gone: { status: 'merged', mergedInto: keepId },
+          aliasKeys,
+          mentionIds,
+          sourceEdgeIds,
+          targetEdgeIds,
+          coMentions,
+          profileTaken: profileTaken === undefined ? null : Number(profileTaken),
+        },
       });
       return { entity: await this.requireEntity(tx, keepId), changeId: change.id };
     });
@@ -1468,6 +1485,10 @@ export class EntityStore {
           ]);
           await tx.query('DELETE FROM entity_aliases WHERE entity_id = $1 AND alias_key = ANY($2::text[])', [c.entityId, (after.aliasKeys as string[]) ?? []]);
           await this.unfoldCoMentions(tx, c.entityId, goneId, (after.coMentions as FoldedCoMention[] | undefined) ?? []);
+          if (typeof after.profileTaken === 'number') {
+            // Only while keep still shows the taken profile: a newer one written since stays.
+            await tx.query('UPDATE entities SET profile_memory_id = NULL WHERE id = $1 AND profile_memory_id = $2', [c.entityId, after.profileTaken]);
+          }
           await this.refreshStats(tx, [c.entityId, goneId]);
           break;
         }
