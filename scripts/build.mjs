@@ -48,6 +48,8 @@ const artifacts = [
     target: 'chrome130',
   },
   { entry: 'electron/host-process/entry.ts', outfile: 'dist/electron/host-process.mjs', format: 'esm' },
+  // The on-device embedding model's worker thread; electron/embed/embedder.ts finds it beside the bundle.
+  { entry: 'electron/embed/embed-worker.ts', outfile: 'dist/electron/embed-worker.mjs', format: 'esm' },
   {
     entry: 'electron/cli.ts',
     outfile: 'dist/cli.mjs',

@@ -3,10 +3,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createProvider, createLocalProvider, type StreamRequest } from './index.js';
 import type { TransformersEngine } from './local.js';
-import { collect } from './test-support.js';
+import { collect, textOf } from './test-support.js';
 
 let modelsDir: string;
 beforeEach(() => {
@@ -172,5 +173,54 @@ describe('with an engine', () => {
     })().catch((error: unknown) => error);
     expect(failure).toMatchObject({ code: 'cancelled', midStream: true });
     expect(seen).toEqual(['a']);
+  });
+});
+
+describe('with the real transformers.js', () => {
+  // A one-layer Llama-shaped decoder with random weights (scripts/make-tiny-models.py): real config,
+  // tokenizer, chat template and KV cache, so the whole load-template-generate-stream path runs.
+  const TINY_CHAT = fileURLToPath(new URL('../embed/testing/models/anima-test/tiny-chat', import.meta.url));
+  const model = 'anima-test/tiny-chat';
+
+  function installTinyChat() {
+    fs.cpSync(TINY_CHAT, path.join(modelsDir, model), { recursive: true });
+    return createLocalProvider({ kind: 'local', baseUrl: '', modelsDir });
+  }
+
+  it('streams text from a generated tiny model and ends with done', async () => {
+    const provider = installTinyChat();
+    expect(await provider.listModels()).toEqual([model]);
+    const { events, error } = await collect(
+      provider.stream({
+        model,
+        messages: [
+          { role: 'system', content: 'Be kind.' },
+          { role: 'user', content: 'hello, how was your day?' },
+        ],
+        maxTokens: 12,
+      }),
+    );
+    expect(error).toBeUndefined();
+    expect(events.filter((e) => e.type === 'text').length).toBeGreaterThan(1);
+    expect(textOf(events).trim()).not.toBe('');
+    expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+  });
+
+  it('stops generating on abort', async () => {
+    const provider = installTinyChat();
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const started = Date.now();
+    const failure = await (async () => {
+      for await (const event of provider.stream({ ...ask(model), maxTokens: 2_000, signal: controller.signal })) {
+        if (event.type === 'text') seen.push(event.text);
+        controller.abort();
+      }
+    })().catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 'cancelled', midStream: true });
+    // Unstopped, the model would write 2,000 tokens (it never picks its end token).
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.length).toBeLessThan(10);
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });

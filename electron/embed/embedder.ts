@@ -1,0 +1,341 @@
+// The on-device embedding model: transformers.js running in a worker thread (embed-worker.ts).
+// Calls are queued and run one at a time, each cut into batches of at most `batchSize` texts; a
+// worker that dies fails only the call it was working on, and the next call starts a fresh one.
+import { existsSync, readFileSync } from 'node:fs';
+import { access, readdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { FromWorker, ToWorker, WorkerInit } from './embed-worker.js';
+import { EmbedError, type Embedder } from './types.js';
+
+export interface OpenEmbedderOptions {
+  /** The folder holding `<model id>/config.json`, `tokenizer.json`, `onnx/*.onnx`. */
+  modelsDir: string;
+  /** `name` or `org/name`, e.g. `Xenova/multilingual-e5-small`. */
+  modelId: string;
+  /** Most texts sent to the worker in one message (default 32): bounds memory and how long a cancelled call keeps the worker busy. */
+  batchSize?: number;
+  /** Called with each worker thread as it starts; lets tests end one mid-call. */
+  onWorkerStart?: (worker: Worker) => void;
+}
+
+const DEFAULT_BATCH_SIZE = 32;
+
+/** Hugging Face ids are `name` or `org/name`; anything else (`..`, absolute paths) is not a model. */
+const MODEL_ID = /^[\w.-]+(\/[\w.-]+)?$/;
+
+/**
+ * Weight files transformers.js knows, by the dtype that selects them, best first: full precision when
+ * the model manager downloaded it, else whichever smaller variant is there.
+ */
+const WEIGHTS: [file: string, dtype: string][] = [
+  ['model.onnx', 'fp32'],
+  ['model_fp16.onnx', 'fp16'],
+  ['model_quantized.onnx', 'q8'],
+  ['model_int8.onnx', 'int8'],
+  ['model_uint8.onnx', 'uint8'],
+  ['model_q4.onnx', 'q4'],
+  ['model_q4f16.onnx', 'q4f16'],
+  ['model_bnb4.onnx', 'bnb4'],
+];
+
+/** Checks the model's files, starts its worker and embeds a probe text; rejects with an EmbedError. */
+export async function openEmbedder(options: OpenEmbedderOptions): Promise<Embedder> {
+  const { modelsDir, modelId } = options;
+  const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_BATCH_SIZE));
+  const dtype = await installedWeights(modelsDir, modelId);
+  const init: WorkerInit = { modelsDir: path.resolve(modelsDir), modelId, dtype };
+  const embedder = new WorkerEmbedder(init, batchSize, options.onWorkerStart);
+  await embedder.start();
+  return embedder;
+}
+
+/** The dtype of the weights to load, or model_not_installed naming what is missing. */
+async function installedWeights(modelsDir: string, modelId: string): Promise<string> {
+  if (!MODEL_ID.test(modelId) || modelId.split('/').some((part) => part === '.' || part === '..')) {
+    throw new EmbedError('model_not_installed', `"${modelId}" is not a model name (expected "name" or "org/name").`);
+  }
+  const dir = path.join(modelsDir, modelId);
+  const missing = (file: string) =>
+    new EmbedError('model_not_installed', `The embedding model "${modelId}" is not installed: ${file} is missing from ${dir}.`);
+  for (const file of ['config.json', 'tokenizer.json']) {
+    if (!(await exists(path.join(dir, file)))) throw missing(file);
+  }
+  const present = new Set(await readdir(path.join(dir, 'onnx')).catch(() => [] as string[]));
+  const found = WEIGHTS.find(([file]) => present.has(file));
+  if (!found) throw missing('onnx/model.onnx');
+  return found[1];
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * The worker script and how to start it. From source (Vitest, tsx) this module is a .ts file and so
+ * is the worker, which Node cannot run alone: an eval'd bootstrap has tsx import it (`--import tsx`
+ * in the worker's execArgv does not register tsx's hooks before the entry loads on Node 20). Built,
+ * the code is bundled into dist/electron/host-process.mjs or dist/cli.mjs and the worker is its own
+ * artifact, dist/electron/embed-worker.mjs (scripts/build.mjs).
+ */
+function workerScript(): { script: string | URL; eval: boolean } {
+  const here = import.meta.url;
+  if (here.endsWith('.ts')) {
+    const worker = new URL('./embed-worker.ts', here).href;
+    const tsx = pathToFileURL(tsxEsmApi(here)).href;
+    const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => tsx.tsImport(${JSON.stringify(worker)}, ${JSON.stringify(here)}))`;
+    return { script: bootstrap, eval: true };
+  }
+  const dir = path.dirname(fileURLToPath(here));
+  for (const candidate of [path.join(dir, 'embed-worker.mjs'), path.join(dir, 'electron', 'embed-worker.mjs')]) {
+    if (existsSync(candidate)) return { script: pathToFileURL(candidate), eval: false };
+  }
+  throw new EmbedError('runtime_missing', 'This build of Anima is missing its embedding worker (embed-worker.mjs).');
+}
+
+/**
+ * tsx's ESM API file. require.resolve would pick its CommonJS build, whose tsImport cannot be
+ * imported from a worker; the `import` condition's file is read from tsx's own exports map.
+ */
+function tsxEsmApi(from: string): string {
+  const manifest = createRequire(from).resolve('tsx/package.json');
+  const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import?: { default?: string } }> };
+  const file = exports['./esm/api']?.import?.default;
+  if (!file) throw new EmbedError('runtime_missing', 'Running the embedding worker from source needs tsx 4 (tsx/esm/api).');
+  return path.join(path.dirname(manifest), file);
+}
+
+function cancelled(message = 'The embedding was cancelled.'): EmbedError {
+  return new EmbedError('cancelled', message);
+}
+
+/** One worker thread: its start-up, and the calls it is answering. */
+class WorkerThread {
+  readonly ready: Promise<number>;
+  /** Set once `ready` resolved; lets a call go straight to postMessage with no await in between. */
+  isReady = false;
+  dead = false;
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve: (vectors: Float32Array[]) => void; reject: (error: EmbedError) => void }>();
+  private nextId = 1;
+  private lastError = '';
+  /** Why pending calls fail if the thread ends now: a crash unless we ended it. */
+  private endReason: EmbedError | undefined;
+
+  constructor(
+    private readonly init: WorkerInit,
+    onWorkerStart?: (worker: Worker) => void,
+  ) {
+    const { script, eval: isEval } = workerScript();
+    this.worker = new Worker(script, { eval: isEval, workerData: init });
+    onWorkerStart?.(this.worker);
+    let settle!: { resolve: (dimensions: number) => void; reject: (error: EmbedError) => void };
+    this.ready = new Promise<number>((resolve, reject) => (settle = { resolve, reject }));
+    this.ready.catch(() => {}); // always awaited by the starter; never an unhandled rejection
+    this.worker.on('message', (message: FromWorker) => {
+      switch (message.type) {
+        case 'ready':
+          this.isReady = true;
+          this.worker.unref();
+          settle.resolve(message.dimensions);
+          break;
+        case 'failed': {
+          const error = this.loadError(message.code, message.message);
+          settle.reject(error);
+          void this.terminate(error);
+          break;
+        }
+        case 'result': {
+          const call = this.settle(message.id);
+          const { vectors, dimensions } = message;
+          const count = dimensions > 0 ? vectors.length / dimensions : 0;
+          call?.resolve(Array.from({ length: count }, (_, i) => vectors.slice(i * dimensions, (i + 1) * dimensions)));
+          break;
+        }
+        case 'error': {
+          const call = this.settle(message.id);
+          call?.reject(new EmbedError('model_broken', `The embedding model "${init.modelId}" failed while embedding: ${message.message}`));
+          break;
+        }
+      }
+    });
+    this.worker.on('error', (error) => {
+      this.lastError = error.message.split('\n')[0] ?? '';
+    });
+    this.worker.on('exit', (code) => {
+      this.dead = true;
+      const reason =
+        this.endReason ??
+        new EmbedError(
+          'worker_crashed',
+          `The embedding worker for "${init.modelId}" stopped (${this.lastError || `exit code ${code}`}); the next call starts a new one.`,
+        );
+      settle.reject(reason);
+      for (const call of this.pending.values()) call.reject(reason);
+      this.pending.clear();
+    });
+  }
+
+  private loadError(code: 'runtime_missing' | 'model_broken', reason: string): EmbedError {
+    const detail = reason.replace(/\.$/, '');
+    return code === 'runtime_missing'
+      ? new EmbedError('runtime_missing', `The on-device model runtime could not be loaded in this build of Anima: ${detail}`)
+      : new EmbedError(
+          'model_broken',
+          `The embedding model "${this.init.modelId}" is installed but could not be loaded (${detail}). Its files may be damaged: download it again.`,
+        );
+  }
+
+  /** Posts synchronously: a caller that just got the thread knows its texts are on their way. */
+  run(texts: string[]): Promise<Float32Array[]> {
+    if (this.dead) return Promise.reject(this.endReason ?? new EmbedError('worker_crashed', 'The embedding worker has stopped.'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.ref();
+      const message: ToWorker = { type: 'embed', id, texts };
+      this.worker.postMessage(message);
+    });
+  }
+
+  /** An idle worker does not keep the process alive (an embedder someone forgot to close must not hang a CLI). */
+  private settle(id: number) {
+    const call = this.pending.get(id);
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.worker.unref();
+    return call;
+  }
+
+  async terminate(reason: EmbedError): Promise<void> {
+    if (this.dead) return;
+    this.endReason ??= reason;
+    await this.worker.terminate();
+  }
+}
+
+interface Job {
+  texts: string[];
+  resolve(vectors: Float32Array[]): void;
+  reject(error: unknown): void;
+  settled: boolean;
+}
+
+class WorkerEmbedder implements Embedder {
+  readonly modelId: string;
+  private vectorSize = 0;
+  private thread: WorkerThread | undefined;
+  private readonly queue: Job[] = [];
+  private busy = false;
+  private closed = false;
+
+  constructor(
+    private init: WorkerInit,
+    private readonly batchSize: number,
+    private readonly onWorkerStart?: (worker: Worker) => void,
+  ) {
+    this.modelId = init.modelId;
+  }
+
+  get dimensions(): number {
+    return this.vectorSize;
+  }
+
+  /** Starts the first worker and learns the vector size from its probe. */
+  async start(): Promise<void> {
+    this.vectorSize = await this.startThread().ready;
+  }
+
+  private startThread(): WorkerThread {
+    const thread = new WorkerThread(this.init, this.onWorkerStart);
+    this.thread = thread;
+    return thread;
+  }
+
+  /** The running thread, or a new one once it is ready (a replacement must give the same vector size). */
+  private async freshThread(): Promise<WorkerThread> {
+    let thread = this.thread;
+    if (!thread || thread.dead) {
+      // The files may have gone since the last worker started: say "not installed", not "broken".
+      this.init = { ...this.init, dtype: await installedWeights(this.init.modelsDir, this.modelId) };
+      thread = this.startThread();
+    }
+    const dimensions = await thread.ready;
+    if (dimensions !== this.vectorSize) {
+      await thread.terminate(cancelled());
+      throw new EmbedError(
+        'model_broken',
+        `The embedding model "${this.modelId}" changed on disk: its vectors now have ${dimensions} numbers instead of ${this.dimensions}. Reopen it.`,
+      );
+    }
+    return thread;
+  }
+
+  embed(texts: string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
+    const { signal } = options;
+    if (this.closed) return Promise.reject(cancelled('The embedding model was closed.'));
+    if (signal?.aborted) return Promise.reject(cancelled());
+    if (texts.length === 0) return Promise.resolve([]);
+    return new Promise<Float32Array[]>((resolve, reject) => {
+      const onAbort = () => {
+        const queued = this.queue.indexOf(job);
+        if (queued >= 0) this.queue.splice(queued, 1);
+        // A batch already in the worker finishes there and is thrown away.
+        settle(() => reject(cancelled()));
+      };
+      const settle = (finish: () => void) => {
+        if (job.settled) return;
+        job.settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        finish();
+      };
+      const job: Job = {
+        texts: [...texts],
+        resolve: (vectors) => settle(() => resolve(vectors)),
+        reject: (error) => settle(() => reject(error)),
+        settled: false,
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(job);
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.busy) return;
+    const job = this.queue.shift();
+    if (!job) return;
+    this.busy = true;
+    this.runJob(job)
+      .catch((error: unknown) => job.reject(error))
+      .finally(() => {
+        this.busy = false;
+        this.pump();
+      });
+  }
+
+  private async runJob(job: Job): Promise<void> {
+    const vectors: Float32Array[] = [];
+    for (let start = 0; start < job.texts.length; start += this.batchSize) {
+      if (job.settled) return;
+      if (this.closed) throw cancelled('The embedding model was closed.');
+      // No await when the thread is up, so the first batch is posted in the embed() call itself.
+      const thread = this.thread?.isReady && !this.thread.dead ? this.thread : await this.freshThread();
+      if (job.settled) return;
+      vectors.push(...(await thread.run(job.texts.slice(start, start + this.batchSize))));
+    }
+    job.resolve(vectors);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const reason = cancelled('The embedding model was closed.');
+    for (const job of this.queue.splice(0)) job.reject(reason);
+    await this.thread?.terminate(reason);
+  }
+}
