@@ -402,12 +402,18 @@ test('2,000 entities and 10,000 edges: first paint timed; past the drawing limit
   const started = Date.now();
   await page.getByTestId('nav-graph').click();
   await expect(canvas(page)).toHaveAttribute('data-nodes', String(whole.nodes.length), { timeout: 120_000 });
+  const committed = Date.now() - started;
+  // The count comes with React's commit; the canvas draws on its next animation frame. Two frames
+  // later the map is on screen (a layout still running in a worker does not hold them up).
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
   const firstPaint = Date.now() - started;
   await expect(canvas(page)).toHaveAttribute('data-layout', 'done', { timeout: 300_000 });
   const laidOut = Date.now() - started;
   await expect(canvas(page)).toHaveAttribute('data-edges', String(whole.edges.length));
   await expect(canvas(page)).toHaveAttribute('data-big', 'true');
-  console.log(`Graph view, ${whole.nodes.length} nodes / ${whole.edges.length} edges: first paint ${firstPaint} ms, layout done ${laidOut} ms`);
+  console.log(
+    `Graph view, ${whole.nodes.length} nodes / ${whole.edges.length} edges: drawn ${committed} ms, first paint ${firstPaint} ms, layout done ${laidOut} ms`,
+  );
 
   // Still interactive: a wheel zoom and a drag answer, and search opens a hub.
   const box = (await canvas(page).boundingBox())!;

@@ -4,7 +4,7 @@
 // same", hide. Every edit is journalled by the host and says so with an Undo.
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ApiError, type Entity, type EntityChange, type EntityDetail, type EntityKind } from '../../../shared/api.js';
+import { ApiError, type Entity, type EntityDetail, type EntityKind } from '../../../shared/api.js';
 import { openMemory, reportError } from '../../app/actions.js';
 import { useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
@@ -15,6 +15,7 @@ import { formatCount } from '../../lib/memories.js';
 import { useApp } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
 import { sortRelations, useGraph, validityOf } from '../../stores/graph.js';
+import { historyText } from './history.js';
 import { useDayFormat, useRelationLabel } from './hooks.js';
 
 export function KindDot({ kind }: { kind: EntityKind }) {
@@ -365,16 +366,6 @@ function Section({ title, count, children, testId }: { title: string; count?: nu
   );
 }
 
-function historyText(c: EntityChange, t: (k: string, o?: Record<string, unknown>) => string): string {
-  const before = c.before && typeof c.before === 'object' ? (c.before as Record<string, unknown>) : null;
-  const after = c.after && typeof c.after === 'object' ? (c.after as Record<string, unknown>) : null;
-  const name = typeof before?.name === 'string' ? before.name : null;
-  const alias = typeof after?.alias === 'string' ? after.alias : null;
-  if (c.action === 'rename' && name) return t('graph.history.renamedFrom', { name });
-  if (c.action === 'alias' && alias) return t('graph.history.aliasNamed', { alias });
-  return t(`graph.history.${c.action}`);
-}
-
 function Loaded({ data }: { data: EntityDetail }) {
   const { t } = useTranslation();
   const { when, full } = useTimeFormat();
@@ -551,7 +542,7 @@ function Loaded({ data }: { data: EntityDetail }) {
           <ol className="graph-history">
             {history.map((c) => (
               <li key={c.id} data-undone={c.undoneBy !== null || undefined}>
-                <span>{historyText(c, t)}</span>
+                <span>{historyText(c, data, { t, relationLabel, day })}</span>
                 <span className="graph-history-when">
                   {' · '}
                   <time dateTime={c.createdAt} title={full(c.createdAt)}>

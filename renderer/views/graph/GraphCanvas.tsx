@@ -1,7 +1,9 @@
 // The map itself: cytoscape on a canvas, kept in step with the slice the store holds. Positions are
 // remembered for this window's lifetime, so filtering, moving the time slider or an edit elsewhere
 // changes what is drawn without shuffling the map; only new nodes are placed (beside a neighbour)
-// and the layout runs in full only when most of the map is new.
+// and the layout runs in full only when most of the map is new. A map of hundreds or thousands of
+// nodes is painted at once from a cheap first placement while a worker lays it out (layout.ts);
+// smaller ones get fcose, animated when motion is welcome.
 import cytoscape, { type Core, type EventObject, type LayoutOptions, type NodeSingular } from 'cytoscape';
 import fcose from 'cytoscape-fcose';
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
@@ -9,17 +11,19 @@ import type { GraphSlice } from '../../../shared/api.js';
 import type { GraphFocus } from '../../stores/graph.js';
 import {
   ANIMATE_LAYOUT_NODES,
-  DRAFT_LAYOUT_NODES,
+  FORCE_LAYOUT_NODES,
   ZOOM_LABELS_AT,
-  ZOOM_LABELS_MAX,
+  chooseLabels,
   entityIdOf,
   initialPositions,
   isBig,
   layoutPlan,
   nodeKey,
   toElements,
+  type LabelCandidate,
   type Point,
 } from './elements.js';
+import { forceInputFor, forceOptionsFor, layoutHere, layoutInWorker, type LayoutAnswer } from './layout.js';
 import { graphStyle, readPalette } from './style.js';
 
 cytoscape.use(fcose);
@@ -31,43 +35,60 @@ const remembered = new Map<string, Point>();
 const INSET = { top: 84, bottom: 104, side: 36 };
 const MAX_FIT_ZOOM = 1.25;
 
-/** The whole map in the part of the canvas the floating cards leave free, never blown up past reading size. */
-function fitMap(cy: Core, animate = false): void {
+/**
+ * The whole map in the part of the canvas the floating cards leave free, never blown up past reading
+ * size. `then` runs once it is there (after the animation, when animated).
+ */
+function fitMap(cy: Core, animate = false, then?: () => void): void {
   const nodes = cy.nodes();
-  if (nodes.empty()) return;
+  if (nodes.empty()) {
+    then?.();
+    return;
+  }
   const bb = nodes.boundingBox({});
   const w = Math.max(1, cy.width() - 2 * INSET.side);
   const h = Math.max(1, cy.height() - INSET.top - INSET.bottom);
   const zoom = Math.max(cy.minZoom(), Math.min(MAX_FIT_ZOOM, w / Math.max(1, bb.w), h / Math.max(1, bb.h)));
   const pan = { x: INSET.side + w / 2 - zoom * (bb.x1 + bb.w / 2), y: INSET.top + h / 2 - zoom * (bb.y1 + bb.h / 2) };
-  if (animate) cy.animate({ zoom, pan }, { duration: 300, easing: 'ease-in-out-cubic' });
-  else cy.viewport({ zoom, pan });
+  if (animate) {
+    cy.animate({ zoom, pan }, { duration: 300, easing: 'ease-in-out-cubic', complete: then });
+  } else {
+    cy.viewport({ zoom, pan });
+    then?.();
+  }
 }
 
 /** Classes other effects set (selection, hover, zoom labels): kept when an element's data is refreshed. */
-const TRANSIENT = ['faded', 'near', 'selected', 'hover', 'zoomed'];
+const TRANSIENT = ['faded', 'near', 'selected', 'hover', 'named'];
 
 function withTransient(ele: cytoscape.SingularElementReturnValue, classes: string): string {
   const keep = TRANSIENT.filter((c) => ele.hasClass(c));
   return keep.length ? `${classes} ${keep.join(' ')}` : classes;
 }
 
-/** On a big map, the names of the nodes in view once zoomed in far enough to read them. */
-function updateZoomLabels(cy: Core): void {
+/** On a big map, the names drawn for what is in view: the ones that matter most, where they have room. */
+function updateLabels(cy: Core): void {
+  const zoom = cy.zoom();
+  const ext = cy.extent();
+  const others = zoom >= ZOOM_LABELS_AT;
+  const candidates: LabelCandidate[] = [];
+  cy.nodes().forEach((node) => {
+    const p = node.position();
+    // Names hang below their node and reach sideways: a margin around the view.
+    if (p.x < ext.x1 - 150 || p.x > ext.x2 + 150 || p.y < ext.y1 - 80 || p.y > ext.y2 + 20) return;
+    const rank = node.hasClass('selected') || node.hasClass('kind-self') || node.hasClass('kind-user') ? 0 : node.hasClass('near') ? 1 : node.hasClass('major') ? 2 : 3;
+    if (rank === 3 && !others) return;
+    candidates.push({ id: node.id(), x: p.x, y: p.y, size: node.data('size'), fontSize: node.data('fontSize'), label: node.data('label'), rank });
+  });
+  const chosen = chooseLabels(candidates, { zoom, pan: cy.pan(), width: cy.width(), height: cy.height() });
   cy.batch(() => {
-    cy.nodes('.zoomed').removeClass('zoomed');
-    if (cy.zoom() < ZOOM_LABELS_AT) return;
-    const ext = cy.extent();
-    let n = 0;
-    cy.nodes().forEach((node) => {
-      if (n >= ZOOM_LABELS_MAX) return false;
-      const p = node.position();
-      if (p.x >= ext.x1 && p.x <= ext.x2 && p.y >= ext.y1 && p.y <= ext.y2) {
-        node.addClass('zoomed');
-        n++;
-      }
-      return true;
+    cy.nodes('.named').forEach((node) => {
+      if (!chosen.has(node.id())) node.removeClass('named');
     });
+    for (const id of chosen) {
+      const node = cy.getElementById(id);
+      if (!node.hasClass('named')) node.addClass('named');
+    }
   });
 }
 
@@ -97,12 +118,11 @@ export interface CanvasProps {
 
 type Drawn = { nodes: number; edges: number; layout: 'running' | 'done'; seq: number };
 
-function fcoseOptions(nodes: number, mode: 'full' | 'settle', animate: boolean): LayoutOptions {
-  const draft = nodes > DRAFT_LAYOUT_NODES;
+/** fcose, for maps of up to FORCE_LAYOUT_NODES (its incremental phase grows much faster than the node count). */
+function fcoseOptions(mode: 'full' | 'settle', animate: boolean): LayoutOptions {
   return {
     name: 'fcose',
-    // Spectral only for big maps: the incremental phase grows much faster than the node count.
-    quality: mode === 'settle' ? 'proof' : draft ? 'draft' : 'default',
+    quality: mode === 'settle' ? 'proof' : 'default',
     randomize: mode === 'full',
     animate: animate ? 'end' : false,
     animationDuration: 450,
@@ -114,8 +134,7 @@ function fcoseOptions(nodes: number, mode: 'full' | 'settle', animate: boolean):
     idealEdgeLength: (edge: { hasClass(c: string): boolean }) => (edge.hasClass('co') ? 110 : 85),
     edgeElasticity: (edge: { hasClass(c: string): boolean }) => (edge.hasClass('co') ? 0.3 : 0.45),
     nestingFactor: 0.1,
-    // The spectral (draft) phase alone places a big map: room between nodes keeps it readable.
-    nodeSeparation: draft ? 220 : 75,
+    nodeSeparation: 75,
     gravity: 0.3,
     gravityRange: 3.8,
     numIter: mode === 'settle' ? 600 : 2500,
@@ -130,6 +149,10 @@ export function GraphCanvas(props: CanvasProps) {
   const container = useRef<HTMLDivElement>(null);
   const cyRef = useRef<Core | null>(null);
   const bigRef = useRef<boolean | null>(null);
+  /** The theme the stylesheet was made for: restyling thousands of elements is not free. */
+  const styledRef = useRef<string | null>(null);
+  const themeRef = useRef(theme);
+  themeRef.current = theme;
   const layoutRef = useRef<cytoscape.Layouts | null>(null);
   const pendingFocus = useRef<number | null>(null);
   const onSelectRef = useRef(onSelect);
@@ -140,12 +163,20 @@ export function GraphCanvas(props: CanvasProps) {
   selectedRef.current = selectedId;
   const [drawn, setDrawn] = useState<Drawn>({ nodes: 0, edges: 0, layout: 'running', seq: 0 });
 
-  const centreOn = (cy: Core, id: number) => {
+  /** `then` runs once the view is there (after the animation, when animated). */
+  const centreOn = (cy: Core, id: number, then?: () => void) => {
     const node = cy.getElementById(nodeKey(id));
-    if (node.empty()) return;
+    if (node.empty()) {
+      then?.();
+      return;
+    }
     const zoom = Math.max(cy.zoom(), Math.min(1.2, cy.maxZoom()));
-    if (motionRef.current) cy.viewport({ zoom, pan: { x: 0, y: 0 } }).center(node);
-    else cy.animate({ zoom: { level: zoom, position: node.position() }, center: { eles: node } }, { duration: 320, easing: 'ease-in-out-cubic' });
+    if (motionRef.current) {
+      cy.viewport({ zoom, pan: { x: 0, y: 0 } }).center(node);
+      then?.();
+    } else {
+      cy.animate({ zoom: { level: zoom, position: node.position() }, center: { eles: node } }, { duration: 320, easing: 'ease-in-out-cubic', complete: then });
+    }
   };
 
   // Tear down on leaving the view; positions are kept in `remembered`.
@@ -199,6 +230,7 @@ export function GraphCanvas(props: CanvasProps) {
       });
       cyRef.current = cy;
       bigRef.current = big;
+      styledRef.current = themeRef.current;
       const c = cy;
       c.on('tap', 'node', (e: EventObject) => onSelectRef.current(entityIdOf((e.target as NodeSingular).id())));
       c.on('tap', (e: EventObject) => {
@@ -212,16 +244,17 @@ export function GraphCanvas(props: CanvasProps) {
         (e.target as NodeSingular).removeClass('hover');
         el.style.cursor = '';
       });
-      let zoomTimer: ReturnType<typeof setTimeout> | undefined;
       if (big) {
+        let labelTimer: ReturnType<typeof setTimeout> | undefined;
         c.on('viewport', () => {
-          clearTimeout(zoomTimer);
-          zoomTimer = setTimeout(() => !c.destroyed() && updateZoomLabels(c), 150);
+          clearTimeout(labelTimer);
+          labelTimer = setTimeout(() => !c.destroyed() && updateLabels(c), 150);
         });
       }
       c.on('dragfree', 'node', (e: EventObject) => {
         const n = e.target as NodeSingular;
         remembered.set(n.id(), { ...n.position() });
+        if (big) updateLabels(c);
       });
     }
 
@@ -231,17 +264,26 @@ export function GraphCanvas(props: CanvasProps) {
     const wanted = new Set<string>([...nodes.map((n) => n.data.id), ...edges.map((e) => e.data.id)]);
     const knownCount = nodes.filter((n) => known.has(n.data.id)).length;
     const positions = initialPositions(nodes, edges, known);
+    const plan = layoutPlan(nodes.length, knownCount);
+    const many = big || nodes.length > FORCE_LAYOUT_NODES;
+    // A map laid out in the worker is painted first as its nodes (at their first places); the new
+    // edges come with the layout. On the first placement they would only be a tangle, and drawing
+    // thousands of them twice is most of the cost of a big map's first paint.
+    const deferEdges = plan === 'full' && many;
+    const laterEdges: cytoscape.ElementDefinition[] = [];
 
     layoutRef.current?.stop();
     const c = cy;
+    // A new canvas takes everything at once; otherwise each element is looked up and kept, changed or added.
+    const empty = c.elements().empty();
     c.batch(() => {
       c.elements().forEach((ele) => {
         if (!wanted.has(ele.id())) c.remove(ele);
       });
       const adds: cytoscape.ElementDefinition[] = [];
       for (const n of nodes) {
-        const existing = c.getElementById(n.data.id);
-        if (existing.nonempty()) {
+        const existing = empty ? null : c.getElementById(n.data.id);
+        if (existing?.nonempty()) {
           existing.data(n.data);
           existing.classes(withTransient(existing, n.classes ?? ''));
         } else {
@@ -249,42 +291,95 @@ export function GraphCanvas(props: CanvasProps) {
         }
       }
       for (const e of edges) {
-        const existing = c.getElementById(e.data.id);
-        if (existing.nonempty()) {
+        const existing = empty ? null : c.getElementById(e.data.id);
+        if (existing?.nonempty()) {
           existing.data(e.data);
           existing.classes(withTransient(existing, e.classes ?? ''));
         } else {
-          adds.push({ group: 'edges', data: e.data, classes: e.classes });
+          (deferEdges ? laterEdges : adds).push({ group: 'edges', data: e.data, classes: e.classes });
         }
       }
       if (adds.length) c.add(adds);
     });
 
-    const plan = layoutPlan(nodes.length, knownCount);
     const seq = drawnSeq.next();
     const finish = (fit: boolean) => {
       c.nodes().forEach((n) => void remembered.set(n.id(), { ...n.position() }));
+      // Done once the map is where it will stay (a fit or a search pick may animate the view), so
+      // what is shown then is final.
+      const done = () => {
+        if (c.destroyed()) return;
+        if (big) updateLabels(c);
+        setDrawn((d) => (d.seq === seq ? { ...d, nodes: c.nodes().length, edges: c.edges().length, layout: 'done' } : d));
+        // A pick made while the view was moving.
+        const late = pendingFocus.current;
+        pendingFocus.current = null;
+        if (late !== null) centreOn(c, late);
+      };
+      const settled = () => {
+        if (c.destroyed()) return;
+        const f = pendingFocus.current;
+        pendingFocus.current = null;
+        if (f !== null) centreOn(c, f, done);
+        else done();
+      };
       const f0 = pendingFocus.current;
-      if (fit) fitMap(c, f0 === null && !motionRef.current && !big);
-      setDrawn((d) => (d.seq === seq ? { ...d, layout: 'done' } : d));
-      const f = pendingFocus.current;
-      pendingFocus.current = null;
-      if (f !== null) centreOn(c, f);
+      if (fit) fitMap(c, f0 === null && !motionRef.current && !big, settled);
+      else settled();
     };
     setDrawn({ nodes: c.nodes().length, edges: c.edges().length, layout: plan === 'none' ? 'done' : 'running', seq });
     if (plan === 'none') {
       if (fresh) fitMap(c);
       return;
     }
-    if (plan === 'settle' && big) {
-      // Thousands of nodes: the new ones stay beside their neighbours; a re-layout would move everything.
+    if (plan === 'settle' && many) {
+      // Hundreds or thousands of nodes: the new ones stay beside their neighbours; a re-layout would move everything.
       finish(fresh);
       return;
     }
-    if ((plan === 'full' || fresh) && !big) fitMap(c);
+    if (plan === 'full' && many) {
+      // Painted now, from the first placement (a spiral with the most present in the middle, or
+      // beside a neighbour); the worker's layout replaces it in one step when it answers, and the
+      // edges join then.
+      fitMap(c);
+      let cancelled = false;
+      let frame = 0;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const here = () => new Map(c.nodes().map((n) => [n.id(), { ...n.position() }] as const));
+      const { ids, input } = forceInputFor(nodes, edges, here());
+      const options = forceOptionsFor(ids.length);
+      const apply = (answer: LayoutAnswer) => {
+        if (cancelled || c.destroyed()) return;
+        c.batch(() => {
+          ids.forEach((id, i) => {
+            const node = c.getElementById(id);
+            if (node.nonempty()) node.position({ x: answer.x[i]!, y: answer.y[i]! });
+          });
+          if (laterEdges.length) c.add(laterEdges);
+        });
+        finish(true);
+      };
+      const job = layoutInWorker({ input, options });
+      job.promise.then(apply, () => {
+        if (cancelled || c.destroyed()) return;
+        // No worker to be had: the same layout here, once the first paint is on screen.
+        frame = requestAnimationFrame(() => {
+          timer = setTimeout(() => {
+            if (!cancelled && !c.destroyed()) apply(layoutHere({ input: forceInputFor(nodes, edges, here()).input, options }));
+          }, 0);
+        });
+      });
+      return () => {
+        cancelled = true;
+        job.cancel();
+        cancelAnimationFrame(frame);
+        clearTimeout(timer);
+      };
+    }
+    if (plan === 'full' || fresh) fitMap(c);
     const animate = !motionRef.current && nodes.length <= ANIMATE_LAYOUT_NODES;
     const runLayout = () => {
-      const layout = c.layout(fcoseOptions(nodes.length, plan, animate));
+      const layout = c.layout(fcoseOptions(plan, animate));
       layoutRef.current = layout;
       layout.one('layoutstop', () => {
         if (layoutRef.current === layout) layoutRef.current = null;
@@ -292,12 +387,6 @@ export function GraphCanvas(props: CanvasProps) {
       });
       layout.run();
     };
-    if (big) {
-      // A big map: every frame is expensive, so it is laid out before its first one rather than
-      // painted twice (a draft, then the map).
-      runLayout();
-      return;
-    }
     let cancelled = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     // Let the first paint happen (a spiral already shaped like a map) before the layout takes the thread.
@@ -318,7 +407,9 @@ export function GraphCanvas(props: CanvasProps) {
   // The theme → the stylesheet.
   useEffect(() => {
     const cy = cyRef.current;
-    if (cy && bigRef.current !== null) cy.style(graphStyle(readPalette(), bigRef.current));
+    if (!cy || bigRef.current === null || styledRef.current === theme) return;
+    styledRef.current = theme;
+    cy.style(graphStyle(readPalette(), bigRef.current));
   }, [theme]);
 
   // The selected entity and its neighbourhood stand out; the rest steps back.
@@ -336,7 +427,10 @@ export function GraphCanvas(props: CanvasProps) {
       // Fading the rest restyles every element: on a big map the neighbourhood only stands out.
       if (!bigRef.current) cy.elements().not(hood).addClass('faded');
     });
-  }, [selectedId, drawn.seq]);
+    // On a big map the neighbours' names come first.
+    if (bigRef.current) updateLabels(cy);
+    // drawn.edges: a big map's edges arrive with its layout.
+  }, [selectedId, drawn.seq, drawn.edges]);
 
   // A search pick: centre on it, after the layout if one is running.
   useEffect(() => {

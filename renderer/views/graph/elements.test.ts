@@ -2,14 +2,17 @@ import { describe, expect, it } from 'vitest';
 import type { Entity, EntityEdge } from '../../../shared/api.js';
 import {
   BIG_GRAPH_ELEMENTS,
+  chooseLabels,
   edgeLook,
   entityIdOf,
   initialPositions,
   isBig,
   labelSize,
+  labelWidthEm,
   layoutPlan,
   MAX_NODE,
   MIN_NODE,
+  MIN_LABEL_PX,
   mostMentioned,
   nodeKey,
   nodeSize,
@@ -119,5 +122,41 @@ describe('drawing a slice', () => {
   it('names the most mentioned for the screen-reader summary, leaving out the two fixed entities', () => {
     const nodes = [entity(1, 'Anima', { kind: 'self', mentionCount: 99 }), entity(2, 'Ana', { mentionCount: 3 }), entity(3, 'Porto', { mentionCount: 7 }), entity(4, 'Bo', { mentionCount: 3 })];
     expect(mostMentioned({ nodes }, 2)).toEqual(['Porto', 'Ana']);
+  });
+
+  describe('names on a big map', () => {
+    const view = { zoom: 1, pan: { x: 0, y: 0 }, width: 800, height: 600 };
+    const cand = (id: string, x: number, y: number, rank: number, over: Partial<{ size: number; fontSize: number; label: string }> = {}) => ({
+      id,
+      x,
+      y,
+      rank,
+      size: 20,
+      fontSize: 12,
+      label: `Name ${id}`,
+      ...over,
+    });
+
+    it('gives the room to what matters most, and never draws two names over each other', () => {
+      const chosen = chooseLabels([cand('near', 100, 100, 1), cand('other', 110, 104, 3), cand('apart', 400, 100, 3), cand('major', 104, 98, 2)], view);
+      expect([...chosen].sort()).toEqual(['apart', 'near']);
+    });
+
+    it('names the selected one and the two of us wherever they are, but only what is in view', () => {
+      const chosen = chooseLabels([cand('other', 100, 100, 3, { size: 40 }), cand('you', 104, 100, 0), cand('selected', 100, 104, 0), cand('away', 2000, 100, 3)], view);
+      expect([...chosen].sort()).toEqual(['selected', 'you']);
+    });
+
+    it('leaves out names too small to read at this zoom, and stops at the limit', () => {
+      const small = { ...view, zoom: (MIN_LABEL_PX - 1) / 12 };
+      expect(chooseLabels([cand('a', 100, 100, 2)], small).size).toBe(0);
+      const many = Array.from({ length: 40 }, (_, i) => cand(`n${i}`, 60 + (i % 5) * 150, 40 + Math.floor(i / 5) * 70, 3));
+      expect(chooseLabels(many, view).size).toBe(40);
+      expect(chooseLabels(many, view, 10).size).toBe(10);
+    });
+
+    it('measures Chinese names wider than Latin ones of as many characters', () => {
+      expect(labelWidthEm('北京大学')).toBeGreaterThan(labelWidthEm('Ansa'));
+    });
   });
 });

@@ -6,16 +6,18 @@ import { edgeIsHistory } from '../../stores/graph.js';
 
 /** Above this many elements the map trades detail for speed (textures while moving, no labels…). */
 export const BIG_GRAPH_ELEMENTS = 1500;
-/** Above this many nodes the force-directed layout runs in its fast (spectral) quality. */
-export const DRAFT_LAYOUT_NODES = 350;
+/** Above this many nodes (or on a big map) a full layout is the worker's force layout, not fcose. */
+export const FORCE_LAYOUT_NODES = 350;
 /** Below this many nodes the layout may be animated (when motion is welcome). */
 export const ANIMATE_LAYOUT_NODES = 250;
 
-/** On a big map, how many of the most mentioned always carry their name. */
+/** On a big map, how many of the most mentioned carry their name first (where there is room). */
 export const MAJOR_NODES = 120;
-/** On a big map, names of the nodes in view appear from this zoom on (and at most this many at once). */
+/** On a big map, names of the other nodes in view appear from this zoom on (and at most this many at once). */
 export const ZOOM_LABELS_AT = 1;
 export const ZOOM_LABELS_MAX = 250;
+/** A name smaller than this on screen is not drawn on a big map: it could not be read. */
+export const MIN_LABEL_PX = 9;
 
 export const MIN_NODE = 16;
 export const BIG_NODE_SCALE = 0.6;
@@ -211,4 +213,85 @@ export function mostMentioned(slice: Pick<GraphSlice, 'nodes'>, n = 5): string[]
     .sort((a, b) => b.mentionCount - a.mentionCount || a.name.localeCompare(b.name))
     .slice(0, n)
     .map((e) => e.name);
+}
+
+/** A node that may carry its name on a big map, where it is (model coordinates) and how much it matters (0 first). */
+export interface LabelCandidate {
+  id: string;
+  x: number;
+  y: number;
+  size: number;
+  fontSize: number;
+  label: string;
+  rank: number;
+}
+
+/** Roughly how wide a name is drawn, in font sizes: CJK characters are square, Latin ones narrower. */
+export function labelWidthEm(label: string): number {
+  let em = 0;
+  for (const ch of label) em += /[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/.test(ch) ? 1 : 0.58;
+  return em;
+}
+
+/**
+ * On a big map, which nodes in view carry their names: by rank (the selected one and the two of us,
+ * its neighbours, the most mentioned, then the rest once zoomed in), then by size, each only where
+ * its name overlaps none already placed, and none too small to read. Names are drawn under their
+ * node (as the stylesheet places them); `view` is the viewport in screen pixels.
+ */
+export function chooseLabels(
+  candidates: readonly LabelCandidate[],
+  view: { zoom: number; pan: Point; width: number; height: number },
+  max = ZOOM_LABELS_MAX,
+): Set<string> {
+  const { zoom, pan, width, height } = view;
+  const chosen = new Set<string>();
+  const order = [...candidates].sort((a, b) => a.rank - b.rank || b.size - a.size || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // Placed names by grid cell, so each test looks only at its neighbourhood.
+  const cell = 96;
+  const grid = new Map<number, number[]>();
+  const boxes: number[] = [];
+  const key = (cx: number, cy: number) => cx * 100_003 + cy;
+  for (const c of order) {
+    if (chosen.size >= max) break;
+    const font = c.fontSize * zoom;
+    if (font < MIN_LABEL_PX && c.rank > 0) continue;
+    const w = Math.min(140, labelWidthEm(c.label) * c.fontSize) * zoom + 4;
+    const h = font * 1.3;
+    const sx = c.x * zoom + pan.x;
+    const top = (c.y + c.size / 2 + 4) * zoom + pan.y;
+    const x1 = sx - w / 2;
+    const x2 = sx + w / 2;
+    const y2 = top + h;
+    if (x2 < 0 || x1 > width || y2 < 0 || top - c.size * zoom > height) continue;
+    let free = true;
+    const cx1 = Math.floor(x1 / cell);
+    const cx2 = Math.floor(x2 / cell);
+    const cy1 = Math.floor(top / cell);
+    const cy2 = Math.floor(y2 / cell);
+    for (let gx = cx1; gx <= cx2 && free; gx++) {
+      for (let gy = cy1; gy <= cy2 && free; gy++) {
+        for (const b of grid.get(key(gx, gy)) ?? []) {
+          if (x1 < boxes[b + 2]! && x2 > boxes[b]! && top < boxes[b + 3]! && y2 > boxes[b + 1]!) {
+            free = false;
+            break;
+          }
+        }
+      }
+    }
+    // The selected one and the two of us are named whatever else is there.
+    if (!free && c.rank > 0) continue;
+    const b = boxes.length;
+    boxes.push(x1, top, x2, y2);
+    for (let gx = cx1; gx <= cx2; gx++) {
+      for (let gy = cy1; gy <= cy2; gy++) {
+        const k = key(gx, gy);
+        const list = grid.get(k);
+        if (list) list.push(b);
+        else grid.set(k, [b]);
+      }
+    }
+    chosen.add(c.id);
+  }
+  return chosen;
 }

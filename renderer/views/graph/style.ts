@@ -33,12 +33,46 @@ export function readPalette(el: Element = document.documentElement): GraphPalett
   };
 }
 
-/** On a big map, the nodes whose names are drawn: the most mentioned, the two of us, what is pointed at or near it, and what is in view when zoomed in. */
-export const LABELLED = 'node.major, node.kind-self, node.kind-user, node.hover, node.near, node.selected, node.zoomed';
+/**
+ * On a big map, the nodes whose names are drawn: the two of us, what is pointed at or selected, and
+ * those the canvas names for the view (`named`: its neighbours, the most mentioned, then the rest
+ * once zoomed in, wherever a name has room — see chooseLabels).
+ */
+export const LABELLED = 'node.kind-self, node.kind-user, node.hover, node.selected, node.named';
 
 /** The stylesheet. `big`: the cheaper drawing for thousands of elements. */
 export function graphStyle(p: GraphPalette, big: boolean): StylesheetJson {
+  const text = {
+    label: 'data(label)',
+    'font-family': p.font,
+    'font-size': 'data(fontSize)',
+    'min-zoomed-font-size': big ? 10 : 8,
+    color: p.text,
+    'text-valign': 'bottom',
+    'text-halign': 'center',
+    'text-margin-y': 4,
+    'text-outline-color': p.bg,
+    'text-outline-width': 2,
+    'text-outline-opacity': 0.9,
+    'text-max-width': '140px',
+    'text-wrap': 'ellipsis',
+  };
+  const edgeText = {
+    label: 'data(label)',
+    'font-family': p.font,
+    'font-size': 9,
+    'min-zoomed-font-size': 7,
+    color: p.text2,
+    'text-rotation': 'autorotate',
+    'text-background-color': p.bg,
+    'text-background-opacity': 0.85,
+    'text-background-padding': '1px',
+  };
   // Plain objects: cytoscape's `data(…)` mappers are strings its typings do not accept everywhere.
+  // Every property of every element is applied one by one when the map is first drawn, so on a big
+  // map each element carries only what it needs: the text settings only where a name is drawn
+  // (see LABELLED, and named relations around the selected one), and edges leave cytoscape's
+  // defaults (haystack lines) unsaid.
   const sheet: { selector: string; style: Record<string, unknown> }[] = [
     {
       selector: 'node',
@@ -48,25 +82,17 @@ export function graphStyle(p: GraphPalette, big: boolean): StylesheetJson {
         'background-color': p.kinds.thing,
         'border-width': 1.5,
         'border-color': p.surface,
-        // A big map measures and draws only the labels that can be read (see LABELLED): every label
-        // costs a measurement when the element is added, and thousands of them slow the first paint.
-        label: big ? '' : 'data(label)',
-        'font-family': p.font,
-        'font-size': 'data(fontSize)',
-        'min-zoomed-font-size': big ? 10 : 8,
-        color: p.text,
-        'text-valign': 'bottom',
-        'text-halign': 'center',
-        'text-margin-y': 4,
-        'text-outline-color': p.bg,
-        'text-outline-width': 2,
-        'text-outline-opacity': 0.9,
-        'text-max-width': '140px',
-        'text-wrap': 'ellipsis',
         'overlay-opacity': 0,
+        ...(big ? {} : text),
       },
     },
-    ...(big ? [{ selector: LABELLED, style: { label: 'data(label)' } }] : []),
+    ...(big
+      ? [
+          { selector: LABELLED, style: text },
+          // Chosen for the view, readable size included.
+          { selector: 'node.named', style: { 'min-zoomed-font-size': 0 } },
+        ]
+      : []),
     ...ENTITY_KINDS.map((k) => ({ selector: `node.kind-${k}`, style: { 'background-color': p.kinds[k] } })),
     {
       // The companion and the person: rings, so they read as the two ends of every story.
@@ -75,14 +101,13 @@ export function graphStyle(p: GraphPalette, big: boolean): StylesheetJson {
     },
     { selector: 'node.kind-user', style: { shape: 'round-rectangle' } },
     {
+      // Haystack lines (cytoscape's default curve style, radius 0): the cheapest to draw. Edges take no
+      // events, so they need no overlay either.
       selector: 'edge',
       style: {
         width: 'data(width)',
         opacity: 'data(opacity)',
         'line-color': p.edge,
-        'curve-style': 'haystack',
-        'haystack-radius': 0,
-        'overlay-opacity': 0,
         events: 'no',
       },
     },
@@ -94,19 +119,12 @@ export function graphStyle(p: GraphPalette, big: boolean): StylesheetJson {
         'target-arrow-shape': 'triangle',
         'target-arrow-color': p.edgeTyped,
         'arrow-scale': 0.7,
-        label: big ? '' : 'data(label)',
-        'font-family': p.font,
-        'font-size': 9,
-        'min-zoomed-font-size': 7,
-        color: p.text2,
-        'text-rotation': 'autorotate',
-        'text-background-color': p.bg,
-        'text-background-opacity': 0.85,
-        'text-background-padding': '1px',
         'z-index': 2,
+        ...(big ? {} : edgeText),
       },
     },
-    ...(big ? [{ selector: 'edge.typed.near', style: { label: 'data(label)' } }] : []),
+    // On a big map a relation is named only around the selected one.
+    ...(big ? [{ selector: 'edge.typed.near', style: edgeText }] : []),
     { selector: 'edge.history', style: { 'line-style': 'dashed', 'line-dash-pattern': [5, 4], opacity: 0.45 } },
     { selector: '.faded', style: { opacity: 0.12, 'text-opacity': 0 } },
     { selector: 'edge.faded', style: { opacity: 0.06 } },
