@@ -50,6 +50,8 @@ const artifacts = [
   { entry: 'electron/host-process/entry.ts', outfile: 'dist/electron/host-process.mjs', format: 'esm' },
   // The on-device embedding model's worker thread; electron/embed/embedder.ts finds it beside the bundle.
   { entry: 'electron/embed/embed-worker.ts', outfile: 'dist/electron/embed-worker.mjs', format: 'esm' },
+  // The local chat model's worker thread; electron/llm/local.ts finds it the same way.
+  { entry: 'electron/llm/local-worker.ts', outfile: 'dist/electron/local-worker.mjs', format: 'esm' },
   {
     entry: 'electron/cli.ts',
     outfile: 'dist/cli.mjs',

@@ -1,14 +1,12 @@
 // The on-device embedding model: transformers.js running in a worker thread (embed-worker.ts).
 // Calls are queued and run one at a time, each cut into batches of at most `batchSize` texts; a
 // worker that dies fails only the call it was working on, and the next call starts a fresh one.
-import { existsSync, readFileSync } from 'node:fs';
 import { access, readdir } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { FromWorker, ToWorker, WorkerInit } from './embed-worker.js';
 import { EmbedError, type Embedder } from './types.js';
+import { WorkerScriptMissing, weightsDtype, workerScript, type WorkerScript } from './worker-script.js';
 
 export interface OpenEmbedderOptions {
   /** The folder holding `<model id>/config.json`, `tokenizer.json`, `onnx/*.onnx`. */
@@ -25,21 +23,6 @@ const DEFAULT_BATCH_SIZE = 32;
 
 /** Hugging Face ids are `name` or `org/name`; anything else (`..`, absolute paths) is not a model. */
 const MODEL_ID = /^[\w.-]+(\/[\w.-]+)?$/;
-
-/**
- * Weight files transformers.js knows, by the dtype that selects them, best first: full precision when
- * the model manager downloaded it, else whichever smaller variant is there.
- */
-const WEIGHTS: [file: string, dtype: string][] = [
-  ['model.onnx', 'fp32'],
-  ['model_fp16.onnx', 'fp16'],
-  ['model_quantized.onnx', 'q8'],
-  ['model_int8.onnx', 'int8'],
-  ['model_uint8.onnx', 'uint8'],
-  ['model_q4.onnx', 'q4'],
-  ['model_q4f16.onnx', 'q4f16'],
-  ['model_bnb4.onnx', 'bnb4'],
-];
 
 /** Checks the model's files, starts its worker and embeds a probe text; rejects with an EmbedError. */
 export async function openEmbedder(options: OpenEmbedderOptions): Promise<Embedder> {
@@ -63,10 +46,9 @@ async function installedWeights(modelsDir: string, modelId: string): Promise<str
   for (const file of ['config.json', 'tokenizer.json']) {
     if (!(await exists(path.join(dir, file)))) throw missing(file);
   }
-  const present = new Set(await readdir(path.join(dir, 'onnx')).catch(() => [] as string[]));
-  const found = WEIGHTS.find(([file]) => present.has(file));
+  const found = weightsDtype(await readdir(path.join(dir, 'onnx')).catch(() => [] as string[]));
   if (!found) throw missing('onnx/model.onnx');
-  return found[1];
+  return found.dtype;
 }
 
 async function exists(file: string): Promise<boolean> {
@@ -76,38 +58,14 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-/**
- * The worker script and how to start it. From source (Vitest, tsx) this module is a .ts file and so
- * is the worker, which Node cannot run alone: an eval'd bootstrap has tsx import it (`--import tsx`
- * in the worker's execArgv does not register tsx's hooks before the entry loads on Node 20). Built,
- * the code is bundled into dist/electron/host-process.mjs or dist/cli.mjs and the worker is its own
- * artifact, dist/electron/embed-worker.mjs (scripts/build.mjs).
- */
-function workerScript(): { script: string | URL; eval: boolean } {
-  const here = import.meta.url;
-  if (here.endsWith('.ts')) {
-    const worker = new URL('./embed-worker.ts', here).href;
-    const tsx = pathToFileURL(tsxEsmApi(here)).href;
-    const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => tsx.tsImport(${JSON.stringify(worker)}, ${JSON.stringify(here)}))`;
-    return { script: bootstrap, eval: true };
+/** The embedding worker (see worker-script.ts for how it is found from source and when built). */
+function embedWorkerScript(): WorkerScript {
+  try {
+    return workerScript(import.meta.url, 'embed-worker', 'embedding');
+  } catch (error) {
+    if (error instanceof WorkerScriptMissing) throw new EmbedError('runtime_missing', error.message);
+    throw error;
   }
-  const dir = path.dirname(fileURLToPath(here));
-  for (const candidate of [path.join(dir, 'embed-worker.mjs'), path.join(dir, 'electron', 'embed-worker.mjs')]) {
-    if (existsSync(candidate)) return { script: pathToFileURL(candidate), eval: false };
-  }
-  throw new EmbedError('runtime_missing', 'This build of Anima is missing its embedding worker (embed-worker.mjs).');
-}
-
-/**
- * tsx's ESM API file. require.resolve would pick its CommonJS build, whose tsImport cannot be
- * imported from a worker; the `import` condition's file is read from tsx's own exports map.
- */
-function tsxEsmApi(from: string): string {
-  const manifest = createRequire(from).resolve('tsx/package.json');
-  const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import?: { default?: string } }> };
-  const file = exports['./esm/api']?.import?.default;
-  if (!file) throw new EmbedError('runtime_missing', 'Running the embedding worker from source needs tsx 4 (tsx/esm/api).');
-  return path.join(path.dirname(manifest), file);
 }
 
 function cancelled(message = 'The embedding was cancelled.'): EmbedError {
@@ -131,7 +89,7 @@ class WorkerThread {
     private readonly init: WorkerInit,
     onWorkerStart?: (worker: Worker) => void,
   ) {
-    const { script, eval: isEval } = workerScript();
+    const { script, eval: isEval } = embedWorkerScript();
     this.worker = new Worker(script, { eval: isEval, workerData: init });
     onWorkerStart?.(this.worker);
     let settle!: { resolve: (dimensions: number) => void; reject: (error: EmbedError) => void };

@@ -2,89 +2,63 @@
 // under `modelsDir/<model id>/` (config.json, tokenizer files, onnx/*.onnx), put there by the
 // model manager. Tool calling is not offered: small local models do it too unreliably to trust
 // with memory, so tools in a request are ignored and the model simply answers in text.
+//
+// The model runs in a worker thread (local-worker.ts): generation would otherwise stall the host's
+// event loop, and a failed load poisons the model id for the thread that tried. One thread for the
+// whole process — providers are created per request, the model is loaded once — holding one model:
+// asking for another replaces it, so memory holds a single model. Replies run one at a time.
 import { access, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { catalogModels } from '../embed/catalog.js';
+import { WorkerScriptMissing, weightsDtype, workerScript } from '../embed/worker-script.js';
 import { cancelledError } from './errors.js';
+import type { FromWorker, LocalWorkerInit, TemplateMessage, ToWorker } from './local-worker.js';
 import { ProviderError, type ChatProvider, type ChatTurn, type ProviderOptions, type StreamEvent, type StreamRequest } from './types.js';
 
-/** The slice of @huggingface/transformers this provider uses. */
-export interface TransformersEngine {
-  env: { allowRemoteModels: boolean; localModelPath: string };
-  pipeline(task: 'text-generation', model: string): Promise<TextGenerator>;
-  TextStreamer: new (
-    tokenizer: ChatTokenizer,
-    options: { skip_prompt: boolean; skip_special_tokens: boolean; callback_function: (text: string) => void },
-  ) => unknown;
-  InterruptableStoppingCriteria: new () => { interrupt(): void };
+export interface LocalProviderHooks {
+  /** A module the worker imports instead of @huggingface/transformers (tests' stand-in engine). */
+  engine?: string;
+  /** Called with each worker thread as it starts; lets tests end one mid-reply. */
+  onWorkerStart?: (worker: Worker) => void;
 }
 
-interface ChatTokenizer {
-  apply_chat_template(
-    messages: { role: string; content: string }[],
-    options: { tokenize: false; add_generation_prompt: true },
-  ): string;
-}
-
-interface TextGenerator {
-  tokenizer: ChatTokenizer;
-  (prompt: string, options: Record<string, unknown>): Promise<unknown>;
-}
-
-const ENGINE_PACKAGE = '@huggingface/transformers';
 const DEFAULT_MAX_NEW_TOKENS = 1024;
+/**
+ * With no maxTokens the reply gets what the prompt leaves of the context, up to the default; below
+ * this much room a reply is hardly worth starting, and the request is refused as too long instead.
+ */
+const MIN_NEW_TOKENS = 64;
+const DEFAULT_TEMPERATURE = 0.7;
 
-/** The package is optional until the model manager ships; a variable specifier keeps bundlers and tsc from resolving it. */
-async function importEngine(): Promise<TransformersEngine> {
-  const specifier: string = ENGINE_PACKAGE;
-  return (await import(specifier)) as TransformersEngine;
-}
+export const LOADING_MODEL_TEXT = 'Loading the local model…';
 
-export function createLocalProvider(
-  options: ProviderOptions,
-  /** Replaced in tests, which must not depend on whether the package is installed. */
-  loadEngine: () => Promise<TransformersEngine> = importEngine,
-): ChatProvider {
+export function createLocalProvider(options: ProviderOptions, hooks: LocalProviderHooks = {}): ChatProvider {
   const modelsDir = options.modelsDir;
-  // Loading a model takes seconds and much memory: once per model per process.
-  const generators = new Map<string, Promise<TextGenerator>>();
-
-  async function generatorFor(model: string): Promise<{ engine: TransformersEngine; generator: TextGenerator }> {
-    if (!modelsDir || !(await isInstalled(modelsDir, model))) throw notDownloaded(model);
-    let engine: TransformersEngine;
-    try {
-      engine = await loadEngine();
-    } catch {
-      throw new ProviderError(
-        'provider_not_installed',
-        'Running models on this computer needs a component that is not installed in this version of Anima. ' +
-          'Use a model server (such as Ollama) or a cloud provider instead.',
-      );
-    }
-    // Never download behind the person's back: only files the model manager put on disk are used.
-    engine.env.allowRemoteModels = false;
-    engine.env.localModelPath = modelsDir.endsWith(path.sep) ? modelsDir : modelsDir + path.sep;
-    let loading = generators.get(model);
-    if (!loading) {
-      loading = engine.pipeline('text-generation', model);
-      generators.set(model, loading);
-      loading.catch(() => generators.delete(model));
-    }
-    try {
-      return { engine, generator: await loading };
-    } catch {
-      throw new ProviderError(
-        'provider_not_installed',
-        `The local model "${model}" could not be loaded. Try downloading it again in Settings → Models.`,
-      );
-    }
-  }
-
   return {
     kind: 'local',
     async *stream(request: StreamRequest): AsyncGenerator<StreamEvent> {
-      if (request.signal?.aborted) throw cancelledError();
-      const { engine, generator } = await generatorFor(request.model);
-      yield* generate(engine, generator, request);
+      const { signal } = request;
+      if (signal?.aborted) throw cancelledError();
+      const init = await workerInit(modelsDir, request.model, hooks.engine);
+      const release = await runtime.turn(signal);
+      let handedOver = false;
+      try {
+        const thread = runtime.threadFor(init, hooks.onWorkerStart);
+        if (!thread.isReady) yield { type: 'status', status: 'loading_model', text: LOADING_MODEL_TEXT };
+        await untilAborted(thread.ready, signal);
+        const generation = thread.generate({
+          messages: toTemplateMessages(request.messages),
+          maxNewTokens: request.maxTokens,
+          temperature: request.temperature ?? DEFAULT_TEMPERATURE,
+        });
+        // The next reply waits for the thread to be free, which may be after this consumer has left.
+        handedOver = true;
+        void generation.finished.then(release);
+        yield* generation.events(signal);
+      } finally {
+        if (!handedOver) release();
+      }
     },
     async listModels(): Promise<string[]> {
       return modelsDir ? installedModels(modelsDir) : [];
@@ -92,56 +66,26 @@ export function createLocalProvider(
   };
 }
 
-async function* generate(engine: TransformersEngine, generator: TextGenerator, request: StreamRequest): AsyncGenerator<StreamEvent> {
-  const prompt = generator.tokenizer.apply_chat_template(toTemplateMessages(request.messages), {
-    tokenize: false,
-    add_generation_prompt: true,
-  });
-  const tokens = new TokenQueue();
-  const stopping = new engine.InterruptableStoppingCriteria();
-  const stop = () => stopping.interrupt();
-  request.signal?.addEventListener('abort', stop, { once: true });
-  const temperature = request.temperature ?? 0.7;
-  generator(prompt, {
-    max_new_tokens: request.maxTokens ?? DEFAULT_MAX_NEW_TOKENS,
-    temperature,
-    do_sample: temperature > 0,
-    return_full_text: false,
-    add_special_tokens: false, // the chat template already wrote them
-    stopping_criteria: stopping,
-    streamer: new engine.TextStreamer(generator.tokenizer, {
-      skip_prompt: true,
-      skip_special_tokens: true,
-      callback_function: (text) => tokens.push(text),
-    }),
-  }).then(
-    () => tokens.close(),
-    (error: unknown) => tokens.close(error),
-  );
-  let streamed = false;
-  let failure: ProviderError | undefined;
-  try {
-    for await (const text of tokens) {
-      if (!text) continue;
-      streamed = true;
-      yield { type: 'text', text };
-    }
-  } catch {
-    failure = new ProviderError('provider_bad_response', 'The local model stopped with an error while writing its reply.');
-  } finally {
-    request.signal?.removeEventListener('abort', stop);
-    stopping.interrupt(); // a consumer that stops reading must not leave the model generating
-  }
-  if (request.signal?.aborted) failure = cancelledError();
-  if (failure) {
-    failure.midStream = streamed;
-    throw failure;
-  }
-  yield { type: 'done', finishReason: 'stop' };
+/** Ends the local model's thread, freeing its memory (before its files are deleted, or at shutdown). */
+export async function unloadLocalModel(): Promise<void> {
+  await runtime.unload();
+}
+
+async function workerInit(modelsDir: string | undefined, model: string, engine: string | undefined): Promise<LocalWorkerInit> {
+  if (!modelsDir || !(await isInstalled(modelsDir, model))) throw notDownloaded(model);
+  const weights = weightsDtype(await readdir(path.join(modelsDir, model, 'onnx')).catch(() => []));
+  const listed = catalogModels({ includeTestModels: true }).find((entry) => entry.id === model);
+  return {
+    modelsDir: path.resolve(modelsDir),
+    modelId: model,
+    dtype: weights?.dtype,
+    contextLength: listed?.task === 'chat' ? listed.contextLength : undefined,
+    engine,
+  };
 }
 
 /** Chat templates know system, user and assistant; a tool result is told to the model as user text. */
-function toTemplateMessages(turns: ChatTurn[]): { role: string; content: string }[] {
+function toTemplateMessages(turns: ChatTurn[]): TemplateMessage[] {
   return turns.map((turn) =>
     turn.role === 'tool'
       ? { role: 'user', content: `Result of ${turn.name}: ${turn.content}` }
@@ -149,25 +93,330 @@ function toTemplateMessages(turns: ChatTurn[]): { role: string; content: string 
   );
 }
 
-/** Hands tokens from the generator's callback to the async iterator that yields them. */
-class TokenQueue implements AsyncIterable<string> {
-  private readonly items: string[] = [];
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(cancelledError());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(cancelledError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** The process's one model thread, and the turn replies take on it. */
+class LocalRuntime {
+  private thread: ModelThread | undefined;
+  private tail: Promise<void> = Promise.resolve();
+
+  /** Waits until no other reply is running; the returned function gives the turn to the next. */
+  async turn(signal: AbortSignal | undefined): Promise<() => void> {
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const previous = this.tail;
+    this.tail = previous.then(() => mine);
+    try {
+      await untilAborted(previous, signal);
+    } catch (error) {
+      release(); // our place passes straight on once the one ahead finishes
+      throw error;
+    }
+    return release;
+  }
+
+  /** The thread for this model: the running one, or a new one replacing whatever ran before. */
+  threadFor(init: LocalWorkerInit, onWorkerStart?: (worker: Worker) => void): ModelThread {
+    const key = JSON.stringify(init);
+    if (this.thread && this.thread.key === key && this.thread.usable) return this.thread;
+    // The caller holds the turn, so the old thread writes nothing; it may still be loading.
+    void this.thread?.close(cancelledError());
+    this.thread = new ModelThread(key, init, onWorkerStart);
+    return this.thread;
+  }
+
+  async unload(): Promise<void> {
+    const thread = this.thread;
+    this.thread = undefined;
+    await thread?.close(new ProviderError('cancelled', 'The local model was unloaded.'));
+  }
+}
+
+const runtime = new LocalRuntime();
+
+interface GenerationOptions {
+  messages: TemplateMessage[];
+  maxNewTokens?: number;
+  temperature: number;
+}
+
+/**
+ * One worker thread: its loading, and the reply it is writing. It is only ever ended while idle:
+ * Worker.terminate() during an onnxruntime-node call (loading or a generation step) can abort the
+ * whole process ("terminate called after throwing an instance of 'Napi::Error'"), so closing
+ * interrupts the reply and waits for the worker to finish the step it is in.
+ */
+class ModelThread {
+  readonly ready: Promise<number | null>;
+  isReady = false;
+  /** Loading failed, or the thread is closing or ended: the next request needs a new one. */
+  private unusable = false;
+  private dead = false;
+  private readonly worker: Worker;
+  private nextId = 1;
+  private generation: Generation | undefined;
+  private lastError = '';
+  /** Why a reply fails if the thread ends now: a crash unless we ended it. */
+  private endReason: ProviderError | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    readonly key: string,
+    private readonly init: LocalWorkerInit,
+    onWorkerStart?: (worker: Worker) => void,
+  ) {
+    let script;
+    try {
+      script = workerScript(import.meta.url, 'local-worker', 'local model');
+    } catch (error) {
+      if (error instanceof WorkerScriptMissing) throw new ProviderError('provider_not_installed', error.message);
+      throw error;
+    }
+    this.worker = new Worker(script.script, { eval: script.eval, workerData: init });
+    onWorkerStart?.(this.worker);
+    let settle!: { resolve: (contextLength: number | null) => void; reject: (error: ProviderError) => void };
+    this.ready = new Promise<number | null>((resolve, reject) => (settle = { resolve, reject }));
+    this.ready.catch(() => {}); // a consumer that left during the load does not await it
+    this.worker.on('message', (message: FromWorker) => {
+      switch (message.type) {
+        case 'ready':
+          this.isReady = true;
+          this.worker.unref();
+          settle.resolve(message.contextLength);
+          break;
+        case 'failed':
+          // The failed load is cached in this thread; only a new one can try again.
+          settle.reject(this.loadError(message.code, message.message));
+          void this.close(cancelledError());
+          break;
+        default:
+          if (this.generation?.id === message.id) this.generation.receive(message);
+      }
+    });
+    this.worker.on('error', (error) => {
+      this.lastError = error.message.split('\n')[0] ?? '';
+    });
+    this.worker.on('exit', (code) => {
+      this.dead = true;
+      this.unusable = true;
+      const why = this.lastError || `exit code ${code}`;
+      settle.reject(
+        this.endReason ??
+          new ProviderError('provider_server_error', `The local model "${init.modelId}" stopped while loading (${why}). Try again.`),
+      );
+      this.generation?.fail(
+        this.endReason ??
+          new ProviderError(
+            'provider_server_error',
+            `The local model "${init.modelId}" stopped unexpectedly while writing its reply (${why}). Send the message again to restart it.`,
+          ),
+      );
+    });
+  }
+
+  get usable(): boolean {
+    return !this.unusable;
+  }
+
+  private loadError(code: 'runtime_missing' | 'model_broken', reason: string): ProviderError {
+    if (code === 'runtime_missing') {
+      return new ProviderError(
+        'provider_not_installed',
+        'Running models on this computer needs a component that is not installed in this version of Anima. ' +
+          'Use a model server (such as Ollama) or a cloud provider instead.',
+      );
+    }
+    return new ProviderError(
+      'provider_not_installed',
+      `The local model "${this.init.modelId}" could not be loaded (${reason.replace(/\.$/, '')}). ` +
+        'Its files may be damaged: download it again in Settings → Models.',
+    );
+  }
+
+  /** Posts at once; the caller holds the runtime's turn, so nothing else is running. */
+  generate(options: GenerationOptions): Generation {
+    const id = this.nextId++;
+    const generation = new Generation(id, this.init.modelId, {
+      stop: () => this.stop(id),
+      ended: () => {
+        if (this.generation === generation) this.generation = undefined;
+        if (!this.dead) this.worker.unref();
+      },
+    });
+    if (this.unusable) {
+      generation.fail(this.endReason ?? new ProviderError('provider_server_error', 'The local model has stopped. Try again.'));
+      return generation;
+    }
+    this.generation = generation;
+    this.worker.ref(); // a reply being written keeps the process alive; an idle model does not
+    const message: ToWorker = {
+      type: 'generate',
+      id,
+      messages: options.messages,
+      maxNewTokens: options.maxNewTokens,
+      defaultMaxNewTokens: DEFAULT_MAX_NEW_TOKENS,
+      minNewTokens: MIN_NEW_TOKENS,
+      temperature: options.temperature,
+    };
+    this.worker.postMessage(message);
+    return generation;
+  }
+
+  /**
+   * Honoured between two tokens. Reading a long prompt is one step that cannot be interrupted, and
+   * ending the thread in the middle of it is not safe: the next reply waits for it instead.
+   */
+  private stop(id: number): void {
+    if (this.dead) return;
+    const message: ToWorker = { type: 'stop', id };
+    this.worker.postMessage(message);
+  }
+
+  /** Ends the thread once it is idle: after its load settles and its reply (interrupted now) ends. */
+  close(reason: ProviderError): Promise<void> {
+    this.unusable = true;
+    this.endReason ??= reason;
+    this.closing ??= (async () => {
+      await this.ready.catch(() => {});
+      const generation = this.generation;
+      if (generation) {
+        generation.interrupt(reason);
+        await generation.finished;
+      }
+      if (!this.dead) await this.worker.terminate();
+    })();
+    return this.closing;
+  }
+}
+
+/** A reply in progress: events from the worker, handed to the stream that reads them. */
+class Generation {
+  /** Resolves once the worker is done with this reply, however it ended. */
+  readonly finished: Promise<void>;
+  private readonly queue = new Channel<StreamEvent>();
+  private over = false;
+  private endFinished!: () => void;
+  /** Why the reply was interrupted when its reader did not ask for it (the model is being unloaded). */
+  private interruptedBy: ProviderError | undefined;
+
+  constructor(
+    readonly id: number,
+    private readonly modelId: string,
+    private readonly thread: { stop(): void; ended(): void },
+  ) {
+    this.finished = new Promise<void>((resolve) => (this.endFinished = resolve));
+  }
+
+  receive(message: FromWorker): void {
+    switch (message.type) {
+      case 'text':
+        this.queue.push({ type: 'text', text: message.text });
+        break;
+      case 'done':
+        if (message.interrupted) {
+          // A reader that stopped has its answer already; one still reading must not take a cut reply for a whole one.
+          this.end(this.interruptedBy ?? cancelledError());
+          break;
+        }
+        this.queue.push({
+          type: 'done',
+          finishReason: message.finishReason,
+          usage: { inputTokens: message.inputTokens, outputTokens: message.outputTokens },
+        });
+        this.end();
+        break;
+      case 'too_long':
+        this.end(
+          new ProviderError(
+            'provider_context_overflow',
+            `The conversation is too long for the local model "${this.modelId}": the prompt is ${message.promptTokens} tokens ` +
+              `and the reply needs up to ${message.maxNewTokens} more, but the model reads at most ${message.contextLength} tokens in all. ` +
+              'Start a new conversation or send a shorter message.',
+          ),
+        );
+        break;
+      case 'error':
+        this.end(
+          new ProviderError('provider_server_error', `The local model "${this.modelId}" failed while writing its reply: ${message.message}`),
+        );
+        break;
+    }
+  }
+
+  interrupt(reason: ProviderError): void {
+    if (this.over) return;
+    this.interruptedBy = reason;
+    this.thread.stop();
+  }
+
+  fail(error: ProviderError): void {
+    this.end(error);
+  }
+
+  private end(error?: ProviderError): void {
+    if (this.over) return;
+    this.over = true;
+    this.queue.close(error);
+    this.thread.ended();
+    this.endFinished();
+  }
+
+  async *events(signal: AbortSignal | undefined): AsyncGenerator<StreamEvent> {
+    // Stop answers at once; the worker notices between two tokens and frees the thread then.
+    const onAbort = () => {
+      if (!this.over) this.thread.stop();
+      this.queue.close(cancelledError(), true);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let streamed = false;
+    try {
+      for await (const event of this.queue) {
+        if (event.type === 'text') streamed = true;
+        yield event;
+      }
+    } catch (error) {
+      const failure = signal?.aborted ? cancelledError() : (error as ProviderError);
+      failure.midStream = streamed;
+      throw failure;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      // A consumer that stops reading must not leave the model writing.
+      if (!this.over) this.thread.stop();
+    }
+  }
+}
+
+/** Hands items from worker messages to the async iterator that yields them. */
+class Channel<T> implements AsyncIterable<T> {
+  private readonly items: T[] = [];
   private closed = false;
   private error: unknown;
   private wake?: () => void;
 
-  push(text: string): void {
-    this.items.push(text);
+  push(item: T): void {
+    if (this.closed) return;
+    this.items.push(item);
     this.wake?.();
   }
 
-  close(error?: unknown): void {
+  /** Ends the stream after the items already in it, or at once when `discard` drops them (Stop). */
+  close(error?: unknown, discard = false): void {
+    if (this.closed) return;
     this.closed = true;
     this.error = error;
+    if (discard) this.items.length = 0;
     this.wake?.();
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<string> {
+  async *[Symbol.asyncIterator](): AsyncGenerator<T> {
     for (;;) {
       const next = this.items.shift();
       if (next !== undefined) {

@@ -40,7 +40,12 @@ export type StreamEvent =
   | { type: 'text'; text: string }
   | { type: 'reasoning'; text: string }
   | { type: 'tool_call'; call: ToolCall }
-  | { type: 'done'; finishReason: 'stop' | 'length' | 'tool_calls' | 'other'; usage?: Usage };
+  | { type: 'done'; finishReason: 'stop' | 'length' | 'tool_calls' | 'other'; usage?: Usage }
+  /**
+   * Progress worth showing before the first text, such as an on-device model loading (many seconds
+   * with real weights). Informational: a consumer that shows nothing for it skips it.
+   */
+  | { type: 'status'; status: 'loading_model'; text: string };
 
 export interface ProviderOptions {
   kind: ProviderKind;
