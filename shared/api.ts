@@ -53,6 +53,20 @@ export const ERROR_CODES = [
   'provider_bad_response',
   'provider_context_overflow',
   'provider_not_installed',
+  // On-device model downloads (Settings → Models → On this computer).
+  /** Not a model Anima offers, or the model host does not have it (or one of its files). */
+  'model_not_found',
+  /** The model is not downloaded (yet), or not completely. */
+  'model_not_installed',
+  'model_disk_full',
+  /** A downloaded file had the wrong size or checksum and was discarded. */
+  'model_integrity',
+  /** The model host could not be reached, or kept failing. */
+  'model_network',
+  /** The model is downloading or being removed right now. */
+  'model_busy',
+  /** The disk refused a write or a rename. */
+  'model_io',
   /** The person pressed Stop. */
   'cancelled',
   /** Anima closed or crashed while the reply was being written. */
@@ -448,6 +462,15 @@ export interface Settings {
   passiveRecall: boolean;
   memory: MemorySettings;
   sleep: SleepSettings;
+  models: ModelSettings;
+}
+
+/** On-device models: where they download from and which one memory search uses. */
+export interface ModelSettings {
+  /** Base URL of the model host: the Hugging Face hub or a mirror with the same paths (https://hf-mirror.com). */
+  host: string;
+  /** The catalogue id of the embedding model memory search uses; null = none (search by words only). */
+  embedding: string | null;
 }
 
 /** How memory reaches the model: passive recall before each turn, and the resident block. */
@@ -500,6 +523,68 @@ export interface DetectedServer {
   models: string[];
 }
 
+// ---- On-device models ----
+
+export type LocalModelTask = 'embedding' | 'chat';
+/** available: nothing on disk; partial: a stopped download that resumes; downloading: now; installed: complete and checked. */
+export type LocalModelState = 'available' | 'partial' | 'downloading' | 'installed';
+
+/** A download's progress (the `models.progress` event), at most four a second per model. */
+export interface ModelDownloadProgress {
+  id: string;
+  phase: 'checking' | 'downloading' | 'installing' | 'done';
+  /** The file being fetched (path inside the repository). */
+  file?: string;
+  fileIndex: number;
+  fileCount: number;
+  /** Bytes on disk for this download, including what earlier attempts left. */
+  bytesDone: number;
+  bytesTotal: number;
+  /** Smoothed over a few seconds; 0 until bytes arrive. */
+  bytesPerSecond: number;
+  /** null while the speed is unknown. */
+  secondsLeft: number | null;
+}
+
+/** Why the last download of a model failed, kept until the next attempt. */
+export interface LocalModelError extends ApiErrorShape {
+  /** For model_disk_full: free bytes on the disk when it was checked… */
+  freeBytes?: number;
+  /** …and roughly what the download still needed, with the room Anima leaves free. */
+  neededBytes?: number;
+}
+
+/** A catalogue model with what this computer has of it. */
+export interface LocalModel {
+  /** Hugging Face id, `org/name`. */
+  id: string;
+  task: LocalModelTask;
+  name: string;
+  /** Roughly what it downloads (the host's listing gives the exact size at download time). */
+  approxBytes: number;
+  /** BCP 47 primary language tags it handles well. */
+  languages: string[];
+  licence: string;
+  /** What it is good for, in English (the UI has its own words for the catalogue's models). */
+  goodFor: string;
+  /** Offered only to tests (ANIMA_TEST_MODELS=1). */
+  testOnly: boolean;
+  /** Embedding models: vector length. */
+  dimensions: number | null;
+  /** Chat models: tokens of context. */
+  contextLength: number | null;
+  state: LocalModelState;
+  /** Set when installed. */
+  installed: { bytesOnDisk: number; installedAt: string; host: string } | null;
+  /** Bytes of a stopped download waiting to resume (0 when none). */
+  partialBytes: number;
+  /** The latest progress while downloading. */
+  progress: ModelDownloadProgress | null;
+  error: LocalModelError | null;
+  /** What uses it now: memory search, and on-device model connections (providers) naming it. */
+  usedBy: { embeddings: boolean; providers: { id: string; name: string }[] };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Input schemas — one per method
 // ---------------------------------------------------------------------------------------------
@@ -520,12 +605,36 @@ export const memorySettings = z.object({
   passiveMaxChars: z.number().int().min(200).max(20_000),
   passiveExcludeResident: z.boolean(),
   residentTopN: z.number().int().min(0).max(100),
+  /** Weight of recall's vector branch when an embedding model is set; absent or 0 = off. */
+  vectorWeight: z.number().min(0).max(2).optional(),
 });
 
 export const sleepSettings = z.object({
   auto: z.boolean(),
   maxCallsPerNight: z.number().int().min(1).max(10_000),
   maxTokensPerNight: z.number().int().min(1_000).max(100_000_000),
+});
+
+/** An http(s) address without credentials in it (the model host, a mirror). */
+function isWebAddress(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.password;
+  } catch {
+    return false;
+  }
+}
+
+/** A catalogue model id: `org/name` as the Hugging Face hub spells them. */
+const localModelId = z.string().regex(/^[A-Za-z0-9][\w.-]{0,95}\/[A-Za-z0-9][\w.-]{0,95}$/, 'expected a model id like org/name');
+
+export const modelSettings = z.object({
+  host: z
+    .string()
+    .trim()
+    .max(500)
+    .refine(isWebAddress, 'expected a web address starting with https:// (or http://), like https://huggingface.co'),
+  embedding: localModelId.nullable(),
 });
 
 const providerInput = z
@@ -557,6 +666,7 @@ export const inputs = {
       passiveRecall: z.boolean().optional(),
       memory: memorySettings.partial().strict().optional(),
       sleep: sleepSettings.partial().strict().optional(),
+      models: modelSettings.partial().strict().optional(),
     })
     .strict(),
 
@@ -566,6 +676,17 @@ export const inputs = {
   /** Test either a saved provider (id) or unsaved form values. */
   'providers.test': providerInput.partial({ name: true }),
   'providers.detect': empty,
+
+  /** The on-device model catalogue with what is downloaded, downloading or waiting to resume. */
+  'models.list': empty,
+  /** Start (or resume) a download; returns at once. Progress arrives as models.progress, the end as models.changed. */
+  'models.download': z.object({ id: localModelId }).strict(),
+  /** Stop a download; what arrived is kept and the next download continues from it. */
+  'models.cancel': z.object({ id: localModelId }).strict(),
+  /** Remove a model's files (and any stopped download of it); memory search stops using it. */
+  'models.delete': z.object({ id: localModelId }).strict(),
+  /** The embedding model memory search uses; null = none (search by words only). */
+  'models.useForEmbeddings': z.object({ id: localModelId.nullable() }).strict(),
 
   'self.list': empty,
   'self.update': z.object({ key: z.enum(SELF_BLOCK_KEYS), content: z.string().max(20_000) }).strict(),
@@ -728,6 +849,11 @@ export interface ApiOutputs {
   'providers.delete': { ok: true };
   'providers.test': ConnectionTestResult;
   'providers.detect': DetectedServer[];
+  'models.list': LocalModel[];
+  'models.download': LocalModel;
+  'models.cancel': LocalModel;
+  'models.delete': LocalModel;
+  'models.useForEmbeddings': Settings;
   'self.list': SelfBlock[];
   'self.update': SelfBlock;
   'self.reset': SelfBlock;
@@ -811,6 +937,10 @@ export interface ApiEvents {
   'diary.changed': { day: string | null };
   /** Entities or edges changed (new mentions, an edit, a merge). */
   'graph.changed': { entityIds: number[] };
+  /** A model download moved on (at most four a second per model, plus each change of phase). */
+  'models.progress': ModelDownloadProgress;
+  /** A model was installed, stopped, failed, removed or chosen: the whole list as it is now. */
+  'models.changed': { id: string | null; models: LocalModel[] };
 }
 export type ApiEventName = keyof ApiEvents;
 export const EVENT_NAMES: ApiEventName[] = [
@@ -824,6 +954,8 @@ export const EVENT_NAMES: ApiEventName[] = [
   'sleep.finished',
   'diary.changed',
   'graph.changed',
+  'models.progress',
+  'models.changed',
 ];
 
 /** What a transport gives the renderer: one typed call and one typed subscription. */

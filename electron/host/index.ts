@@ -22,17 +22,20 @@ import { acquireLock } from '../db/lock.js';
 import { batchedEntityChanges, GraphIndexer } from '../graph/indexer.js';
 import { EntityStore } from '../graph/store.js';
 import { openDatabase } from '../db/open.js';
+import { unloadLocalModel } from '../llm/local.js';
 import { auditEntry, auditLog, diaryDays, digest, dreams, hideBlock, moodSeries, proposal, setProposalStatus, sleepRuns } from '../sleep/read.js';
 import { SleepService } from '../sleep/service.js';
 import { rebuildMoodDays } from '../sleep/steps/simple.js';
 import { Conversations } from './conversations.js';
 import { HostEvents } from './events.js';
+import { LocalModels, type HostModelOptions } from './models.js';
 import { modelsDir, Providers } from './providers.js';
 import { OwnerOnlyFileSecretStore } from './secrets.js';
 import { SettingsStore } from './settings.js';
 import type { Host, HostOptions } from './types.js';
 
 export type { Host, HostOptions } from './types.js';
+export type { HostModelOptions } from './models.js';
 
 /** The Graph view draws the whole graph up to this many entities (cytoscape stays interactive there). */
 const WHOLE_GRAPH_LIMIT = 2_000;
@@ -56,7 +59,7 @@ const defaultLog: NonNullable<HostOptions['log']> = (level, message) => {
   else if (process.env.ANIMA_DEBUG) console.log(line);
 };
 
-export async function createHost(options: HostOptions): Promise<Host> {
+export async function createHost(options: HostOptions & HostModelOptions): Promise<Host> {
   const log = options.log ?? defaultLog;
   const now = options.now ?? (() => new Date());
   const dataDir = options.dataDir;
@@ -92,6 +95,17 @@ export async function createHost(options: HostOptions): Promise<Host> {
     timeoutMs: options.providerTimeoutMs,
     modelsDir: modelsDir(dataDir),
     localServers: options.localServers,
+  });
+  // On-device models: downloads into <dataDir>/models, where the local chat provider and the embedder read them.
+  const localModels = new LocalModels({
+    modelsDir: modelsDir(dataDir),
+    settings,
+    events,
+    providers: () => providers.list(),
+    unloadChatModel: unloadLocalModel,
+    log,
+    freeBytes: options.freeBytes,
+    options: options.models,
   });
   const memories = new MemoryStore(
     db,
@@ -147,8 +161,12 @@ export async function createHost(options: HostOptions): Promise<Host> {
           throw new ApiError('invalid_input', 'That model connection does not exist.', field);
         });
       }
+      if (patch.models?.embedding !== undefined) await localModels.checkEmbeddingChoice(patch.models.embedding, 'models.embedding');
+      if (patch.models?.host !== undefined) patch.models.host = patch.models.host.replace(/\/+$/, '');
+      const before = (await settings.get()).models.embedding;
       const next = await settings.update(patch);
       events.emit('settings.changed', next);
+      if (next.models.embedding !== before) void localModels.changed(next.models.embedding ?? before);
       return next;
     },
 
@@ -172,6 +190,12 @@ export async function createHost(options: HostOptions): Promise<Host> {
     },
     'providers.test': (input) => providers.test(input),
     'providers.detect': async () => (options.detectLocalServers === false ? [] : providers.detect()),
+
+    'models.list': () => localModels.list(),
+    'models.download': (input) => localModels.download(input.id),
+    'models.cancel': (input) => localModels.cancel(input.id),
+    'models.delete': (input) => localModels.delete(input.id),
+    'models.useForEmbeddings': (input) => localModels.useForEmbeddings(input.id),
 
     'self.list': () => selfLayer.list(),
     'self.update': async (input) => {
@@ -327,6 +351,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
     on: (listener) => events.on(listener),
     close() {
       closing ??= (async () => {
+        // Stopped downloads keep their partial files; the next start continues from them.
+        await localModels.close();
         await sleep.close();
         await chat.stopAll();
         await graphIndexer.close();

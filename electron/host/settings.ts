@@ -1,7 +1,15 @@
 // Settings live in the database, one row per key, each validated when read: a corrupted row is
 // reset to its default, repaired on disk, and reported to the person as a notice.
 import { z } from 'zod';
-import { memorySettings, sleepSettings, type MemorySettings, type Settings, type SleepSettings } from '../../shared/api.js';
+import {
+  memorySettings,
+  modelSettings,
+  sleepSettings,
+  type MemorySettings,
+  type ModelSettings,
+  type Settings,
+  type SleepSettings,
+} from '../../shared/api.js';
 
 export const DEFAULT_MEMORY_SETTINGS: MemorySettings = {
   passiveLimit: 5,
@@ -24,6 +32,13 @@ export const DEFAULT_SLEEP_SETTINGS: SleepSettings = {
 };
 import { DEFAULT_SLEEP_TIME, isValidTimeZone } from '../../shared/sleep-day.js';
 import type { Database } from '../db/open.js';
+import { DEFAULT_MODEL_HOST } from '../embed/download.js';
+
+/** The Hugging Face hub; people who cannot reach it set a mirror (https://hf-mirror.com). */
+export const DEFAULT_MODEL_SETTINGS: ModelSettings = {
+  host: DEFAULT_MODEL_HOST,
+  embedding: null,
+};
 
 const schemas = {
   chatProviderId: z.string().min(1).nullable(),
@@ -36,6 +51,7 @@ const schemas = {
   passiveRecall: z.boolean(),
   memory: memorySettings,
   sleep: sleepSettings,
+  models: modelSettings,
 } satisfies { [K in keyof Settings]: z.ZodType<Settings[K]> };
 
 function systemTimeZone(): string {
@@ -55,13 +71,18 @@ export function defaultSettings(): Settings {
     passiveRecall: true,
     memory: { ...DEFAULT_MEMORY_SETTINGS },
     sleep: { ...DEFAULT_SLEEP_SETTINGS },
+    models: { ...DEFAULT_MODEL_SETTINGS },
   };
 }
 
 const KEYS = Object.keys(schemas) as (keyof Settings)[];
 
-/** Like Settings, but the memory and sleep blocks may be partial (they merge into what is stored). */
-export type SettingsPatch = Partial<Omit<Settings, 'memory' | 'sleep'>> & { memory?: Partial<MemorySettings>; sleep?: Partial<SleepSettings> };
+/** Like Settings, but the memory, sleep and models blocks may be partial (they merge into what is stored). */
+export type SettingsPatch = Partial<Omit<Settings, 'memory' | 'sleep' | 'models'>> & {
+  memory?: Partial<MemorySettings>;
+  sleep?: Partial<SleepSettings>;
+  models?: Partial<ModelSettings>;
+};
 
 export class SettingsStore {
   private cache: Settings | undefined;
@@ -96,9 +117,15 @@ export class SettingsStore {
     await this.db.transaction(async (tx) => {
       for (const key of KEYS) {
         if (!(key in patch) || patch[key] === undefined) continue;
-        // A partial memory or sleep patch merges into what is stored.
+        // A partial memory, sleep or models patch merges into what is stored.
         const raw =
-          key === 'memory' ? { ...current.memory, ...patch.memory } : key === 'sleep' ? { ...current.sleep, ...patch.sleep } : patch[key];
+          key === 'memory'
+            ? { ...current.memory, ...patch.memory }
+            : key === 'sleep'
+              ? { ...current.sleep, ...patch.sleep }
+              : key === 'models'
+                ? { ...current.models, ...patch.models }
+                : patch[key];
         const value = schemas[key].parse(raw);
         (next as Record<string, unknown>)[key] = value;
         await tx.query(

@@ -5,6 +5,7 @@ import { reportError } from '../../app/actions.js';
 import { Icon } from '../../components/Icon.js';
 import { useApp } from '../../stores/app.js';
 import { useProviders } from '../../stores/providers.js';
+import { LocalModels } from './LocalModels.js';
 import { ProviderForm, type ProviderDraft } from './ProviderForm.js';
 import { sameServer } from './providerDefaults.js';
 
@@ -251,6 +252,8 @@ export function ModelsSection() {
           </div>
         </div>
       ) : null}
+
+      <LocalModels />
     </div>
   );
 }
