@@ -14,6 +14,7 @@ import { createReadStream } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ModelDownloadProgress } from '../../shared/api.js';
 import { ModelError, type CatalogEntry, type ModelDtype, type ModelTask } from './catalog.js';
 
 export { ModelError, type ModelErrorCode } from './catalog.js';
@@ -47,21 +48,8 @@ export interface InstalledModel {
   bytesOnDisk: number;
 }
 
-export interface DownloadProgress {
-  id: string;
-  phase: 'checking' | 'downloading' | 'installing' | 'done';
-  /** The file being fetched (path inside the repository). */
-  file?: string;
-  fileIndex: number;
-  fileCount: number;
-  /** Bytes on disk for this download, including what earlier attempts left. */
-  bytesDone: number;
-  bytesTotal: number;
-  /** Smoothed over the last few seconds; 0 until bytes arrive. */
-  bytesPerSecond: number;
-  /** null while the speed is unknown. */
-  secondsLeft: number | null;
-}
+/** A download's progress; the `models.progress` event carries it unchanged. */
+export type DownloadProgress = ModelDownloadProgress;
 
 /** Knobs tests turn; the defaults are what the app uses. */
 export interface DownloadTuning {
@@ -315,7 +303,7 @@ class Download {
 
   private async checkDiskSpace(remaining: number): Promise<void> {
     const margin = this.options.diskMarginBytes ?? DEFAULT_DISK_MARGIN_BYTES;
-    const free = await (this.options.freeSpace ?? freeSpaceAt)(this.options.modelsDir);
+    const free = await (this.options.freeSpace ?? ((dir: string) => freeSpaceAt(dir).catch((error: unknown) => Promise.reject(diskError(error)))))(this.options.modelsDir);
     if (free < remaining + margin) {
       throw new ModelError(
         'disk_full',
@@ -991,8 +979,9 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / 1e6).toFixed(1)} MB`;
 }
 
-async function freeSpaceAt(dir: string): Promise<number> {
-  // statfs needs an existing path; the models folder may not be created yet.
+/** Free bytes on the disk holding `dir`, which may not exist yet (the models folder before the first download). */
+export async function freeSpaceAt(dir: string): Promise<number> {
+  // statfs needs an existing path: walk up to the nearest one.
   let at = path.resolve(dir);
   for (;;) {
     try {
@@ -1000,7 +989,7 @@ async function freeSpaceAt(dir: string): Promise<number> {
       return stats.bavail * stats.bsize;
     } catch (error) {
       const parent = path.dirname(at);
-      if ((error as { code?: string }).code !== 'ENOENT' || parent === at) throw diskError(error);
+      if ((error as { code?: string }).code !== 'ENOENT' || parent === at) throw error;
       at = parent;
     }
   }

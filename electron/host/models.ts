@@ -5,8 +5,6 @@
 // Install state is read from disk every time (the downloader's manifests and `.partial/` folders),
 // so it survives a restart and a crash; the only state kept here is what a person should see about
 // the last failed download until they try again.
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import {
   ApiError,
   type ErrorCode,
@@ -21,6 +19,7 @@ import {
   checkModel,
   DEFAULT_DISK_MARGIN_BYTES,
   deleteModel,
+  freeSpaceAt,
   installedModels,
   ModelDownloads,
   ModelError,
@@ -310,20 +309,5 @@ export class LocalModels {
   async close(): Promise<void> {
     this.closed = true;
     await this.downloads.close();
-  }
-}
-
-/** Free bytes on the disk holding `dir`, which may not exist yet (the models folder before the first download). */
-async function freeSpaceAt(dir: string): Promise<number> {
-  let at = path.resolve(dir);
-  for (;;) {
-    try {
-      const stats = await fs.statfs(at);
-      return stats.bavail * stats.bsize;
-    } catch (error) {
-      const parent = path.dirname(at);
-      if ((error as { code?: string }).code !== 'ENOENT' || parent === at) throw error;
-      at = parent;
-    }
   }
 }
