@@ -1,8 +1,11 @@
-// Opens the companion's database: PGlite on disk, migrated, with pg_trgm for fuzzy search.
+// Opens the companion's database: PGlite on disk, migrated, with pg_trgm for fuzzy search and, where
+// its build matches this PGlite (embed/pgvector.ts), pgvector for the on-device model's embeddings.
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { pgvectorSupport } from '../embed/pgvector.js';
 import { migrate } from './migrate.js';
 
 export type Database = PGlite;
@@ -24,13 +27,14 @@ export async function openDatabase(dataDir: string, options: OpenOptions = {}): 
   const dir = databaseDir(dataDir);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const fresh = isNewDatabase(dir);
+  const vectors = pgvectorSupport().usable;
   const db = await PGlite.create({
     dataDir: dir,
-    extensions: { pg_trgm },
+    extensions: vectors ? { pg_trgm, vector } : { pg_trgm },
     ...(fresh && options.template ? { loadDataDir: options.template } : {}),
   });
   try {
-    await db.exec('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+    await db.exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm${vectors ? '; CREATE EXTENSION IF NOT EXISTS vector' : ''}`);
     await migrate(db);
   } catch (err) {
     await db.close().catch(() => {});

@@ -17,6 +17,7 @@ import {
   type SaveMemoryResult,
 } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
+import { duplicateProbes, vectorDuplicate, type ProbeVector } from '../embed/duplicates.js';
 import { findSecret, secretRefusal } from './secret-filter.js';
 import { segmentForIndex } from './segment.js';
 
@@ -49,6 +50,8 @@ export interface PreparedCreate {
   duplicateId: number | null;
   /** Repeats an earlier save of the same list: its duplicate is that one, known only once written. */
   probeAgain: boolean;
+  /** Its vector for the near-duplicate check by meaning, when a model is set (a probe again inside the batch uses it). */
+  vector?: ProbeVector | null;
 }
 
 export interface PreparedCreates {
@@ -283,7 +286,9 @@ export class MemoryStore {
 
   async create(w: MemoryWrite): Promise<SaveMemoryResult> {
     const write = this.checkWrite(w);
-    return this.write((tx, journal) => this.createIn(tx, journal, write));
+    // Embedded before the transaction: no model call while the database is held.
+    const [vector] = write.keepApart ? [null] : await duplicateProbes(this.db, [write.content]);
+    return this.write((tx, journal) => this.createIn(tx, journal, write, undefined, vector));
   }
 
   /**
@@ -301,7 +306,7 @@ export class MemoryStore {
         tx,
         create: (w) => this.createIn(tx, journal, this.checkWrite(w)),
         createPrepared: async (p) => {
-          if (!probesHold || p.probeAgain) return this.createIn(tx, journal, p.write);
+          if (!probesHold || p.probeAgain) return this.createIn(tx, journal, p.write, undefined, p.vector);
           const duplicate = p.duplicateId === null ? null : await this.findMemory(tx, p.duplicateId);
           return this.createIn(tx, journal, p.write, { duplicate });
         },
@@ -332,37 +337,50 @@ export class MemoryStore {
    */
   async prepareCreates(writes: MemoryWrite[]): Promise<PreparedCreates> {
     const mark = await journalMark(this.db);
+    const checked = writes.map((w) => {
+      try {
+        return this.checkWrite(w);
+      } catch (err) {
+        if (err instanceof ApiError) return err;
+        throw err;
+      }
+    });
+    // One model call for the list (none without a model), after the guards: a refused save is never embedded.
+    const embeddable = checked.filter((c): c is CheckedWrite => !(c instanceof ApiError) && !c.keepApart);
+    const probes = await duplicateProbes(this.db, embeddable.map((c) => c.content));
+    const vectors = new Map(embeddable.map((c, i) => [c, probes[i] ?? null]));
     const items: (PreparedCreate | ApiError)[] = [];
     const seen = new Set<string>();
-    for (const w of writes) {
-      let write: CheckedWrite;
-      try {
-        write = this.checkWrite(w);
-      } catch (err) {
-        if (err instanceof ApiError) {
-          items.push(err);
-          continue;
-        }
-        throw err;
+    for (const write of checked) {
+      if (write instanceof ApiError) {
+        items.push(write);
+        continue;
       }
       // A repeat of an earlier save in this list is probed again inside the batch, where it finds that one.
       const key = `${write.type}:${write.content.toLowerCase().replace(/[\s\p{P}]+/gu, '')}`;
       const repeat = seen.has(key);
       seen.add(key);
-      const duplicate = repeat ? null : await this.db.transaction((tx) => this.findDuplicate(tx, write.type, write.content));
-      items.push({ write: { ...write, segmented: segmentForIndex(write.content) }, duplicateId: duplicate?.id ?? null, probeAgain: repeat });
+      const vector = vectors.get(write) ?? null;
+      const duplicate = repeat ? null : await this.db.transaction((tx) => this.findDuplicate(tx, write.type, write.content, vector));
+      items.push({ write: { ...write, segmented: segmentForIndex(write.content) }, duplicateId: duplicate?.id ?? null, probeAgain: repeat, vector });
     }
     return { mark, items };
   }
 
-  private async createIn(tx: Transaction, journal: Journal, write: CheckedWrite, known?: { duplicate: Memory | null }): Promise<SaveMemoryResult> {
+  private async createIn(
+    tx: Transaction,
+    journal: Journal,
+    write: CheckedWrite,
+    known?: { duplicate: Memory | null },
+    vector?: ProbeVector | null,
+  ): Promise<SaveMemoryResult> {
     const duplicate = write.keepApart
       ? null
       : known
         ? known.duplicate?.status === 'active'
           ? known.duplicate
           : null
-        : await this.findDuplicate(tx, write.type, write.content);
+        : await this.findDuplicate(tx, write.type, write.content, vector);
     if (!duplicate) {
       const memory = await this.insert(tx, write);
       const change = await journal(tx, memory.id, 'create', write.actor, null, snapshot(memory), write.batchId, write.reason);
@@ -669,7 +687,7 @@ export class MemoryStore {
     };
   }
 
-  private async findDuplicate(tx: Transaction, type: MemoryType, content: string): Promise<Memory | null> {
+  private async findDuplicate(tx: Transaction, type: MemoryType, content: string, vector?: ProbeVector | null): Promise<Memory | null> {
     // Two index probes, each shaped so the planner cannot wander off to a full scan: computing
     // similarity for every memory costs ~0.5 s at 30k memories in WASM. No ORDER BY … LIMIT on the
     // first (it tempts the planner into walking the primary key); a materialised trigram probe on the
@@ -692,7 +710,10 @@ export class MemoryStore {
       [type, content, NEAR_DUPLICATE_SIMILARITY],
     );
     await tx.query('SET LOCAL enable_seqscan = on');
-    return near.rows[0] ? toMemory(near.rows[0]) : null;
+    if (near.rows[0]) return toMemory(near.rows[0]);
+    // The same thing in other words (embed/duplicates.ts), when the save was embedded.
+    const similar = vector ? await vectorDuplicate(tx, type, content, vector) : null;
+    return similar === null ? null : this.findMemory(tx, similar);
   }
 
   private async insert(tx: Queryable, w: CheckedWrite, inheritedPinOrder?: number | null): Promise<Memory> {

@@ -7,6 +7,7 @@ import sleepSteps from './005_sleep_steps.sql';
 import graph from './006_graph.sql';
 import entityProfiles from './007_entity_profiles.sql';
 import edgePairs from './008_edge_pairs.sql';
+import embeddings from './009_embeddings.sql';
 
 export interface Migration {
   version: number;
@@ -23,4 +24,5 @@ export const migrations: Migration[] = [
   { version: 6, name: 'graph', sql: graph },
   { version: 7, name: 'entity_profiles', sql: entityProfiles },
   { version: 8, name: 'edge_pairs', sql: edgePairs },
+  { version: 9, name: 'embeddings', sql: embeddings },
 ];

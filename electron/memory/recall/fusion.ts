@@ -16,9 +16,9 @@ import { RECALL_SOURCES, type RecallSource } from '../../../shared/api.js';
  * 'graph': messages and memories that mention entities the entity-graph walk reached from the best
  * direct hits (graph-walk.ts). 'entity': the items that mention the entity a search is about
  * (recall's `entityIds`), newest first — the floor of "everything about Bob" when the words match
- * little of it.
+ * little of it. 'vector': nearest neighbours of the query's embedding (vector.ts).
  */
-export type BranchName = 'fts' | 'trigram' | 'graph' | 'entity';
+export type BranchName = 'fts' | 'trigram' | 'graph' | 'entity' | 'vector';
 
 /**
  * Weight of the entity-graph branch (graph-walk.ts) when the walk is on. LoCoMo dev half, recall@10
@@ -34,9 +34,10 @@ export const GRAPH_WEIGHT = 0.25;
  * (baseline 0.724 then): pg_trgm word_similarity of the whole question against each turn lowered
  * recall@10 to 0.718 at weight 0.25 and 0.706 at 0.5, and cost 136 ms a query at 100k messages;
  * word_similarity of the rarest two words lowered it to 0.714 (0.25) and 0.682 (0.5). 0.5: helps
- * where it applies, never outvotes full text.
+ * where it applies, never outvotes full text. The vector branch is off (0) unless recall is given a weight
+ * (settings.memory.vectorWeight through the embedding service): it needs a real model to be measured.
  */
-export const BRANCH_WEIGHTS: Record<BranchName, number> = { fts: 1, trigram: 0.5, graph: GRAPH_WEIGHT, entity: 0.5 };
+export const BRANCH_WEIGHTS: Record<BranchName, number> = { fts: 1, trigram: 0.5, graph: GRAPH_WEIGHT, entity: 0.5, vector: 0 };
 /**
  * Branches that add to a hit's score without raising its source's ceiling (the best a hit could
  * score): a direct hit keeps the score it had without them, so passive recall's thresholds mean what

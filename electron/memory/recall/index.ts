@@ -11,8 +11,9 @@
 //    - trigram: for the words full text does not know in that source (typos, partial words), the
 //      known words sharing most of their pg_trgm trigrams (word_similarity-style, vocabulary.ts),
 //      searched instead, weighted by that similarity;
-//    - vector: not in the wave — no embedding column exists yet (002_memory.sql). A vector branch
-//      joins BRANCH_WEIGHTS (fusion.ts) when one does.
+//    - vector (vector.ts; only with an embedding model and a weight above 0, settings.memory.vectorWeight):
+//      the nearest neighbours of the query's embedding, started before the wave and left out of a
+//      search it is not back in time for;
 //    - graph (optional, RecallOptions.graphWalk; off by default, see GRAPH_WALK_DEFAULT): after the
 //      wave, a walk over the entity graph from the best direct hits proposes the messages and
 //      memories that mention what it reached (graph-walk.ts);
@@ -49,6 +50,8 @@ import { entityItems, graphWalk, type EntityItems, type GraphWalkParams } from '
 import { parseTsvector, type ScoredSlot } from './lexical-index.js';
 import { buildQuery, type BuiltQuery } from './query.js';
 import { MIN_FUZZY_CHARS, type Vocabulary } from './vocabulary.js';
+import { activeVectors, type ActiveVectors } from '../../embed/active.js';
+import { VECTOR_BUDGET_MS, vectorBranches } from './vector.js';
 import {
   AUTOBIOGRAPHICAL_KINDS,
   DIARY_KINDS,
@@ -130,6 +133,11 @@ export interface RecallOptions {
    * searchable words (or to fill up), they come newest first. Resolve a name with resolveEntityName.
    */
   entityIds?: number[];
+  /**
+   * Weight of the vector branch (vector.ts) in the fusion. Default: the embedding service's
+   * (settings.memory.vectorWeight; 0 = off). Without an embedding model it never runs.
+   */
+  vectorWeight?: number;
   signal?: AbortSignal;
 }
 
@@ -147,6 +155,12 @@ export interface RecallInternals {
   graph?: Partial<GraphWalkParams>;
   /** Filled in when given: time spent in the graph walk (ms) and the number of walks, summed over calls. */
   timings?: { graphMs: number; walks: number };
+  /** The model to embed the query with, instead of the one registered for this database (null: none). */
+  vectors?: ActiveVectors | null;
+  /** How long the query's embedding may take from the start of the search (default VECTOR_BUDGET_MS). */
+  vectorBudgetMs?: number;
+  /** Cosine similarity a neighbour needs (default VECTOR_FLOOR). */
+  vectorFloor?: number;
 }
 
 /** A hit with what the tools show beside it. */
@@ -386,6 +400,8 @@ function normaliseSources(sources: unknown): RecallSource[] {
   return RECALL_SOURCES.filter((s) => sources.includes(s));
 }
 
+const positive = (w: unknown): number => (typeof w === 'number' && Number.isFinite(w) && w > 0 ? w : 0);
+
 function clampLimit(limit: unknown, fallback = 10): number {
   const n = typeof limit === 'number' && Number.isFinite(limit) ? Math.floor(limit) : fallback;
   return Math.max(1, Math.min(MAX_LIMIT, n));
@@ -404,8 +420,13 @@ export async function recallDetailed(db: Database, o: RecallOptions & RecallInte
   if (o.memoryTypes) o = { ...o, memoryTypes: o.memoryTypes.filter((t) => MEMORY_TYPES.includes(t)) };
   const graphWeight = typeof o.graphWeight === 'number' && Number.isFinite(o.graphWeight) ? Math.max(0, o.graphWeight) : undefined;
   const walk = (o.graphWalk ?? GRAPH_WALK_DEFAULT) && graphWeight !== 0 && (sources.includes('session') || sources.includes('semantic'));
-  const fuseOptions: FuseOptions | undefined =
+  let fuseOptions: FuseOptions | undefined =
     graphWeight === undefined ? o.fuse : { ...o.fuse, branchWeights: { ...o.fuse?.branchWeights, graph: graphWeight } };
+  const vectors = o.vectors !== undefined ? o.vectors : activeVectors(db);
+  const vectorWeight = vectors ? positive(o.vectorWeight ?? vectors.weight) : 0;
+  if (vectorWeight > 0) fuseOptions = { ...fuseOptions, branchWeights: { ...fuseOptions?.branchWeights, vector: vectorWeight } };
+  // Embedded while the words are prepared and the indexes catch up; null when not back in time.
+  const queryVector = vectors && vectorWeight > 0 && q.tsquery ? vectors.embedQuery(o.query, o.vectorBudgetMs ?? VECTOR_BUDGET_MS, o.signal) : null;
 
   const p = await prepare(db, q);
   abortIfNeeded(o.signal);
@@ -420,6 +441,27 @@ export async function recallDetailed(db: Database, o: RecallOptions & RecallInte
 
   // Each branch ranks a little deeper than asked: fusion and the re-check may drop some.
   const depth = limit + 10;
+  const vectorLists: Promise<BranchList[]> = queryVector
+    ? queryVector
+        .then((vector) =>
+          vector && vectors
+            ? vectorBranches(db, {
+                vector,
+                modelId: vectors.modelId,
+                dimensions: vectors.dimensions,
+                sources,
+                depth,
+                floor: o.vectorFloor,
+                conversationIds: o.conversationIds,
+                memoryTypes: o.memoryTypes,
+                excludeMemoryIds: o.excludeMemoryIds,
+                only: about,
+              })
+            : [],
+        )
+        // Derived data: a failed vector search leaves the lexical result as it would be without it.
+        .catch(() => [])
+    : Promise.resolve([]);
   for (let attempt = 0; ; attempt++) {
     const restrict: Restriction | null = about
       ? { session: slotsOf(side.session.index, about.session), semantic: slotsOf(side.memory.index, about.semantic), diary: slotsOf(side.diary.index, about.diary) }
@@ -427,13 +469,18 @@ export async function recallDetailed(db: Database, o: RecallOptions & RecallInte
     const plans = q.tsquery ? sources.map((s) => plan(db, side, p, o, s, depth, restrict)).filter((x): x is SourcePlan => x !== null) : [];
     // The wave: every branch of every source at once (PGlite runs the SQL ones one after another,
     // but none waits on another's result).
-    const lists: BranchList[] = await Promise.all(
-      plans.flatMap((pl) => {
-        const out: Promise<BranchList>[] = [pl.fts().then((items) => ({ source: pl.source, branch: 'fts' as const, items }))];
-        if (pl.unknown.length && !o.noTrigram) out.push(trigramBranch(db, pl, o.trigramThreshold).then((items) => ({ source: pl.source, branch: 'trigram' as const, items })));
-        return out;
-      }),
-    );
+    const lists: BranchList[] = (
+      await Promise.all([
+        Promise.all(
+          plans.flatMap((pl) => {
+            const out: Promise<BranchList>[] = [pl.fts().then((items) => ({ source: pl.source, branch: 'fts' as const, items }))];
+            if (pl.unknown.length && !o.noTrigram) out.push(trigramBranch(db, pl, o.trigramThreshold).then((items) => ({ source: pl.source, branch: 'trigram' as const, items })));
+            return out;
+          }),
+        ),
+        vectorLists,
+      ])
+    ).flat();
     abortIfNeeded(o.signal);
     const extra: BranchList[] = about ? entityBranches(side, about, sources, o, depth) : [];
     if (walk && lists.some((l) => l.items.length)) {

@@ -1,0 +1,66 @@
+// The near-duplicate check by meaning for saving a memory (electron/memory/store.ts), after the
+// trigram one: a save said in other words than an active memory of the same type updates it instead of
+// adding a copy. Only with an embedding model set; without one the store is as it was.
+//
+// A wrong merge loses a fact, a missed one costs a line (store.ts says the same of trigrams), and
+// sentence embeddings rate "X likes green tea" and "X likes black tea" as close as rewordings. So the
+// bar is high and two cheap guards stand in front of it: different numbers, or a negation on one side
+// only, are never the same memory.
+import type { Transaction } from '@electric-sql/pglite';
+import type { MemoryType } from '../../shared/api.js';
+import { activeVectors } from './active.js';
+import { knnSql, vectorLiteral } from './vectors.js';
+
+/**
+ * Cosine similarity at which two memories of the same type are the same. PLACEHOLDER until measured
+ * on a real model with the pairs store.ts lists for NEAR_DUPLICATE_SIMILARITY.
+ */
+export const NEAR_DUPLICATE_COSINE = 0.92;
+/** A save waits at most this long for its vector; past it only the trigram check runs. */
+export const DUPLICATE_EMBED_BUDGET_MS = 1000;
+/** Neighbours looked at (filtered by type and status after the index scan). */
+const CANDIDATES = 10;
+
+/** A save's vector and the model it came from (the model may change before the save is written). */
+export interface ProbeVector {
+  modelId: string;
+  dimensions: number;
+  vector: Float32Array;
+}
+
+/** Vectors of contents about to be saved, in order; null for each when there is no model or it did not answer in time. Never rejects. */
+export async function duplicateProbes(db: object, contents: string[]): Promise<(ProbeVector | null)[]> {
+  const active = activeVectors(db);
+  if (!active || !contents.length) return contents.map(() => null);
+  const vectors = await active.embedPassages(contents, DUPLICATE_EMBED_BUDGET_MS).catch(() => null);
+  return contents.map((_, i) => {
+    const vector = vectors?.[i];
+    return vector ? { modelId: active.modelId, dimensions: active.dimensions, vector } : null;
+  });
+}
+
+const NUMBER = /\d+(?:[.,]\d+)*/g;
+const NEGATION = /\b(?:not|no|never|none|nobody|nothing|neither|nor|without)\b|n't\b|[不没別别未無无]/i;
+
+/** Numbers differ, or one says "not" and the other does not: different facts however close they sound. */
+export function differInFact(a: string, b: string): boolean {
+  const numbers = (s: string) => (s.match(NUMBER) ?? []).map((n) => n.replace(/,/g, '')).sort().join(' ');
+  if (numbers(a) !== numbers(b)) return true;
+  return NEGATION.test(a) !== NEGATION.test(b);
+}
+
+/**
+ * The active memory of `type` whose vector (of the words it has now) is nearest to the save's and at
+ * least NEAR_DUPLICATE_COSINE similar, unless a guard keeps them apart; null otherwise.
+ */
+export async function vectorDuplicate(tx: Transaction, type: MemoryType, content: string, probe: ProbeVector): Promise<number | null> {
+  const rows = await tx.query<{ id: number; d: number; content: string }>(
+    `WITH near AS MATERIALIZED (${knnSql(probe.modelId, probe.dimensions, 'memory', '$1', CANDIDATES)})
+     SELECT m.id::float8 AS id, near.d, m.content FROM near JOIN memories m ON m.id = near.sid
+     WHERE m.status = 'active' AND m.type = $2 AND near.h = md5(m.content) AND near.d <= $3
+     ORDER BY near.d, m.id`,
+    [vectorLiteral(probe.vector), type, 1 - NEAR_DUPLICATE_COSINE],
+  );
+  const hit = rows.rows.find((r) => !differInFact(r.content, content));
+  return hit ? Number(hit.id) : null;
+}

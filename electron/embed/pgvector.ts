@@ -1,0 +1,59 @@
+// Whether the installed pgvector build may be loaded into the installed PGlite.
+//
+// pgvector for PGlite is a WASM side module built against one PGlite release. Loaded into another it
+// starts and even answers vector queries, but corrupts the server: with @electric-sql/pglite-pgvector
+// 0.0.15 (built for PGlite 0.5.14) in PGlite 0.5.15, 0.5.16 and 0.5.17, pg_trgm's `%` returned no
+// rows or never returned — memory's near-duplicate check hung — merely because the bundle was loaded;
+// in 0.5.14 the same code and tests pass. So it is loaded only into the PGlite its package names as
+// its peer, exactly; otherwise the database opens without it and nothing embeds (the embedding
+// service says why once a model is set).
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+interface Manifest {
+  name?: string;
+  version?: string;
+  peerDependencies?: Record<string, string>;
+}
+
+/** A package's package.json, found from its entry point (neither package exports it). */
+function manifest(name: string): Manifest | null {
+  try {
+    let dir = path.dirname(createRequire(import.meta.url).resolve(name));
+    for (let i = 0; i < 4; i++) {
+      const file = path.join(dir, 'package.json');
+      if (fs.existsSync(file)) {
+        const json = JSON.parse(fs.readFileSync(file, 'utf8')) as Manifest;
+        if (json.name === name) return json;
+      }
+      dir = path.dirname(dir);
+    }
+  } catch {
+    // Not installed, or unreadable: treated as unusable below.
+  }
+  return null;
+}
+
+export interface PgvectorSupport {
+  usable: boolean;
+  /** Why not, in words for a log line. */
+  reason: string;
+}
+
+let known: PgvectorSupport | undefined;
+
+export function pgvectorSupport(): PgvectorSupport {
+  if (known) return known;
+  const pglite = manifest('@electric-sql/pglite');
+  const pgvector = manifest('@electric-sql/pglite-pgvector');
+  const builtFor = pgvector?.peerDependencies?.['@electric-sql/pglite'];
+  if (!pglite?.version || !pgvector?.version) known = { usable: false, reason: 'the pgvector extension for PGlite is not installed' };
+  else if (builtFor !== pglite.version) {
+    known = {
+      usable: false,
+      reason: `@electric-sql/pglite-pgvector ${pgvector.version} is built for PGlite ${builtFor ?? '(unknown)'}, and this is PGlite ${pglite.version}`,
+    };
+  } else known = { usable: true, reason: '' };
+  return known;
+}

@@ -1,0 +1,243 @@
+// Recall's vector branch and the near-duplicate check by meaning, on a real on-disk PGlite with the
+// real tiny generated BERT (electron/embed/testing/models/anima-test/tiny-bert) behind the embedding
+// service. Its weights are random, but texts sharing words get closer vectors and a text is nearest
+// to itself, which is all these tests lean on.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { RecallHit } from '../../../shared/api.js';
+import { openDatabase, type Database } from '../../db/open.js';
+import { activeVectors } from '../../embed/active.js';
+import { openEmbedder } from '../../embed/embedder.js';
+import { pgvectorSupport } from '../../embed/pgvector.js';
+import { createEmbeddingService, type EmbeddingService } from '../../embed/queue.js';
+import type { Embedder } from '../../embed/types.js';
+import { Conversations } from '../../host/conversations.js';
+import { dbTemplate, tempDataDir } from '../../testing/host.js';
+import { MemoryStore } from '../store.js';
+import { recall, recallDetailed } from './index.js';
+import { passiveRecall } from './passive.js';
+import { VECTOR_FLOOR, vectorBranches } from './vector.js';
+
+/** False where the pgvector build does not match PGlite (embed/pgvector.ts): nothing here can run. */
+const VECTORS = pgvectorSupport().usable;
+const MODEL = 'anima-test/tiny-bert';
+const OTHER = 'anima-test/tiny-bert-copy';
+const SOURCE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'embed', 'testing', 'models', MODEL);
+
+let db: Database;
+let dir: string;
+let tiny: Embedder;
+let other: Embedder;
+let service: EmbeddingService;
+let store: MemoryStore;
+let conversations: Conversations;
+let logs: string[];
+
+beforeAll(async () => {
+  dir = tempDataDir('anima-recall-vector-');
+  db = await openDatabase(dir, { template: dbTemplate() });
+  const modelsDir = path.join(dir, 'models');
+  fs.cpSync(SOURCE, path.join(modelsDir, MODEL), { recursive: true });
+  fs.cpSync(SOURCE, path.join(modelsDir, OTHER), { recursive: true });
+  tiny = await openEmbedder({ modelsDir, modelId: MODEL });
+  other = await openEmbedder({ modelsDir, modelId: OTHER });
+});
+
+afterAll(async () => {
+  await tiny?.close();
+  await other?.close();
+  await db?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+beforeEach(async () => {
+  await db.exec(`DELETE FROM embeddings; UPDATE embedding_state SET model = NULL, dimensions = NULL, complete_at = NULL;
+    DELETE FROM memory_references; DELETE FROM memory_changes; DELETE FROM memories; DELETE FROM messages; DELETE FROM conversations;`);
+  logs = [];
+  service = createEmbeddingService({ db, log: (level, m) => logs.push(`${level}: ${m}`), vectorWeight: 1 });
+  store = new MemoryStore(db, (c) => service.memoryChanged(c));
+  conversations = new Conversations(db, (m) => service.messageStored(m));
+});
+
+afterEach(async () => {
+  await service.close();
+});
+
+function wrap(e: Embedder, embed: Embedder['embed']): Embedder {
+  return { modelId: e.modelId, dimensions: e.dimensions, embed, close: async () => {} };
+}
+
+const remember = async (content: string) => (await store.create({ type: 'world', content, source: 'user', actor: 'person' })).memory.id;
+const ids = (hits: RecallHit[]) => hits.map((h) => (h.link.kind === 'memory' ? h.link.memoryId : -1));
+
+/** Memories written and embedded; the model's first call (worker start-up) is behind us. */
+async function setUp(texts: string[]): Promise<number[]> {
+  await service.setEmbedder(tiny);
+  const out: number[] = [];
+  for (const t of texts) out.push(await remember(t));
+  await service.backfill();
+  await service.idle();
+  return out;
+}
+
+describe.skipIf(!VECTORS)('the vector branch', () => {
+  it('changes the ranking when its weight is above 0, and nothing at 0 or without a model', async () => {
+    // Both match "tea" and "hot" once in two words: a tie for full text, broken by the newer first.
+    const [same, reworded] = await setUp(['The tea was hot.', 'Hot tea!', 'The cat is called Pepper.']);
+    const query = 'the tea was hot';
+    const without = await recall(db, { query, sources: ['semantic'], vectorWeight: 0 });
+    expect(ids(without)).toEqual([reworded, same]);
+    // The query's own words are nearest to the memory saying exactly them.
+    const withVectors = await recallDetailed(db, { query, sources: ['semantic'], vectorWeight: 1, vectorBudgetMs: 5000 });
+    expect(ids(withVectors.map((d) => d.hit))).toEqual([same, reworded]);
+    // No model: exactly what recall gives without the branch.
+    await service.setEmbedder(null);
+    expect(await recall(db, { query, sources: ['semantic'], vectorWeight: 1 })).toEqual(without);
+  });
+
+  it('is off by default (weight 0) even with a model set', async () => {
+    service.setVectorWeight(0);
+    const [same, reworded] = await setUp(['The tea was hot.', 'Hot tea!']);
+    expect(activeVectors(db)?.weight).toBe(0);
+    const hits = await recall(db, { query: 'the tea was hot', sources: ['semantic'] });
+    expect(ids(hits)).toEqual([reworded, same]);
+    service.setVectorWeight(1);
+    expect(ids(await recallDetailed(db, { query: 'the tea was hot', sources: ['semantic'], vectorBudgetMs: 5000 }).then((d) => d.map((x) => x.hit)))).toEqual([same, reworded]);
+  });
+
+  it('drops neighbours below the relevance floor', async () => {
+    await setUp(['Mara likes green tea.', 'Green tea grows on hills in Japan.', 'The cat is called Pepper.']);
+    const vector = (await activeVectors(db)!.embedQuery('quarterly tax filing deadline', 5000))!;
+    const search = { vector, modelId: MODEL, dimensions: 32, sources: ['semantic' as const], depth: 10 };
+    expect(await vectorBranches(db, search)).toEqual([]);
+    // Without the floor the same query is "near" everything.
+    const unfloored = await vectorBranches(db, { ...search, floor: -1 });
+    expect(unfloored[0]!.items).toHaveLength(3);
+    // A related query clears it, scored above the floor on a 0–1 scale.
+    const related = (await activeVectors(db)!.embedQuery('Mara likes green tea.', 5000))!;
+    const lists = await vectorBranches(db, { ...search, vector: related });
+    expect(lists[0]!.items[0]!.score).toBeCloseTo(1, 4);
+    expect(lists[0]!.items.every((i) => i.score > 0 && i.score <= 1)).toBe(true);
+    expect(VECTOR_FLOOR).toBeGreaterThan(0);
+  });
+
+  it('is left out of a search whose query the model does not embed in time', async () => {
+    const [same, reworded] = await setUp(['The tea was hot.', 'Hot tea!']);
+    const slow = wrap(tiny, async (texts, o) => {
+      await new Promise((r) => setTimeout(r, 400));
+      return tiny.embed(texts, o);
+    });
+    await service.setEmbedder(slow);
+    await service.backfill();
+    const started = performance.now();
+    const hits = await recall(db, { query: 'the tea was hot', sources: ['semantic'], vectorWeight: 1 });
+    expect(performance.now() - started).toBeLessThan(350);
+    expect(ids(hits)).toEqual([reworded, same]);
+    // Passive recall (250 ms budget) gets the lexical result in time too.
+    const passive = await passiveRecall(db, { query: 'the tea was hot', limit: 5, minScore: 0, minRelativeScore: 0, maxChars: 2000 });
+    expect(passive.memories.map((m) => m.id)).toEqual([reworded, same]);
+  });
+
+  it('uses only the current model’s vectors while a new model re-embeds', async () => {
+    const [same, reworded] = await setUp(['The tea was hot.', 'Hot tea!']);
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const gated = wrap(other, async (texts, o) => {
+      // Queries go through; the backfill waits.
+      if (texts.length > 1 || !texts[0]!.startsWith('the tea')) await gate;
+      return other.embed(texts, o);
+    });
+    await service.setEmbedder(gated);
+    expect((await db.query('SELECT 1 FROM embeddings WHERE model = $1', [MODEL])).rows).toHaveLength(2);
+    // The old model's vectors are still there, but recall asks the new one, which has none yet.
+    const during = await recall(db, { query: 'the tea was hot', sources: ['semantic'], vectorWeight: 1, vectorBudgetMs: 5000 } as never);
+    expect(ids(during)).toEqual([reworded, same]);
+    open();
+    await service.backfill();
+    const after = await recallDetailed(db, { query: 'the tea was hot', sources: ['semantic'], vectorWeight: 1, vectorBudgetMs: 5000 });
+    expect(ids(after.map((d) => d.hit))).toEqual([same, reworded]);
+    expect((await db.query<{ model: string }>('SELECT DISTINCT model FROM embeddings')).rows).toEqual([{ model: OTHER }]);
+  });
+
+  it('searches past conversations too, within the conversations asked for', async () => {
+    await service.setEmbedder(tiny);
+    const a = (await conversations.create('a')).id;
+    const b = (await conversations.create('b')).id;
+    await conversations.append({ conversationId: a, role: 'user', content: 'Hot tea!', status: 'complete' });
+    const exact = await conversations.append({ conversationId: a, role: 'user', content: 'The tea was hot.', status: 'complete' });
+    const elsewhere = await conversations.append({ conversationId: b, role: 'user', content: 'The tea was hot.', status: 'complete' });
+    await service.backfill();
+    await service.idle();
+    const seqOf = async (id: string) => Number((await db.query<{ s: number }>('SELECT seq::float8 AS s FROM messages WHERE id = $1', [id])).rows[0]!.s);
+    const vector = (await activeVectors(db)!.embedQuery('The tea was hot.', 5000))!;
+    const search = { vector, modelId: MODEL, dimensions: 32, sources: ['session' as const], depth: 10 };
+    // Within conversation a: its exact turn first, never b's.
+    const inA = (await vectorBranches(db, { ...search, conversationIds: [a] }))[0]!.items.map((i) => i.key);
+    expect(inA[0]).toBe(await seqOf(exact.id));
+    expect(inA).not.toContain(await seqOf(elsewhere.id));
+    // Everywhere: both exact turns ahead of the rest.
+    const all = (await vectorBranches(db, search))[0]!.items.map((i) => i.key);
+    expect(all.slice(0, 2).sort()).toEqual([await seqOf(exact.id), await seqOf(elsewhere.id)].sort());
+    // And through recall, restricted to a.
+    const link = (h: RecallHit) => (h.link.kind === 'message' ? h.link.messageId : '');
+    const hits = await recallDetailed(db, { query: 'the tea was hot', sources: ['session'], conversationIds: [a], vectorWeight: 1, vectorBudgetMs: 5000 });
+    expect(hits.map((d) => link(d.hit))).toContain(exact.id);
+    expect(hits.map((d) => link(d.hit))).not.toContain(elsewhere.id);
+  });
+});
+
+describe.skipIf(!VECTORS)('near-duplicates by meaning', () => {
+  /**
+   * The tiny model's random weights never rate two different wordings as close as a real model
+   * does, so this one reads the rewording as the original sentence: the vectors are still the real
+   * model's, only the text it is shown differs.
+   */
+  const REWORDING = 'Mara would rather have tea than coffee';
+  const ORIGINAL = 'Mara prefers tea to coffee';
+  const understanding = (e: Embedder) => wrap(e, (texts, o) => e.embed(texts.map((t) => (t === REWORDING ? ORIGINAL : t)), o));
+
+  it('updates an active memory saved again in other words, with a model set', async () => {
+    await service.setEmbedder(understanding(tiny));
+    const first = await store.create({ type: 'preference', content: ORIGINAL, source: 'user', actor: 'person' });
+    await service.idle();
+    const again = await store.create({ type: 'preference', content: REWORDING, source: 'user', actor: 'person' });
+    expect(again.outcome).toBe('updated');
+    expect(again.memory.id).toBe(first.memory.id);
+    expect(again.memory.content).toBe(REWORDING);
+    // Another type is another memory.
+    expect((await store.create({ type: 'world', content: REWORDING, source: 'user', actor: 'person' })).outcome).toBe('created');
+  });
+
+  it('keeps them apart without a model, and when a number or a negation differs', async () => {
+    const first = await store.create({ type: 'preference', content: ORIGINAL, source: 'user', actor: 'person' });
+    expect((await store.create({ type: 'preference', content: REWORDING, source: 'user', actor: 'person' })).outcome).toBe('created');
+    await store.forget(first.memory.id, 'person');
+    const guardFooled = wrap(tiny, (texts, o) => tiny.embed(texts.map(() => 'Mara has 2 cats'), o));
+    await service.setEmbedder(guardFooled);
+    await store.create({ type: 'world', content: 'Mara has 2 cats', source: 'user', actor: 'person' });
+    await service.idle();
+    // Every text gets the same vector here; only the guard keeps these apart.
+    expect((await store.create({ type: 'world', content: 'Mara has 3 dogs now', source: 'user', actor: 'person' })).outcome).toBe('created');
+    expect((await store.create({ type: 'world', content: 'Mara never had any dogs', source: 'user', actor: 'person' })).outcome).toBe('created');
+  });
+
+  it('light sleep’s prepared saves use it too, in one model call', async () => {
+    const calls: number[] = [];
+    const counted = wrap(understanding(tiny), (texts, o) => {
+      calls.push(texts.length);
+      return understanding(tiny).embed(texts, o);
+    });
+    await service.setEmbedder(counted);
+    const first = await store.create({ type: 'preference', content: ORIGINAL, source: 'user', actor: 'person' });
+    await service.idle();
+    calls.length = 0;
+    const prepared = await store.prepareCreates([
+      { type: 'preference', content: REWORDING, source: 'light-sleep', actor: 'light-sleep' },
+      { type: 'world', content: 'The garden has tomatoes.', source: 'light-sleep', actor: 'light-sleep' },
+    ]);
+    expect(calls).toEqual([2]);
+    expect(prepared.items.map((p) => ('duplicateId' in p ? p.duplicateId : 'error'))).toEqual([first.memory.id, null]);
+  });
+});
