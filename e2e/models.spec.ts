@@ -93,8 +93,18 @@ test('on-device models: download with progress, memory search, cancel and resume
   await expect(bert.getByTestId('model-use-search')).toBeFocused();
   await page.keyboard.press('Enter');
   await expect(bert.getByTestId('model-used-search')).toBeVisible();
-  await expect(page.getByTestId('search-hint')).toHaveAttribute('data-kind', 'meaning');
+  // The model loads and reads what is stored; then it spots repeated memories, and search by meaning
+  // is the person's switch (off by default until measured with a real model).
+  await expect(page.getByTestId('search-hint')).toHaveAttribute('data-kind', 'repeats', { timeout: 30_000 });
+  await expect(page.getByTestId('search-hint')).toContainText('search is still by words');
   expect((await callApi(a, 'settings.get')).models.embedding).toBe(TEST_MODEL_ID);
+  const meaning = page.getByTestId('search-by-meaning');
+  await expect(meaning).not.toBeChecked();
+  await meaning.check();
+  await expect(page.getByTestId('search-hint')).toHaveAttribute('data-kind', 'meaning');
+  await expect(page.getByTestId('search-hint')).toContainText('by words and by meaning');
+  expect((await callApi(a, 'settings.get')).memory.vectorWeight).toBe(0.5);
+  expect(await callApi(a, 'models.embeddingStatus')).toMatchObject({ model: TEST_MODEL_ID, state: 'ready', searching: true });
 
   // Cancel keeps what arrived; a reload still shows it; Resume continues with a Range request.
   await chat.getByTestId('model-download').click();

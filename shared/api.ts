@@ -487,6 +487,8 @@ export interface MemorySettings {
   passiveExcludeResident: boolean;
   /** Most-referenced memories the resident block carries besides the pinned ones. */
   residentTopN: number;
+  /** Weight of recall's vector branch when an embedding model is set; absent or 0 = off (words only). */
+  vectorWeight?: number;
 }
 
 export interface SelfBlock {
@@ -544,6 +546,24 @@ export interface ModelDownloadProgress {
   bytesPerSecond: number;
   /** null while the speed is unknown. */
   secondsLeft: number | null;
+}
+
+/**
+ * Where search by meaning stands (the `embeddings.status` event and models.embeddingStatus).
+ * off: no model chosen; unavailable: chosen, but this build cannot store vectors or the model would
+ * not load (`error` says why); embedding: vectors are being made for what was written before
+ * (done/total); ready: every message, memory and diary block has a vector of `model`.
+ */
+export interface EmbeddingsStatus {
+  model: string | null;
+  state: 'off' | 'unavailable' | 'embedding' | 'ready';
+  done: number;
+  total: number;
+  /** New messages and memories waiting for their vectors (the queue keeping up; not part of done/total). */
+  queued: number;
+  /** Recall ranks by meaning too (a model in use and memory.vectorWeight above 0); otherwise vectors only spot repeated memories. */
+  searching: boolean;
+  error: string | null;
 }
 
 /** Why the last download of a model failed, kept until the next attempt. */
@@ -687,6 +707,7 @@ export const inputs = {
   'models.delete': z.object({ id: localModelId }).strict(),
   /** The embedding model memory search uses; null = none (search by words only). */
   'models.useForEmbeddings': z.object({ id: localModelId.nullable() }).strict(),
+  'models.embeddingStatus': empty,
 
   'self.list': empty,
   'self.update': z.object({ key: z.enum(SELF_BLOCK_KEYS), content: z.string().max(20_000) }).strict(),
@@ -854,6 +875,7 @@ export interface ApiOutputs {
   'models.cancel': LocalModel;
   'models.delete': LocalModel;
   'models.useForEmbeddings': Settings;
+  'models.embeddingStatus': EmbeddingsStatus;
   'self.list': SelfBlock[];
   'self.update': SelfBlock;
   'self.reset': SelfBlock;
@@ -920,6 +942,8 @@ export type AnimaApi = {
 export interface ApiEvents {
   /** A piece of the reply being streamed. */
   'chat.delta': { conversationId: string; messageId: string; text: string };
+  /** Before the first token, what the reply waits for (an on-device model loading); the first delta ends it. */
+  'chat.status': { conversationId: string; messageId: string; status: 'loading_model'; text: string };
   /** The reply ended: complete, partial (stopped) or error. Carries the stored message. */
   'chat.finished': { conversationId: string; message: Message };
   /** A conversation's list entry changed (new message, rename, archive). */
@@ -941,6 +965,8 @@ export interface ApiEvents {
   'models.progress': ModelDownloadProgress;
   /** A model was installed, stopped, failed, removed or chosen: the whole list as it is now. */
   'models.changed': { id: string | null; models: LocalModel[] };
+  /** Search by meaning changed state or its background embedding moved on (at most twice a second). */
+  'embeddings.status': EmbeddingsStatus;
 }
 export type ApiEventName = keyof ApiEvents;
 export const EVENT_NAMES: ApiEventName[] = [
@@ -956,6 +982,8 @@ export const EVENT_NAMES: ApiEventName[] = [
   'graph.changed',
   'models.progress',
   'models.changed',
+  'chat.status',
+  'embeddings.status',
 ];
 
 /** What a transport gives the renderer: one typed call and one typed subscription. */

@@ -27,6 +27,7 @@ import { auditEntry, auditLog, diaryDays, digest, dreams, hideBlock, moodSeries,
 import { SleepService } from '../sleep/service.js';
 import { rebuildMoodDays } from '../sleep/steps/simple.js';
 import { Conversations } from './conversations.js';
+import { SearchByMeaning } from './embeddings.js';
 import { HostEvents } from './events.js';
 import { LocalModels, type HostModelOptions } from './models.js';
 import { modelsDir, Providers } from './providers.js';
@@ -89,7 +90,17 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
   // The entity graph grows from every stored message and memory, recorded right after each write.
   const graph = new EntityStore(db, log, batchedEntityChanges((entityIds) => events.emit('graph.changed', { entityIds })));
   const graphIndexer = new GraphIndexer(db, graph, log);
-  const conversations = new Conversations(db, (message) => graphIndexer.message(message.id), log);
+  // Search by meaning: the chosen on-device model embeds every stored message and memory in the
+  // background; without one (the default) memory search is by words alone.
+  const meaning = new SearchByMeaning({ db, modelsDir: modelsDir(dataDir), events, log });
+  const conversations = new Conversations(
+    db,
+    (message) => {
+      graphIndexer.message(message.id);
+      meaning.messageStored(message);
+    },
+    log,
+  );
   const providers = new Providers(db, secrets, {
     fetch: options.fetch,
     timeoutMs: options.providerTimeoutMs,
@@ -112,6 +123,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
     (change) => {
       events.emit('memories.changed', { change });
       graphIndexer.memoryChanged(change);
+      meaning.memoryChanged(change);
     },
     log,
   );
@@ -124,7 +136,19 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
   );
 
   await selfLayer.ensureDefaults();
-  await settings.get();
+  const started = await settings.get();
+  // Every path that changes settings (the API, a model deleted, the models card) announces it here.
+  events.on((event, payload) => {
+    if (event === 'settings.changed') {
+      meaning.setVectorWeight(payload.memory.vectorWeight);
+      void meaning.use(payload.models.embedding);
+    }
+    // Diary blocks written by the night are embedded once it is over.
+    if (event === 'sleep.finished') meaning.catchUp();
+  });
+  meaning.setVectorWeight(started.memory.vectorWeight);
+  // Loads in the background: the first searches run on words until the model is ready.
+  void meaning.use(started.models.embedding);
   // Build the recall index in the background: the first search would otherwise pay for it.
   void warmRecallIndex(db).catch((err: Error) => log('warn', `recall index warm-up failed: ${err.message}`));
   const recovered = await conversations.recoverInterrupted();
@@ -196,6 +220,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
     'models.cancel': (input) => localModels.cancel(input.id),
     'models.delete': (input) => localModels.delete(input.id),
     'models.useForEmbeddings': (input) => localModels.useForEmbeddings(input.id),
+    'models.embeddingStatus': async () => meaning.status(),
 
     'self.list': () => selfLayer.list(),
     'self.update': async (input) => {
@@ -356,6 +381,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
         await sleep.close();
         await chat.stopAll();
         await graphIndexer.close();
+        await meaning.close();
         await db.close();
         lock.release();
       })();

@@ -189,6 +189,25 @@ describe('the models store', () => {
     expect(useModels.getState().items[0]!.state).toBe('available');
   });
 
+  it('reads where search by meaning stands, follows its event, and shows the list even when the status cannot be read', async () => {
+    const ready = { model: 'anima-test/tiny-bert', state: 'ready', done: 0, total: 0, queued: 0, searching: false, error: null } as const;
+    handlers['models.list'] = () => [model({ state: 'installed' })];
+    handlers['models.embeddingStatus'] = () => ready;
+    await useModels.getState().refresh();
+    expect(useModels.getState().embeddings).toEqual(ready);
+    const reading = { ...ready, state: 'embedding', done: 40, total: 120 } as const;
+    emit('embeddings.status', reading);
+    expect(useModels.getState().embeddings).toEqual(reading);
+
+    handlers['models.embeddingStatus'] = () => {
+      throw new ApiError('internal', 'worker gone');
+    };
+    handlers['models.list'] = () => [model()];
+    await useModels.getState().refresh();
+    expect(useModels.getState()).toMatchObject({ loaded: true, error: null, embeddings: reading });
+    expect(useModels.getState().items[0]!.state).toBe('available');
+  });
+
   it('keeps the error when the list cannot be read', async () => {
     handlers['models.list'] = () => {
       throw new ApiError('internal', 'disk gone');

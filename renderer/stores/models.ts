@@ -3,7 +3,7 @@
 // embedding model memory search uses. The store subscribes to the host's model events itself, once,
 // the first time it is used: downloads go on while the person is elsewhere in the app.
 import { create } from 'zustand';
-import type { ApiEvents, LocalModel, ModelDownloadProgress } from '../../shared/api.js';
+import type { ApiEvents, EmbeddingsStatus, LocalModel, ModelDownloadProgress } from '../../shared/api.js';
 import { api } from '../api/index.js';
 import { useApp } from './app.js';
 
@@ -18,6 +18,8 @@ export interface ModelsState {
   pending: Record<string, ModelAction>;
   /** The last models.changed said this model finished (installed, failed, stopped): for a live announcement. */
   lastChange: { id: string; state: LocalModel['state']; failed: boolean; seq: number } | null;
+  /** Where search by meaning stands (the embeddings.status event); null until first read. */
+  embeddings: EmbeddingsStatus | null;
 
   refresh(): Promise<void>;
   download(id: string): Promise<LocalModel>;
@@ -112,6 +114,7 @@ function subscribe(): void {
   subscribed = [
     client.on('models.progress', (progress) => useModels.getState().noteProgress(progress)),
     client.on('models.changed', (payload) => useModels.getState().noteChanged(payload)),
+    client.on('embeddings.status', (embeddings) => useModels.setState({ embeddings })),
     // Events sent while the stream was down are lost: read the list again.
     client.onConnect((reconnected) => {
       if (reconnected && useModels.getState().loaded) void useModels.getState().refresh().catch(() => {});
@@ -120,7 +123,14 @@ function subscribe(): void {
 }
 
 function initialData() {
-  return { items: [] as LocalModel[], loaded: false, error: null as unknown, pending: {} as Record<string, ModelAction>, lastChange: null };
+  return {
+    items: [] as LocalModel[],
+    loaded: false,
+    error: null as unknown,
+    pending: {} as Record<string, ModelAction>,
+    lastChange: null,
+    embeddings: null as EmbeddingsStatus | null,
+  };
 }
 
 export const useModels = create<ModelsState>()((set, get) => {
@@ -149,8 +159,14 @@ export const useModels = create<ModelsState>()((set, get) => {
       subscribe();
       const seen = eventsSeen;
       try {
+        // The search status is a line of its own: the list shows without it.
+        const status = api()
+          .call('models.embeddingStatus', {})
+          .then((embeddings) => set({ embeddings }))
+          .catch(() => {});
         const items = await api().call('models.list', {});
         if (seen === eventsSeen) set({ items, loaded: true, error: null });
+        await status;
       } catch (error) {
         set({ loaded: true, error });
         throw error;

@@ -329,19 +329,87 @@ function ModelGroup({ task, models }: { task: LocalModelTask; models: LocalModel
 function SearchHint({ items }: { items: LocalModel[] }) {
   const { t } = useTranslation();
   const search = searchModel(items);
-  if (search?.chosen) {
+  const status = useModels((s) => s.embeddings);
+  if (search?.chosen && status?.model === search.model.id && status.state !== 'off') {
+    const name = search.model.name;
+    if (status.state === 'unavailable') {
+      return (
+        <p className="lm-hint lm-hint-warn" data-testid="search-hint" data-kind="unavailable" role="status">
+          <Icon name="alert" size={16} />
+          <span>
+            {t('models.local.searchUnavailable', { name })}
+            {status.error ? <span className="lm-hint-detail">{status.error}</span> : null}
+          </span>
+        </p>
+      );
+    }
+    if (status.state === 'embedding') {
+      const pct = status.total > 0 ? Math.floor((status.done / status.total) * 100) : 0;
+      return (
+        <div className="lm-hint" data-testid="search-hint" data-kind="embedding">
+          <span className="spinner" aria-hidden="true" />
+          <div className="lm-hint-body">
+            <span role="status">
+              {status.total > 0
+                ? t('models.local.searchEmbedding', { name, done: status.done.toLocaleString(), total: status.total.toLocaleString() })
+                : t('models.local.searchLoading', { name })}
+            </span>
+            {status.total > 0 ? (
+              <div className="progress-track lm-track" role="progressbar" aria-label={t('models.local.searchEmbeddingLabel')} aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct}>
+                <span className="progress-fill" style={{ width: `${pct}%` }} />
+              </div>
+            ) : null}
+          </div>
+        </div>
+      );
+    }
     return (
-      <p className="lm-hint lm-hint-on" data-testid="search-hint" data-kind="meaning">
+      <div className="lm-hint lm-hint-on" data-testid="search-hint" data-kind={status.searching ? 'meaning' : 'repeats'}>
         <Icon name="check" size={16} />
-        {t('models.local.searchByMeaning', { name: search.model.name })}
-      </p>
+        <div className="lm-hint-body">
+          <span>{status.searching ? t('models.local.searchByMeaning', { name }) : t('models.local.searchRepeats', { name })}</span>
+          <MeaningSwitch />
+        </div>
+      </div>
     );
   }
   return (
-    <p className="lm-hint" data-testid="search-hint" data-kind={search ? 'ready' : 'words'}>
+    <p className="lm-hint" data-testid="search-hint" data-kind={search?.chosen ? 'loading' : search ? 'ready' : 'words'}>
       <Icon name="sparkle" size={16} />
-      {search ? t('models.local.searchReady', { name: search.model.name }) : t('models.local.searchByWords')}
+      {search?.chosen
+        ? t('models.local.searchLoading', { name: search.model.name })
+        : search
+          ? t('models.local.searchReady', { name: search.model.name })
+          : t('models.local.searchByWords')}
     </p>
+  );
+}
+
+/** Weight recall gives meaning when the person turns it on (settings.memory.vectorWeight); half of full text's, like fuzzy words. */
+const MEANING_WEIGHT = 0.5;
+
+/** Recall's vector branch: off by default until measured with a real model on real conversations. */
+function MeaningSwitch() {
+  const { t } = useTranslation();
+  const uid = useId();
+  const settings = useApp((s) => s.settings);
+  if (!settings) return null;
+  const on = (settings.memory.vectorWeight ?? 0) > 0;
+  const toggle = (checked: boolean) =>
+    void useApp
+      .getState()
+      .updateSettings({ memory: { ...settings.memory, vectorWeight: checked ? MEANING_WEIGHT : 0 } })
+      .catch(reportError);
+  return (
+    <div className="field switch-field lm-meaning">
+      <input id={uid} type="checkbox" role="switch" className="switch" data-testid="search-by-meaning" checked={on} aria-describedby={`${uid}-help`} onChange={(e) => toggle(e.target.checked)} />
+      <div>
+        <label htmlFor={uid}>{t('models.local.meaningSwitch')}</label>
+        <p className="help" id={`${uid}-help`}>
+          {t('models.local.meaningSwitchHelp')}
+        </p>
+      </div>
+    </div>
   );
 }
 

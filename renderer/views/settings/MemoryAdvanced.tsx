@@ -8,7 +8,8 @@ import { currentLocale } from '../../i18n/index.js';
 import { formatCount, parseBounded, type Bounds } from '../../lib/memories.js';
 import { useApp } from '../../stores/app.js';
 
-type NumberKey = Exclude<keyof MemorySettings, 'passiveExcludeResident'>;
+// vectorWeight is the Models card's switch (search by meaning), not a number typed here.
+type NumberKey = Exclude<keyof MemorySettings, 'passiveExcludeResident' | 'vectorWeight'>;
 
 /** The same ranges the host's schema enforces (shared/api.ts memorySettings). */
 export const MEMORY_SETTING_BOUNDS: Record<NumberKey, Bounds & { step: number }> = {
