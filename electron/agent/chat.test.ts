@@ -1,9 +1,14 @@
 // Chat turns through the real host, the real provider clients and a loopback fake model server that
-// speaks the real wire protocols.
+// speaks the real wire protocols. The on-device provider runs for real on the generated tiny model.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Message, ProviderKind } from '../../shared/api.js';
+import type { ApiEventName, ApiEvents, Message, ProviderKind } from '../../shared/api.js';
 import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { openDatabase } from '../db/open.js';
+import { TEST_CHAT_MODEL_ID } from '../embed/catalog.js';
+import { LOADING_MODEL_TEXT, unloadLocalModel } from '../llm/local.js';
 import { nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import type { Host } from '../host/types.js';
 
@@ -240,5 +245,52 @@ describe('providers', () => {
     expect(refused).toMatchObject({ ok: false, code: 'provider_unreachable' });
     const good = await host.api['providers.test']({ kind: 'openai-compatible', baseUrl: fake.baseUrl, model: 'fake-model' });
     expect(good).toMatchObject({ ok: true, models: ['fake-model'] });
+  });
+});
+
+describe('on-device model', () => {
+  // A one-layer decoder with random weights (scripts/make-tiny-models.py), run by the real local
+  // provider in its real worker: the only provider that has a model to load.
+  const TINY_CHAT = fileURLToPath(new URL('../embed/testing/models/anima-test/tiny-chat', import.meta.url));
+
+  afterEach(async () => {
+    // The model thread is shared by the process; the next test must find nothing loaded.
+    await unloadLocalModel();
+  });
+
+  it('says the model is loading before the first word, and stores nothing of it', async () => {
+    const host = await startTestHost({ providerTimeoutMs: 30_000 });
+    hosts.push(host);
+    fs.cpSync(TINY_CHAT, path.join(host.dataDir, 'models', ...TEST_CHAT_MODEL_ID.split('/')), { recursive: true });
+    await host.api['providers.save']({ kind: 'local', name: 'Tiny', baseUrl: '', model: TEST_CHAT_MODEL_ID, contextTokens: 2048 });
+    const { id: conversationId } = await host.api['conversations.create']({});
+
+    type Seen = { [E in ApiEventName]: { event: E; payload: ApiEvents[E] } }[ApiEventName];
+    const seen: Seen[] = [];
+    const off = host.on((event, payload) => {
+      if (event === 'chat.status' || event === 'chat.delta') seen.push({ event, payload } as Seen);
+    });
+    const firstDelta = nextEvent(host, 'chat.delta', () => true, 30_000);
+    const finished = nextEvent(host, 'chat.finished', () => true, 30_000);
+    const sent = await host.api['chat.send']({ conversationId, content: 'hello, how was your day?' });
+    await firstDelta;
+    // Random weights never pick the end token; one word is all this test needs.
+    await host.api['chat.stop']({ conversationId });
+    const { message } = (await finished) as { message: Message };
+    off();
+
+    const messageId = sent.assistantMessage.id;
+    expect(seen[0]).toEqual({
+      event: 'chat.status',
+      payload: { conversationId, messageId, status: 'loading_model', text: LOADING_MODEL_TEXT },
+    });
+    expect(seen[1]).toMatchObject({ event: 'chat.delta', payload: { conversationId, messageId } });
+    expect(seen.filter((e) => e.event === 'chat.status')).toHaveLength(1);
+    // The status is for the screen only: the stored reply is the model's words.
+    expect(message.content).not.toContain(LOADING_MODEL_TEXT);
+    const stored = (await host.api['conversations.get']({ id: conversationId })).messages;
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(stored[1]!.content).toBe(message.content);
+    expect(stored.some((m) => m.content.includes(LOADING_MODEL_TEXT))).toBe(false);
   });
 });

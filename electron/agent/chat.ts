@@ -210,6 +210,9 @@ export class ChatEngine {
             if (Date.now() - lastSave >= SAVE_INTERVAL_MS) save();
           } else if (event.type === 'tool_call') {
             calls.push(event.call);
+          } else if (event.type === 'status') {
+            // Only shown while the person waits (e.g. an on-device model loading); nothing is stored.
+            events.emit('chat.status', { conversationId, messageId: placeholder.id, status: event.status, text: event.text });
           }
         }
         if (calls.length === 0) break;

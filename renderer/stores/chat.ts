@@ -19,6 +19,11 @@ export interface ChatState extends ChatData {
   loadError: unknown;
   /** Bumped to ask the composer to take focus (new conversation, after onboarding). */
   focusRequest: number;
+  /**
+   * What a reply waits for before its first word (an on-device model loading), by message id. Only
+   * for the screen: the first delta, the finished reply or Stop clears it.
+   */
+  replyStatus: Record<string, ReplyStatus>;
 
   open(id: string): Promise<void>;
   /** Start a conversation that was just created (nothing to fetch). */
@@ -31,11 +36,32 @@ export interface ChatState extends ChatData {
   editLast(content: string): Promise<void>;
   applyDeltas(deltas: ApiEvents['chat.delta'][]): void;
   applyFinished(payload: ApiEvents['chat.finished']): void;
+  applyStatus(payload: ApiEvents['chat.status']): void;
   setConversation(conversation: Conversation): void;
   requestFocus(): void;
 }
 
+export type ReplyStatus = Pick<ApiEvents['chat.status'], 'status' | 'text'>;
+
 let openSeq = 0;
+
+let subscribed: (() => void)[] = [];
+/**
+ * chat.status to this store; once per client, for the life of the page. Subscribed here rather than
+ * in events.ts, like the models store: nothing outside the chat needs it. Called before any call
+ * that can start a reply, so the event cannot arrive before someone listens.
+ */
+function subscribe(): void {
+  if (subscribed.length) return;
+  subscribed = [api().on('chat.status', (payload) => useChat.getState().applyStatus(payload))];
+}
+
+function withoutKeys<T>(record: Record<string, T>, keys: readonly string[]): Record<string, T> {
+  if (!keys.some((k) => k in record)) return record;
+  const next = { ...record };
+  for (const k of keys) delete next[k];
+  return next;
+}
 
 export const useChat = create<ChatState>()((set, get) => {
   const data = (): ChatData => {
@@ -44,6 +70,7 @@ export const useChat = create<ChatState>()((set, get) => {
   };
 
   async function runSend(kind: SendKind, call: () => Promise<Parameters<typeof applySendResult>[1]>) {
+    subscribe();
     const result = await call();
     set(applySendResult(data(), result, kind));
   }
@@ -55,8 +82,10 @@ export const useChat = create<ChatState>()((set, get) => {
     loadingId: null,
     loadError: null,
     focusRequest: 0,
+    replyStatus: {},
 
     async open(id) {
+      subscribe();
       const seq = ++openSeq;
       set({ openId: id, loadingId: id, loadError: null, conversation: get().conversation?.id === id ? get().conversation : null });
       try {
@@ -70,6 +99,7 @@ export const useChat = create<ChatState>()((set, get) => {
     },
 
     openNew(conversation) {
+      subscribe();
       ++openSeq;
       set({
         ...applyLoaded(data(), conversation.id, []),
@@ -108,7 +138,8 @@ export const useChat = create<ChatState>()((set, get) => {
       const id = get().openId;
       if (!id) return;
       const writing = get().streaming[id];
-      if (writing) set(markStoppedByUser(data(), writing));
+      // A stopped reply is no longer waiting for anything.
+      if (writing) set({ ...markStoppedByUser(data(), writing), replyStatus: withoutKeys(get().replyStatus, [writing]) });
       await api().call('chat.stop', { conversationId: id });
     },
 
@@ -128,11 +159,19 @@ export const useChat = create<ChatState>()((set, get) => {
       if (!deltas.length) return;
       let next = data();
       for (const d of deltas) next = applyDelta(next, d);
-      set(next);
+      // Words have arrived: whatever the reply waited for is over.
+      set({ ...next, replyStatus: withoutKeys(get().replyStatus, deltas.map((d) => d.messageId)) });
     },
 
     applyFinished(payload) {
-      set(applyFinished(data(), payload));
+      set({ ...applyFinished(data(), payload), replyStatus: withoutKeys(get().replyStatus, [payload.message.id]) });
+    },
+
+    applyStatus({ conversationId, messageId, status, text }) {
+      // A late status (e.g. replayed after the reply already has words or has ended) changes nothing.
+      const reply = get().messages[conversationId]?.find((m) => m.id === messageId);
+      if (reply && (reply.status !== 'streaming' || reply.content)) return;
+      set({ replyStatus: { ...get().replyStatus, [messageId]: { status, text } } });
     },
 
     setConversation(conversation) {
@@ -144,3 +183,11 @@ export const useChat = create<ChatState>()((set, get) => {
     },
   };
 });
+
+/** Tests start from a clean slate. */
+export function resetChatStore(): void {
+  for (const off of subscribed) off();
+  subscribed = [];
+  openSeq++;
+  useChat.setState({ ...emptyChatData(), openId: null, conversation: null, loadingId: null, loadError: null, focusRequest: 0, replyStatus: {} });
+}

@@ -133,6 +133,8 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
   const [editing, setEditing] = useState(false);
   // Stored with the reply once it is finished; while it is being written, from the chat.injected event.
   const live = useMemories((s) => (m.role === 'assistant' ? s.injectedLive[m.id] : undefined));
+  // What the reply waits for before its first word (an on-device model loading), if anything.
+  const waitingFor = useChat((s) => (m.role === 'assistant' ? s.replyStatus[m.id]?.status : undefined));
   const injected = m.injectedMemoryIds?.length ? m.injectedMemoryIds : live ?? NO_IDS;
   const who = m.role === 'user' ? t('chat.you') : t('chat.companion');
 
@@ -191,7 +193,13 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
       aria-busy={streaming || undefined}
     >
       {injected.length ? <InjectedLine ids={injected} /> : null}
-      {streaming && empty ? (
+      {streaming && empty && waitingFor === 'loading_model' ? (
+        // Loading can take many seconds: say so in words instead of dots that look stuck. The app's
+        // own words, not the host's text, which is English only.
+        <p className="msg-thinking msg-loading-model" role="status" data-testid="loading-model">
+          {t('chat.loadingModel')}
+        </p>
+      ) : streaming && empty ? (
         <div className="msg-thinking" role="status">
           <span className="dots" aria-hidden="true">
             <i />

@@ -1,0 +1,126 @@
+// The chat store's "what the reply waits for" line: kept from chat.status until the first word, the
+// finished reply or Stop. Calls go to a fake client answering like the host; events are pushed
+// through the listeners the store registered on it.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiError, type ApiEventName, type ApiEvents, type ApiInput, type ApiMethod, type ApiOutputs, type Conversation, type Message } from '../../shared/api.js';
+import { setClient, type RendererClient } from '../api/index.js';
+import { resetChatStore, useChat } from './chat.js';
+
+let clock = Date.parse('2025-03-12T10:00:00Z');
+function msg(over: Partial<Message> & Pick<Message, 'id' | 'role'>): Message {
+  clock += 1000;
+  return {
+    conversationId: 'c1',
+    content: '',
+    status: 'complete',
+    error: null,
+    model: null,
+    createdAt: new Date(clock).toISOString(),
+    replacedBy: null,
+    speaker: null,
+    injectedMemoryIds: [],
+    ...over,
+  };
+}
+
+const conversation = { id: 'c1', title: 'Hello' } as Conversation;
+
+type Handler<K extends ApiMethod> = (input: ApiInput<K>) => ApiOutputs[K] | Promise<ApiOutputs[K]>;
+let handlers: { [K in ApiMethod]?: Handler<K> } = {};
+let listeners: Map<string, (payload: unknown) => void>;
+
+function fakeClient(): RendererClient {
+  return {
+    transport: 'http',
+    connectionState: 'open',
+    async call<K extends ApiMethod>(method: K, input: ApiInput<K>): Promise<ApiOutputs[K]> {
+      const h = handlers[method] as Handler<K> | undefined;
+      if (!h) throw new ApiError('unknown_method', `no ${method}`);
+      return h(input);
+    },
+    on: (event, listener) => {
+      listeners.set(event, listener as (payload: unknown) => void);
+      return () => listeners.delete(event);
+    },
+    onConnect: () => () => {},
+    onConnectionState: () => () => {},
+    openExternal: () => {},
+  };
+}
+
+function emit<E extends ApiEventName>(event: E, payload: ApiEvents[E]): void {
+  listeners.get(event)?.(payload);
+}
+
+const user = msg({ id: 'u1', role: 'user', content: 'hi' });
+const reply = msg({ id: 'a1', role: 'assistant', status: 'streaming' });
+const loading: ApiEvents['chat.status'] = { conversationId: 'c1', messageId: 'a1', status: 'loading_model', text: 'Loading the local model…' };
+
+/** An open conversation whose reply to "hi" is being written. */
+async function sending(): Promise<void> {
+  handlers['conversations.get'] = () => ({ conversation, messages: [] });
+  handlers['chat.send'] = () => ({ userMessage: user, assistantMessage: reply });
+  await useChat.getState().open('c1');
+  await useChat.getState().send('hi');
+  expect(useChat.getState().streaming.c1).toBe('a1');
+}
+
+beforeEach(() => {
+  handlers = {};
+  listeners = new Map();
+  resetChatStore();
+  setClient(fakeClient());
+});
+afterEach(() => {
+  resetChatStore();
+  setClient(null);
+});
+
+describe('reply status', () => {
+  it('keeps chat.status for the reply until its first words arrive', async () => {
+    await sending();
+    emit('chat.status', loading);
+    expect(useChat.getState().replyStatus).toEqual({ a1: { status: 'loading_model', text: 'Loading the local model…' } });
+
+    // events.ts hands deltas over in batches.
+    useChat.getState().applyDeltas([{ conversationId: 'c1', messageId: 'a1', text: 'Hel' }]);
+    expect(useChat.getState().replyStatus).toEqual({});
+    expect(useChat.getState().messages.c1!.at(-1)!.content).toBe('Hel');
+
+    // A status that comes late (after words) does not bring the line back.
+    emit('chat.status', loading);
+    expect(useChat.getState().replyStatus).toEqual({});
+  });
+
+  it('clears it when the reply finishes without a word', async () => {
+    await sending();
+    emit('chat.status', loading);
+    useChat.getState().applyFinished({
+      conversationId: 'c1',
+      message: { ...reply, status: 'error', error: { code: 'provider_not_installed', message: 'not there' } },
+    });
+    expect(useChat.getState().replyStatus).toEqual({});
+    expect(useChat.getState().streaming.c1).toBeUndefined();
+  });
+
+  it('clears it when the person presses Stop', async () => {
+    await sending();
+    handlers['chat.stop'] = () => ({ stopped: true });
+    emit('chat.status', loading);
+    await useChat.getState().stop();
+    expect(useChat.getState().replyStatus).toEqual({});
+    expect(useChat.getState().stoppedByUser).toEqual({ a1: true });
+  });
+
+  it('listens before the reply starts, so a status beating the send answer is kept', async () => {
+    handlers['conversations.get'] = () => ({ conversation, messages: [] });
+    // The host may emit chat.status before the answer to chat.send arrives (separate channels).
+    handlers['chat.send'] = () => {
+      emit('chat.status', loading);
+      return { userMessage: user, assistantMessage: reply };
+    };
+    await useChat.getState().open('c1');
+    await useChat.getState().send('hi');
+    expect(useChat.getState().replyStatus.a1?.status).toBe('loading_model');
+  });
+});
