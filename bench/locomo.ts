@@ -7,8 +7,16 @@
 // After loading, the entity graph is built the way the app builds it (the GraphIndexer's backfill,
 // which the host runs at start for whatever its write queue did not record), and timed.
 //   npm run bench:locomo -- [--data DIR] [--k 5,10,20] [--json FILE] [--graph-walk on|off] [--graph-weight W]
+//                           [--embed-model DIR [--vector-weight W] [--vector-floor F]]
 // DIR defaults to ../shared/bench/locomo/dev. --graph-walk defaults to the app's default
 // (GRAPH_WALK_DEFAULT, electron/memory/recall/index.ts), --graph-weight to GRAPH_WEIGHT (fusion.ts).
+// --embed-model: a transformers.js model folder (as the model manager installs them under
+// <data>/models/<org>/<name>; the repo's toy is electron/embed/testing/models/anima-test/tiny-bert,
+// whose numbers prove the path only). Every turn is then embedded through the app's embedding service
+// (electron/embed/queue.ts, its backfill; timed as embed_ms) and the same questions run twice: without
+// recall's vector branch (vector weight 0 — the table and top-level JSON keys, as without the option)
+// and with it (--vector-weight, default 1; --vector-floor, default VECTOR_FLOOR, recall/vector.ts);
+// both go to the JSON's `vector` object. Exits 1 when the model cannot be loaded or cannot embed here.
 // `n` counts questions with at least one valid evidence turn. Recall is a fraction 0–1; times are
 // milliseconds. Exits 0 when it measured something.
 import fs from 'node:fs';
@@ -16,12 +24,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../electron/db/open.js';
+import { catalogModels } from '../electron/embed/catalog.js';
+import { openEmbedder } from '../electron/embed/embedder.js';
+import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from '../electron/embed/queue.js';
+import { EmbedError, type Embedder } from '../electron/embed/types.js';
 import { GraphIndexer } from '../electron/graph/indexer.js';
 import { EntityStore } from '../electron/graph/store.js';
 import { Conversations } from '../electron/host/conversations.js';
 import { importLocomo } from '../electron/host/import-locomo.js';
 import { GRAPH_WEIGHT } from '../electron/memory/recall/fusion.js';
 import { GRAPH_WALK_DEFAULT, recallDetailed, warmRecallIndex } from '../electron/memory/recall/index.js';
+import { VECTOR_FLOOR } from '../electron/memory/recall/vector.js';
 import { locomoFiles, percentile, round } from './util.js';
 
 const { values } = parseArgs({
@@ -31,6 +44,9 @@ const { values } = parseArgs({
     json: { type: 'string' },
     'graph-walk': { type: 'string', default: GRAPH_WALK_DEFAULT ? 'on' : 'off' },
     'graph-weight': { type: 'string' },
+    'embed-model': { type: 'string' },
+    'vector-weight': { type: 'string', default: '1' },
+    'vector-floor': { type: 'string' },
   },
 });
 
@@ -44,6 +60,64 @@ const graphWeight = values['graph-weight'] === undefined ? GRAPH_WEIGHT : Number
 if (!Number.isFinite(graphWeight) || graphWeight < 0) {
   console.error('--graph-weight: expected a number ≥ 0');
   process.exit(2);
+}
+
+const embedModelArg = values['embed-model'];
+const vectorWeight = Number(values['vector-weight']);
+const vectorFloor = values['vector-floor'] === undefined ? VECTOR_FLOOR : Number(values['vector-floor']);
+if (embedModelArg !== undefined) {
+  if (!(Number.isFinite(vectorWeight) && vectorWeight > 0)) {
+    console.error('--vector-weight: expected a number > 0 (0 is the run without vectors, which is always made)');
+    process.exit(2);
+  }
+  // Cosine similarity: the branch scales scores by 1 − floor, so the floor must stay below 1.
+  if (!(Number.isFinite(vectorFloor) && vectorFloor >= -1 && vectorFloor < 1)) {
+    console.error('--vector-floor: expected a cosine similarity, -1 ≤ F < 1');
+    process.exit(2);
+  }
+} else if (values['vector-weight'] !== '1' || values['vector-floor'] !== undefined) {
+  console.error('--vector-weight and --vector-floor need --embed-model DIR');
+  process.exit(2);
+}
+/**
+ * How long a query's embedding may take. Recall's default (VECTOR_BUDGET_MS, 150 ms from the start
+ * of the search) leaves the branch out of a search whose query is not embedded in time; this bench
+ * measures what the branch does to quality, so the budget is generous enough never to cut it off
+ * (the time it costs shows in the query times instead).
+ */
+const BENCH_VECTOR_BUDGET_MS = 10_000;
+
+/**
+ * The embedder takes a models folder and an id inside it. A folder laid out as the app installs
+ * models (<models>/<org>/<name>) whose org/name is a catalogue model gets that id, so its query and
+ * passage prefixes (e5's "query: ") apply as in the app; any other folder is its own name.
+ */
+function modelLocation(dir: string): { modelsDir: string; modelId: string } {
+  const name = path.basename(dir);
+  const orgName = `${path.basename(path.dirname(dir))}/${name}`;
+  if (catalogModels({ includeTestModels: true }).some((e) => e.id === orgName && e.task === 'embedding')) {
+    return { modelsDir: path.dirname(path.dirname(dir)), modelId: orgName };
+  }
+  return { modelsDir: path.dirname(dir), modelId: name };
+}
+
+// Opened before the (slow) load, so a bad folder fails at once.
+let embedder: Embedder | null = null;
+let embedLoadMs = 0;
+if (embedModelArg !== undefined) {
+  const modelDir = path.resolve(String(embedModelArg));
+  if (!fs.existsSync(path.join(modelDir, 'config.json'))) {
+    console.error(`--embed-model: ${modelDir} has no config.json; give a model folder (config.json, tokenizer.json, onnx/*.onnx)`);
+    process.exit(1);
+  }
+  const loadStart = performance.now();
+  try {
+    embedder = await openEmbedder(modelLocation(modelDir));
+  } catch (err) {
+    console.error(`--embed-model: could not load ${modelDir}: ${err instanceof EmbedError ? `${err.code}: ${err.message}` : String(err)}`);
+    process.exit(1);
+  }
+  embedLoadMs = performance.now() - loadStart;
 }
 
 const REQUIRED_K = [5, 10, 20];
@@ -128,44 +202,126 @@ const indexMs = performance.now() - indexStart;
 // `every`: questions whose evidence turns are all in the top k (all-evidence@k).
 type Scores = { n: number; sums: Map<number, number>; every: Map<number, number> };
 const newScores = (): Scores => ({ n: 0, sums: new Map(ks.map((k) => [k, 0])), every: new Map(ks.map((k) => [k, 0])) });
-const perCategory = new Map<number, Scores>();
-const cat14 = newScores();
-const all = newScores();
-const queryMs: number[] = [];
-const walkMs: number[] = [];
+interface Run {
+  perCategory: Map<number, Scores>;
+  cat14: Scores;
+  all: Scores;
+  queryMs: number[];
+  walkMs: number[];
+}
 
-for (const q of questions) {
-  const start = performance.now();
-  const timings = { graphMs: 0, walks: 0 };
-  // recall() is recallDetailed(…).map((d) => d.hit); the detailed form takes the timings.
-  const hits = (
-    await recallDetailed(db, { query: q.question, sources: ['session'], conversationIds: q.conversationIds, limit: maxK, graphWalk, graphWeight, timings })
-  ).map((d) => d.hit);
-  queryMs.push(performance.now() - start);
-  if (timings.walks) walkMs.push(timings.graphMs);
-  // Distinct turns, in rank order.
-  const ranked: string[] = [];
-  for (const h of hits) {
-    if (h.link.kind !== 'message') continue;
-    const dia = q.turnOf.get(h.link.messageId);
-    if (dia && !ranked.includes(dia)) ranked.push(dia);
-  }
-  const targets = [all, ...(q.category >= 1 && q.category <= 4 ? [cat14] : [])];
-  let cat = perCategory.get(q.category);
-  if (!cat) perCategory.set(q.category, (cat = newScores()));
-  targets.push(cat);
-  for (const s of targets) s.n++;
-  for (const k of ks) {
-    const top = new Set(ranked.slice(0, k));
-    const r = q.evidence.filter((e) => top.has(e)).length / q.evidence.length;
-    for (const s of targets) {
-      s.sums.set(k, s.sums.get(k)! + r);
-      if (r === 1) s.every.set(k, s.every.get(k)! + 1);
+/** Every question once. `vector`: recall's vector branch options (weight 0 = off); none = recall's defaults, as before. */
+async function runQuestions(vector?: { vectorWeight: number; vectorFloor?: number; vectorBudgetMs?: number }): Promise<Run> {
+  const perCategory = new Map<number, Scores>();
+  const cat14 = newScores();
+  const all = newScores();
+  const queryMs: number[] = [];
+  const walkMs: number[] = [];
+
+  for (const q of questions) {
+    const start = performance.now();
+    const timings = { graphMs: 0, walks: 0 };
+    // recall() is recallDetailed(…).map((d) => d.hit); the detailed form takes the timings.
+    const hits = (
+      await recallDetailed(db, {
+        query: q.question,
+        sources: ['session'],
+        conversationIds: q.conversationIds,
+        limit: maxK,
+        graphWalk,
+        graphWeight,
+        timings,
+        ...vector,
+      })
+    ).map((d) => d.hit);
+    queryMs.push(performance.now() - start);
+    if (timings.walks) walkMs.push(timings.graphMs);
+    // Distinct turns, in rank order.
+    const ranked: string[] = [];
+    for (const h of hits) {
+      if (h.link.kind !== 'message') continue;
+      const dia = q.turnOf.get(h.link.messageId);
+      if (dia && !ranked.includes(dia)) ranked.push(dia);
+    }
+    const targets = [all, ...(q.category >= 1 && q.category <= 4 ? [cat14] : [])];
+    let cat = perCategory.get(q.category);
+    if (!cat) perCategory.set(q.category, (cat = newScores()));
+    targets.push(cat);
+    for (const s of targets) s.n++;
+    for (const k of ks) {
+      const top = new Set(ranked.slice(0, k));
+      const r = q.evidence.filter((e) => top.has(e)).length / q.evidence.length;
+      for (const s of targets) {
+        s.sums.set(k, s.sums.get(k)! + r);
+        if (r === 1) s.every.set(k, s.every.get(k)! + 1);
+      }
     }
   }
+  return { perCategory, cat14, all, queryMs, walkMs };
 }
-await db.close();
-fs.rmSync(scratch, { recursive: true, force: true });
+
+// With --embed-model: every turn embedded through the app's embedding service (its backfill, which
+// the host runs when a model is set), then the questions without the vector branch and with it.
+interface VectorMeasure {
+  modelId: string;
+  dimensions: number;
+  embedMs: number;
+  backfill: EmbeddingProgress;
+  rowsEmbedded: number;
+  withVectors: Run;
+}
+let vectorMeasure: VectorMeasure | null = null;
+let service: EmbeddingService | null = null;
+const closeAll = async () => {
+  await service?.close();
+  await embedder?.close();
+  await db.close();
+  fs.rmSync(scratch, { recursive: true, force: true });
+};
+let without: Run;
+if (embedder) {
+  const e = embedder;
+  let lastProblem = '';
+  const embedStart = performance.now();
+  let lastPrinted = embedStart;
+  service = createEmbeddingService({
+    db,
+    vectorWeight,
+    log: (level, message) => {
+      if (level === 'info') return;
+      lastProblem = message;
+      console.warn(message);
+    },
+    onProgress: (p) => {
+      // The service reports every 0.5 s at most; a line every 5 s is enough here.
+      if (!p.finished && performance.now() - lastPrinted < 5000) return;
+      lastPrinted = performance.now();
+      console.log(`embedding with ${p.model}: ${p.done}/${p.total} rows (${((performance.now() - embedStart) / 1000).toFixed(1)} s)`);
+    },
+  });
+  await service.setEmbedder(e);
+  if (service.status().model !== e.modelId) {
+    // The service refused the model: no pgvector in this database, or its tables refused the model.
+    console.error(`--embed-model: the embedding service could not use ${e.modelId}: ${lastProblem || service.status().lastError || 'unknown reason'}`);
+    await closeAll();
+    process.exit(1);
+  }
+  const backfill = await service.backfill();
+  const embedMs = performance.now() - embedStart;
+  const rowsEmbedded = Number(
+    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM embeddings WHERE model = $1 AND dimensions = $2', [e.modelId, e.dimensions])).rows[0]?.n ?? 0,
+  );
+  if (!backfill.finished) console.warn(`embedding with ${e.modelId}: the backfill did not cover every row (${backfill.done}/${backfill.total}); measuring what is there`);
+  console.log(`embedded ${rowsEmbedded} rows with ${e.modelId} (${e.dimensions} dimensions) in ${(embedMs / 1000).toFixed(1)} s (model load ${embedLoadMs.toFixed(0)} ms)`);
+  // Without the vector branch first (weight 0: exactly recall without a model), then with it.
+  without = await runQuestions({ vectorWeight: 0 });
+  const withVectors = await runQuestions({ vectorWeight, vectorFloor, vectorBudgetMs: BENCH_VECTOR_BUDGET_MS });
+  vectorMeasure = { modelId: e.modelId, dimensions: e.dimensions, embedMs, backfill, rowsEmbedded, withVectors };
+} else {
+  without = await runQuestions();
+}
+const { perCategory, cat14, all, queryMs, walkMs } = without;
+await closeAll();
 
 const summary = (s: Scores) => {
   const out: Record<string, number> = { n: s.n };
@@ -178,22 +334,32 @@ const allEvidence = (s: Scores) => {
   return out;
 };
 const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop', 5: 'adversarial' };
-const rows: [string, Scores][] = [
-  ...[...perCategory.entries()].sort((a, b) => a[0] - b[0]).map(([c, s]) => [`${c} ${CATEGORY_NAMES[c] ?? ''}`.trim(), s] as [string, Scores]),
-  ['cat 1–4', cat14],
-  ['all', all],
+const rowsOf = (r: Run): [string, Scores][] => [
+  ...[...r.perCategory.entries()].sort((a, b) => a[0] - b[0]).map(([c, s]) => [`${c} ${CATEGORY_NAMES[c] ?? ''}`.trim(), s] as [string, Scores]),
+  ['cat 1–4', r.cat14],
+  ['all', r.all],
 ];
+const rows = rowsOf(without);
 const shown = [...new Set(asked)].sort((a, b) => a - b);
+const printTable = (rows: [string, Scores][]) => {
+  console.log(['category'.padEnd(16), 'n'.padStart(5), ...shown.map((k) => `R@${k}`.padStart(7)), ...shown.map((k) => `AE@${k}`.padStart(7))].join(' '));
+  for (const [name, s] of rows) {
+    const sm = summary(s);
+    const ae = allEvidence(s);
+    console.log(
+      [name.padEnd(16), String(s.n).padStart(5), ...shown.map((k) => Number(sm[`r${k}`]).toFixed(3).padStart(7)), ...shown.map((k) => Number(ae[`r${k}`]).toFixed(3).padStart(7))].join(' '),
+    );
+  }
+};
 console.log(`\nLoCoMo session recall — ${files.length - skippedFiles} file(s), ${turns} turns, ${questions.length} questions with evidence` +
   (droppedQuestions ? ` (${droppedQuestions} without valid evidence left out)` : '') +
-  `; graph walk ${graphWalk ? `on (weight ${graphWeight})` : 'off'}`);
-console.log(['category'.padEnd(16), 'n'.padStart(5), ...shown.map((k) => `R@${k}`.padStart(7)), ...shown.map((k) => `AE@${k}`.padStart(7))].join(' '));
-for (const [name, s] of rows) {
-  const sm = summary(s);
-  const ae = allEvidence(s);
-  console.log(
-    [name.padEnd(16), String(s.n).padStart(5), ...shown.map((k) => Number(sm[`r${k}`]).toFixed(3).padStart(7)), ...shown.map((k) => Number(ae[`r${k}`]).toFixed(3).padStart(7))].join(' '),
-  );
+  `; graph walk ${graphWalk ? `on (weight ${graphWeight})` : 'off'}` +
+  (vectorMeasure ? '; without the vector branch' : ''));
+printTable(rows);
+if (vectorMeasure) {
+  const w = vectorMeasure.withVectors;
+  console.log(`\nwith the vector branch — ${vectorMeasure.modelId} (${vectorMeasure.dimensions} dimensions), weight ${vectorWeight}, floor ${vectorFloor}, query budget ${BENCH_VECTOR_BUDGET_MS} ms`);
+  printTable(rowsOf(w));
 }
 console.log('(R@k: recall@k; AE@k: all-evidence@k, the share of questions with every evidence turn in the top k)');
 const p50 = queryMs.length ? percentile(queryMs, 50) : 0;
@@ -205,6 +371,47 @@ console.log(
   `entity graph: built in ${(graphMs / 1000).toFixed(1)} s (${turns ? (graphMs / turns).toFixed(2) : 0} ms/turn): ${graphSize.entities} entities, ${graphSize.edges} edges, ${graphSize.mentions} mentions` +
     (graphWalk ? `; walk ms a query: p50 ${walkP50.toFixed(2)}, p95 ${walkP95.toFixed(2)} (${walkMs.length} walks)` : ''),
 );
+const recallOf = (r: Run) => {
+  const p50 = r.queryMs.length ? percentile(r.queryMs, 50) : 0;
+  const p95 = r.queryMs.length ? percentile(r.queryMs, 95) : 0;
+  const byCategory = [...r.perCategory.entries()].sort((a, b) => a[0] - b[0]);
+  return {
+    cat1_4: summary(r.cat14),
+    all: summary(r.all),
+    per_category: Object.fromEntries(byCategory.map(([c, s]) => [String(c), summary(s)])),
+    all_evidence: {
+      cat1_4: allEvidence(r.cat14),
+      all: allEvidence(r.all),
+      per_category: Object.fromEntries(byCategory.map(([c, s]) => [String(c), allEvidence(s)])),
+    },
+    query_ms: { p50: round(p50, 2), p95: round(p95, 2) },
+  };
+};
+const vectorResult = vectorMeasure
+  ? (() => {
+      const off = recallOf(without);
+      const on = recallOf(vectorMeasure.withVectors);
+      console.log(
+        `vector branch: query ms p50 ${off.query_ms.p50.toFixed(2)} without, ${on.query_ms.p50.toFixed(2)} with (p95 ${off.query_ms.p95.toFixed(2)}, ${on.query_ms.p95.toFixed(2)}); ` +
+          `embedded ${vectorMeasure.rowsEmbedded} rows in ${vectorMeasure.embedMs.toFixed(0)} ms (${vectorMeasure.rowsEmbedded ? (vectorMeasure.embedMs / vectorMeasure.rowsEmbedded).toFixed(2) : 0} ms/row), model load ${embedLoadMs.toFixed(0)} ms`,
+      );
+      return {
+        model: vectorMeasure.modelId,
+        dimensions: vectorMeasure.dimensions,
+        weight: vectorWeight,
+        floor: vectorFloor,
+        query_budget_ms: BENCH_VECTOR_BUDGET_MS,
+        load_ms: round(embedLoadMs, 1),
+        embed_ms: round(vectorMeasure.embedMs, 1),
+        rows_embedded: vectorMeasure.rowsEmbedded,
+        backfill: { done: vectorMeasure.backfill.done, total: vectorMeasure.backfill.total, finished: vectorMeasure.backfill.finished },
+        without: off,
+        with: on,
+        query_ms_p50_without: off.query_ms.p50,
+        query_ms_p50_with: on.query_ms.p50,
+      };
+    })()
+  : null;
 
 const result = {
   cat1_4: summary(cat14),
@@ -230,6 +437,9 @@ const result = {
   graph_walk_ms: { p50: round(walkP50, 2), p95: round(walkP95, 2), walks: walkMs.length },
   node: process.version,
   cpus: os.cpus().length,
+  // Added with --embed-model only: the questions without recall's vector branch (the same run as the
+  // keys above) and with it.
+  ...(vectorResult ? { vector: vectorResult } : {}),
 };
 if (values.json) {
   const file = path.resolve(String(values.json));
