@@ -17,12 +17,20 @@ module.exports = {
   // Only the build output ships (production node_modules are added by electron-builder itself).
   files: ['dist/**/*', '!dist/**/*.map', 'package.json'],
   asar: true,
-  // Native code is loaded with dlopen and cannot come from inside an archive; PGlite's WASM, data and
-  // extension files are read from disk at start-up, which is faster (and mmap-able) outside it.
+  // Native code is loaded with dlopen and cannot come from inside an archive, nor can the shared
+  // libraries a binding loads from beside itself; PGlite's WASM, data and extension files are read
+  // from disk by path, which is faster (and mmap-able) outside it. build/electron-builder.config.test.ts
+  // checks these globs against the installed packages and the build output.
   asarUnpack: [
     '**/*.node',
+    // onnxruntime-node (transformers.js's runtime): the binding and libonnxruntime beside it, in bin/.
     '**/node_modules/onnxruntime-node/**',
+    // sharp (a dependency of transformers.js): its per-platform binding and the libvips it links.
+    '**/node_modules/@img/sharp-*/**',
     '**/node_modules/@electric-sql/pglite/dist/**/*.{wasm,data,tar.gz}',
+    '**/node_modules/@electric-sql/pglite-pgvector/dist/**/*.tar.gz',
+    // The model worker threads (scripts/build.mjs), started from a file path: kept on disk as well.
+    'dist/electron/*-worker.mjs',
   ],
   // Native dependencies ship N-API prebuilds, which every Electron loads; rebuilding them would
   // need Electron's headers from the network.

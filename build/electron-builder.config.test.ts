@@ -1,7 +1,9 @@
 // Checks the packaging config without packaging: the `files` and `asarUnpack` globs are run through
 // electron-builder's own matcher (app-builder-lib, which electron-builder depends on) over a fake
-// project tree, so "is main.cjs in the app?" is answered the way a real build would answer it.
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// project tree, so "is main.cjs in the app?" is answered the way a real build would answer it; and
+// `asarUnpack` over the real installed packages and build output, so a native binary or a file read
+// by path that would end up inside the archive fails here rather than in the packaged app.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -58,6 +60,18 @@ const pkg = JSON.parse(readFileSync(path.join(projectDir, 'package.json'), 'utf8
 const fileMatcher = require('app-builder-lib/out/fileMatcher') as FileMatcherModule;
 const identity = (s: string) => s;
 
+/** Whether electron-builder would put `file` (relative to `appDir`) in app.asar.unpacked. */
+function unpackedIn(appDir: string): (file: string) => boolean {
+  const [matcher] = fileMatcher.getFileMatchers(config, 'asarUnpack', '/app', {
+    macroExpander: identity,
+    customBuildOptions: config.linux,
+    globalOutDir: path.join(appDir, 'release'),
+    defaultSrc: appDir,
+  })!;
+  const unpack = matcher!.createFilter();
+  return (file) => unpack(path.join(appDir, file), { isDirectory: () => false });
+}
+
 /** A project as it looks after `npm run build`: sources, caches and outputs that must stay out. */
 const FAKE_TREE = [
   'package.json',
@@ -65,6 +79,8 @@ const FAKE_TREE = [
   'dist/electron/main.cjs.map',
   'dist/electron/preload.cjs',
   'dist/electron/host-process.mjs',
+  'dist/electron/embed-worker.mjs',
+  'dist/electron/local-worker.mjs',
   'dist/cli.mjs',
   'dist/renderer/index.html',
   'dist/renderer/assets/index-3f2a1b.js',
@@ -170,6 +186,8 @@ describe('electron-builder config', () => {
         pkg.main,
         'dist/electron/preload.cjs',
         'dist/electron/host-process.mjs',
+        'dist/electron/embed-worker.mjs',
+        'dist/electron/local-worker.mjs',
         'dist/renderer/index.html',
         'dist/renderer/assets/index-3f2a1b.js',
         'dist/renderer/assets/index-9c8d7e.css',
@@ -201,16 +219,11 @@ describe('electron-builder config', () => {
     }
   });
 
-  it('unpacks native modules and the files PGlite reads from disk, and nothing of ours', () => {
-    const [matcher] = fileMatcher.getFileMatchers(config, 'asarUnpack', '/app', {
-      macroExpander: identity,
-      customBuildOptions: config.linux,
-      globalOutDir: path.join(fakeProject, 'release'),
-      defaultSrc: fakeProject,
-    })!;
-    const unpack = matcher!.createFilter();
-    const isUnpacked = (p: string) => unpack(path.join(fakeProject, p), { isDirectory: () => false });
+  it('unpacks native modules, the files PGlite reads from disk and the model workers, and nothing else of ours', () => {
+    const isUnpacked = unpackedIn(fakeProject);
     for (const p of [
+      'dist/electron/embed-worker.mjs',
+      'dist/electron/local-worker.mjs',
       'node_modules/onnxruntime-node/bin/napi-v3/linux/x64/onnxruntime_binding.node',
       'node_modules/onnxruntime-node/bin/napi-v3/linux/x64/libonnxruntime.so.1',
       'node_modules/@electric-sql/pglite/dist/pglite.wasm',
@@ -228,6 +241,138 @@ describe('electron-builder config', () => {
       'node_modules/zod/index.js',
     ]) {
       expect(isUnpacked(p), p).toBe(false);
+    }
+  });
+});
+
+// ---- asarUnpack against what is really installed and built --------------------------------------
+
+interface Manifest {
+  name: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+}
+
+const readManifest = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as Manifest;
+const relative = (file: string) => path.relative(projectDir, file).split(path.sep).join('/');
+
+/** Where Node finds package `name` required from `fromDir`: the nearest node_modules up the tree. */
+function packageDir(name: string, fromDir: string): string | undefined {
+  for (let dir = fromDir; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'node_modules', name);
+    if (existsSync(path.join(candidate, 'package.json'))) return candidate;
+    if (dir === projectDir || path.dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * The folders of the packages electron-builder ships: package.json's dependencies and, recursively,
+ * theirs (optional ones when installed — other platforms' prebuilds are not).
+ */
+function productionPackages(): string[] {
+  const found = new Set<string>();
+  const visit = (manifest: Manifest, dir: string) => {
+    for (const name of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies })) {
+      const dep = packageDir(name, dir);
+      if (!dep || found.has(dep)) continue;
+      found.add(dep);
+      visit(readManifest(dep), dep);
+    }
+  };
+  visit(readManifest(projectDir), projectDir);
+  return [...found].sort();
+}
+
+/** Files under `dir` (its own, not those of packages nested in its node_modules). */
+function filesUnder(dir: string): string[] {
+  const found: string[] = [];
+  const walk = (current: string) => {
+    for (const entry of readdirSync(current, { withFileTypes: true })) {
+      const file = path.join(current, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules') walk(file);
+      } else found.push(file);
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+/** Native binaries (bindings and the libraries they load) and the data PGlite and its extensions read by path. */
+const READ_FROM_DISK = /\.(node|dll|dylib|so(\.\d+)*|wasm|data|tar\.gz)$/;
+/** onnxruntime-web's .wasm serve transformers.js in a browser; in Node it runs onnxruntime-node. */
+const BROWSER_ONLY = new Set(['onnxruntime-web']);
+
+describe('asarUnpack, against the installed packages and the build', () => {
+  const isUnpacked = unpackedIn(projectDir);
+  const packages = productionPackages();
+  const installed = (name: string) => packages.find((dir) => relative(dir) === `node_modules/${name}`);
+
+  it('unpacks every native binary and data file the production dependencies ship', () => {
+    const files = packages
+      .filter((dir) => !BROWSER_ONLY.has(readManifest(dir).name))
+      .flatMap(filesUnder)
+      .map(relative)
+      .filter((file) => READ_FROM_DISK.test(file));
+    // The ones this app cannot start without are among them, so the walk did find the real tree.
+    const binding = `node_modules/onnxruntime-node/bin/napi-v6/${process.platform}/${process.arch}/onnxruntime_binding.node`;
+    expect(files).toEqual(
+      expect.arrayContaining([
+        binding,
+        'node_modules/@electric-sql/pglite/dist/pglite.wasm',
+        'node_modules/@electric-sql/pglite/dist/pglite.data',
+        'node_modules/@electric-sql/pglite/dist/initdb.wasm',
+        'node_modules/@electric-sql/pglite/dist/pg_trgm.tar.gz',
+        'node_modules/@electric-sql/pglite-pgvector/dist/vector.tar.gz',
+      ]),
+    );
+    expect(files.filter((file) => !isUnpacked(file))).toEqual([]);
+  });
+
+  it("unpacks onnxruntime-node's bin/ whole: the binding loads libonnxruntime from beside it", () => {
+    const dir = installed('onnxruntime-node');
+    expect(dir, 'onnxruntime-node is a production dependency (of @huggingface/transformers)').toBeDefined();
+    const bin = filesUnder(path.join(dir!, 'bin')).map(relative);
+    expect(bin.length).toBeGreaterThan(1);
+    expect(bin.filter((file) => !isUnpacked(file))).toEqual([]);
+  });
+
+  it("unpacks sharp's native packages for every platform when transformers.js depends on sharp", () => {
+    const transformers = readManifest(installed('@huggingface/transformers')!);
+    if (!transformers.dependencies?.sharp && !transformers.optionalDependencies?.sharp) return;
+    const sharp = installed('sharp');
+    expect(sharp, 'sharp is installed').toBeDefined();
+    // Its binding and libvips come as one optional package per platform, most not installed here.
+    const platformPackages = Object.keys(readManifest(sharp!).optionalDependencies ?? {});
+    expect(platformPackages.length).toBeGreaterThan(0);
+    for (const name of platformPackages) {
+      for (const file of ['package.json', 'lib/binding.node', 'lib/libvips-cpp.so.8', 'lib/libvips-cpp.dylib', 'lib/libvips-42.dll']) {
+        expect(isUnpacked(`node_modules/${name}/${file}`), `${name}/${file}`).toBe(true);
+      }
+    }
+    // And whatever is installed for this platform, file by file.
+    const here = packages.filter((dir) => platformPackages.includes(readManifest(dir).name));
+    expect(here.length).toBeGreaterThan(0);
+    const files = here.flatMap(filesUnder).map(relative);
+    expect(files.filter((file) => !isUnpacked(file))).toEqual([]);
+  });
+
+  it('unpacks the model worker bundles the build writes, and no other bundle', () => {
+    const build = readFileSync(path.join(projectDir, 'scripts', 'build.mjs'), 'utf8');
+    const outfiles = [...build.matchAll(/outfile: '([^']+)'/g)].map((m) => m[1]!);
+    // The workers the code starts (worker-script.ts finds each as dist/electron/<name>.mjs).
+    const names = ['electron/embed/embedder.ts', 'electron/llm/local.ts'].flatMap((file) =>
+      [...readFileSync(path.join(projectDir, file), 'utf8').matchAll(/workerScript\(import\.meta\.url, '([\w-]+)'/g)].map((m) => m[1]!),
+    );
+    expect(names.sort()).toEqual(['embed-worker', 'local-worker']);
+    const workers = names.map((name) => `dist/electron/${name}.mjs`);
+    expect(outfiles).toEqual(expect.arrayContaining(workers));
+    for (const file of outfiles) expect(isUnpacked(file), file).toBe(workers.includes(file));
+    // The build output, when there is one, agrees.
+    const dist = path.join(projectDir, 'dist', 'electron');
+    if (!existsSync(dist)) return;
+    for (const file of readdirSync(dist).filter((f) => /\.(mjs|cjs)$/.test(f)).map((f) => `dist/electron/${f}`)) {
+      expect(isUnpacked(file), file).toBe(workers.includes(file));
     }
   });
 });

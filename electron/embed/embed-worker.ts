@@ -4,7 +4,9 @@
 // id): ending the thread and starting a fresh one is the only clean retry.
 //
 // Protocol: it loads the model named in workerData, embeds a probe text to learn the vector size,
-// posts `ready` (or `failed`) and then answers `embed` messages one at a time.
+// posts `ready` (or `failed`) and then answers `embed` messages one at a time. One batch is one
+// onnxruntime call, which nothing interrupts: embedder.ts stops a call between its batches, and
+// ends this thread only while it is idle (see WorkerThread there).
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -13,6 +15,8 @@ export interface WorkerInit {
   modelId: string;
   /** Which onnx/ file transformers.js loads: fp32 is onnx/model.onnx, q8 onnx/model_quantized.onnx, … */
   dtype: string;
+  /** The module imported instead of @huggingface/transformers (tests' stand-in engine). */
+  engine?: string;
 }
 
 export type ToWorker = { type: 'embed'; id: number; texts: string[] };
@@ -42,7 +46,9 @@ function describe(error: unknown): string {
 async function load(): Promise<Extract | undefined> {
   let transformers: typeof import('@huggingface/transformers');
   try {
-    transformers = await import('@huggingface/transformers');
+    // A variable specifier: the stand-in engine in tests; esbuild leaves it as a runtime import.
+    const specifier = init.engine ?? '@huggingface/transformers';
+    transformers = (await import(specifier)) as typeof import('@huggingface/transformers');
   } catch (error) {
     post({ type: 'failed', code: 'runtime_missing', message: describe(error) });
     return undefined;

@@ -1,11 +1,14 @@
 // The embedder with the real transformers.js in a real worker thread, on the tiny generated BERT
 // (scripts/make-tiny-models.py): random weights, but real tokenizer files, config and ONNX graph.
+// Workers that die mid-call run a stand-in engine instead: a thread must never be ended from outside
+// while onnxruntime is loading or running a model (that can abort the whole process), so the tests
+// here never terminate() a real worker that is busy.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Worker } from 'node:worker_threads';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openEmbedder, type OpenEmbedderOptions } from './embedder.js';
 import { EmbedError, type Embedder } from './types.js';
 
@@ -53,7 +56,28 @@ async function failure(promise: Promise<unknown>): Promise<EmbedError> {
 }
 
 function exited(worker: Worker): Promise<void> {
+  // An ended thread's id is -1; its exit event may have fired before anyone listened.
+  if (worker.threadId === -1) return Promise.resolve();
   return new Promise((resolve) => worker.once('exit', () => resolve()));
+}
+
+/** The types of the messages `worker` posts from now on, then `exit` when it ends. */
+function messageLog(worker: Worker): string[] {
+  const log: string[] = [];
+  worker.on('message', (message: { type: string }) => log.push(message.type));
+  worker.once('exit', () => log.push('exit'));
+  return log;
+}
+
+/** The number of texts in each message posted to `worker` from now on. */
+function sentBatches(worker: Worker): number[] {
+  const sent: number[] = [];
+  const post = worker.postMessage.bind(worker);
+  worker.postMessage = (message: { texts: string[] }) => {
+    sent.push(message.texts.length);
+    post(message);
+  };
+  return sent;
 }
 
 /** Texts that keep the tiny model busy for a little while (long, and many). */
@@ -83,12 +107,7 @@ describe('embedding', () => {
 
   it('keeps a batch of 40 texts in order, each as if embedded alone, in messages of batchSize', async () => {
     const { embedder, workers } = await openWatched({ batchSize: 16 });
-    const sent: number[] = [];
-    const post = workers[0]!.postMessage.bind(workers[0]);
-    workers[0]!.postMessage = (message: { texts: string[] }) => {
-      sent.push(message.texts.length);
-      post(message);
-    };
+    const sent = sentBatches(workers[0]!);
     // Different lengths, so every batch is padded: a wrong attention mask would show.
     const texts = Array.from({ length: 40 }, (_, i) => `${'one two three '.repeat(i % 7)} note ${i} about the ${['cat', 'market', 'rain', '猫'][i % 4]}`);
     const together = await embedder.embed(texts);
@@ -174,15 +193,57 @@ describe('a broken model', () => {
   });
 });
 
-describe('a worker that dies', () => {
+/**
+ * Stands in for transformers.js inside the worker: 4-number vectors from the text's length, each
+ * batch taking `batchDelayMs`, the load `loadDelayMs` (from `<model>/stand-in.json` when there). A
+ * text "CRASH" makes the thread die by itself, as a native crash would, with nothing of
+ * onnxruntime running in it.
+ */
+const STAND_IN_ENGINE = `
+import fs from 'node:fs';
+import path from 'node:path';
+export const env = {};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export async function pipeline(task, model) {
+  const file = path.join(env.localModelPath, model, 'stand-in.json');
+  const script = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
+  await sleep(script.loadDelayMs ?? 0);
+  return async (texts) => {
+    if (texts.includes('CRASH')) {
+      setTimeout(() => { throw new Error('the stand-in engine crashed'); });
+      return new Promise(() => {});
+    }
+    await sleep(script.batchDelayMs ?? 0);
+    const data = new Float32Array(texts.length * 4);
+    texts.forEach((text, i) => data.set([text.length, 1, 2, 3].map((x) => x / Math.hypot(text.length, 1, 2, 3)), i * 4));
+    return { dims: [texts.length, 4], data };
+  };
+}
+`;
+
+describe('a worker that dies by itself (stand-in engine)', () => {
+  let engineDir: string;
+  let engine: string;
+  beforeAll(() => {
+    engineDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-embed-stand-in-'));
+    const file = path.join(engineDir, 'stand-in-engine.mjs');
+    fs.writeFileSync(file, STAND_IN_ENGINE);
+    engine = pathToFileURL(file).href;
+  });
+  afterAll(() => fs.rmSync(engineDir, { recursive: true, force: true }));
+
+  const openStandIn = (script: { loadDelayMs?: number; batchDelayMs?: number } = {}) => {
+    fs.writeFileSync(path.join(modelDir, 'stand-in.json'), JSON.stringify(script));
+    return openWatched({ engine });
+  };
+
   it('fails the call it was working on with worker_crashed; the next call starts a new worker', async () => {
-    const { embedder, workers } = await openWatched();
+    const { embedder, workers } = await openStandIn();
+    expect(embedder.dimensions).toBe(4);
     const [before] = await embedder.embed(['the cat sat']);
-    const pending = embedder.embed(heavyTexts);
-    // The texts were posted synchronously by embed(); the worker ends while embedding them.
-    void workers[0]!.terminate();
-    const error = await failure(pending);
+    const error = await failure(embedder.embed(['the cat sat', 'CRASH']));
     expect(error.code).toBe('worker_crashed');
+    expect(error.message).toContain('the stand-in engine crashed');
 
     const [after] = await embedder.embed(['the cat sat']);
     expect(workers).toHaveLength(2);
@@ -190,22 +251,34 @@ describe('a worker that dies', () => {
   });
 
   it('runs calls queued behind the crashed one on the new worker', async () => {
-    const { embedder, workers } = await openWatched();
-    const crashed = embedder.embed(heavyTexts);
+    const { embedder, workers } = await openStandIn({ batchDelayMs: 20 });
+    const crashed = embedder.embed(['CRASH']);
     const queued = embedder.embed(['the cat sat']);
-    void workers[0]!.terminate();
     expect((await failure(crashed)).code).toBe('worker_crashed');
     expect(await queued).toHaveLength(1);
     expect(workers).toHaveLength(2);
   });
 
   it('says model_not_installed when the files went away before the restart', async () => {
-    const { embedder, workers } = await openWatched();
+    const { embedder } = await openStandIn();
+    expect((await failure(embedder.embed(['CRASH']))).code).toBe('worker_crashed');
     fs.rmSync(path.join(modelDir, 'onnx'), { recursive: true });
-    await workers[0]!.terminate();
     expect((await failure(embedder.embed(['the cat sat']))).code).toBe('model_not_installed');
     fs.cpSync(path.join(SOURCE, 'onnx'), path.join(modelDir, 'onnx'), { recursive: true });
     expect(await embedder.embed(['the cat sat'])).toHaveLength(1);
+  });
+
+  it('closing while a replacement worker loads waits for the load, then ends it', async () => {
+    const { embedder, workers } = await openStandIn();
+    expect((await failure(embedder.embed(['CRASH']))).code).toBe('worker_crashed');
+    fs.writeFileSync(path.join(modelDir, 'stand-in.json'), JSON.stringify({ loadDelayMs: 300 }));
+    const waiting = embedder.embed(['the cat sat']);
+    await expect.poll(() => workers.length).toBe(2);
+    const log = messageLog(workers[1]!);
+    const refused = failure(waiting);
+    await embedder.close();
+    expect(log).toEqual(['ready', 'exit']);
+    expect((await refused).message).toBe('The embedding model was closed while this call was running.');
   });
 });
 
@@ -231,14 +304,59 @@ describe('cancellation and closing', () => {
     expect(await third).toHaveLength(1);
   });
 
-  it('ends the worker on close; later calls reject', async () => {
-    const { embedder, workers } = await openWatched();
-    const gone = exited(workers[0]!);
-    const inFlight = embedder.embed(heavyTexts);
-    await embedder.close();
-    await gone;
-    expect((await failure(inFlight)).code).toBe('cancelled');
-    expect((await failure(embedder.embed(['the cat sat']))).code).toBe('cancelled');
+  it('cancelling a call in flight lets its batch finish in the same worker, sends no more of it, and the next call works', async () => {
+    const { embedder, workers } = await openWatched({ batchSize: 50 });
+    const worker = workers[0]!;
+    const sent = sentBatches(worker);
+    const log = messageLog(worker);
+    const controller = new AbortController();
+    const inFlight = embedder.embed(heavyTexts, { signal: controller.signal });
+    expect(sent).toEqual([50]); // the first batch is in the worker
+    const t = Date.now();
+    controller.abort();
+    const error = await failure(inFlight);
+    expect(error).toMatchObject({ code: 'cancelled', message: 'The embedding was cancelled.' });
+    expect(Date.now() - t).toBeLessThan(100);
+
+    const [after] = await embedder.embed(['the cat sat']);
+    expect(norm(after!)).toBeCloseTo(1, 5);
+    // The cancelled call's batch was answered (and dropped); its other seven were never sent.
+    expect(sent).toEqual([50, 1]);
+    expect(log).toEqual(['result', 'result']);
     expect(workers).toHaveLength(1);
+    expect(worker.threadId).not.toBe(-1);
+  });
+
+  it('close() during a running batch waits for it, then ends the worker; the model opens again in the same process', async () => {
+    const { embedder, workers } = await openWatched({ batchSize: 50 });
+    const worker = workers[0]!;
+    const sent = sentBatches(worker);
+    const log = messageLog(worker);
+    const inFlight = embedder.embed(heavyTexts);
+    const queued = embedder.embed(['the cat sat']);
+    expect(sent).toEqual([50]);
+
+    const closing = embedder.close();
+    // Callers hear at once; close() itself resolves only once the worker is idle and has ended.
+    expect(await failure(inFlight)).toMatchObject({
+      code: 'cancelled',
+      message: 'The embedding model was closed while this call was running.',
+    });
+    expect(await failure(queued)).toMatchObject({
+      code: 'cancelled',
+      message: 'The embedding model was closed before this call started.',
+    });
+    expect(await failure(embedder.embed(['the cat sat']))).toMatchObject({ code: 'cancelled', message: 'The embedding model was closed.' });
+    await closing;
+    // The batch in the worker was answered before the thread ended, and no other was sent.
+    expect(log).toEqual(['result', 'exit']);
+    expect(sent).toEqual([50]);
+    expect(worker.threadId).toBe(-1);
+    await embedder.close(); // a second close is harmless
+
+    // The process survived, and the same model opens and embeds again.
+    const again = await open();
+    const [vector] = await again.embed(['the cat sat']);
+    expect(norm(vector!)).toBeCloseTo(1, 5);
   });
 });

@@ -1,6 +1,7 @@
 // The on-device embedding model: transformers.js running in a worker thread (embed-worker.ts).
 // Calls are queued and run one at a time, each cut into batches of at most `batchSize` texts; a
 // worker that dies fails only the call it was working on, and the next call starts a fresh one.
+// The worker is only ever ended while idle, never in the middle of a load or a batch (see WorkerThread).
 import { access, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -15,8 +16,10 @@ export interface OpenEmbedderOptions {
   modelId: string;
   /** Most texts sent to the worker in one message (default 32): bounds memory and how long a cancelled call keeps the worker busy. */
   batchSize?: number;
-  /** Called with each worker thread as it starts; lets tests end one mid-call. */
+  /** Called with each worker thread as it starts; lets tests watch its messages and its end. */
   onWorkerStart?: (worker: Worker) => void;
+  /** A module the worker imports instead of @huggingface/transformers (tests' stand-in engine). */
+  engine?: string;
 }
 
 const DEFAULT_BATCH_SIZE = 32;
@@ -29,7 +32,7 @@ export async function openEmbedder(options: OpenEmbedderOptions): Promise<Embedd
   const { modelsDir, modelId } = options;
   const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_BATCH_SIZE));
   const dtype = await installedWeights(modelsDir, modelId);
-  const init: WorkerInit = { modelsDir: path.resolve(modelsDir), modelId, dtype };
+  const init: WorkerInit = { modelsDir: path.resolve(modelsDir), modelId, dtype, engine: options.engine };
   const embedder = new WorkerEmbedder(init, batchSize, options.onWorkerStart);
   await embedder.start();
   return embedder;
@@ -72,7 +75,14 @@ function cancelled(message = 'The embedding was cancelled.'): EmbedError {
   return new EmbedError('cancelled', message);
 }
 
-/** One worker thread: its start-up, and the calls it is answering. */
+const CLOSED = 'The embedding model was closed.';
+
+/**
+ * One worker thread: its start-up, and the calls it is answering. It is only ever ended while idle:
+ * Worker.terminate() during an onnxruntime-node call (loading the model or embedding a batch) can
+ * abort the whole process ("terminate called after throwing an instance of 'Napi::Error'"), so
+ * closing waits for the load to settle and the batch in the worker to be answered, then ends it.
+ */
 class WorkerThread {
   readonly ready: Promise<number>;
   /** Set once `ready` resolved; lets a call go straight to postMessage with no await in between. */
@@ -80,10 +90,13 @@ class WorkerThread {
   dead = false;
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (vectors: Float32Array[]) => void; reject: (error: EmbedError) => void }>();
+  /** Waiting for `pending` to empty (or the thread to end). */
+  private idleWaiters: (() => void)[] = [];
   private nextId = 1;
   private lastError = '';
-  /** Why pending calls fail if the thread ends now: a crash unless we ended it. */
+  /** Why calls fail if the thread ends now: a crash unless we ended it. */
   private endReason: EmbedError | undefined;
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly init: WorkerInit,
@@ -103,9 +116,11 @@ class WorkerThread {
           settle.resolve(message.dimensions);
           break;
         case 'failed': {
+          // The failed load is cached in this thread; only a new one can try again. The load is
+          // over, so the thread is idle and ends at once.
           const error = this.loadError(message.code, message.message);
           settle.reject(error);
-          void this.terminate(error);
+          void this.close(error);
           break;
         }
         case 'result': {
@@ -136,7 +151,13 @@ class WorkerThread {
       settle.reject(reason);
       for (const call of this.pending.values()) call.reject(reason);
       this.pending.clear();
+      this.wakeIdle();
     });
+  }
+
+  /** Neither closing nor ended: it takes calls. */
+  get usable(): boolean {
+    return !this.dead && !this.closing;
   }
 
   private loadError(code: 'runtime_missing' | 'model_broken', reason: string): EmbedError {
@@ -151,7 +172,7 @@ class WorkerThread {
 
   /** Posts synchronously: a caller that just got the thread knows its texts are on their way. */
   run(texts: string[]): Promise<Float32Array[]> {
-    if (this.dead) return Promise.reject(this.endReason ?? new EmbedError('worker_crashed', 'The embedding worker has stopped.'));
+    if (!this.usable) return Promise.reject(this.endReason ?? new EmbedError('worker_crashed', 'The embedding worker has stopped.'));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -165,14 +186,35 @@ class WorkerThread {
   private settle(id: number) {
     const call = this.pending.get(id);
     this.pending.delete(id);
-    if (this.pending.size === 0) this.worker.unref();
+    if (this.pending.size === 0) {
+      if (!this.dead) this.worker.unref();
+      this.wakeIdle();
+    }
     return call;
   }
 
-  async terminate(reason: EmbedError): Promise<void> {
-    if (this.dead) return;
+  private wakeIdle(): void {
+    for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /** Resolves once no batch is in the worker (at once when none is, or the thread has ended). */
+  private idle(): Promise<void> {
+    if (this.pending.size === 0 || this.dead) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Takes no more calls, and ends the thread once it is idle: after its load settles and the batch
+   * it is embedding is answered (that answer still reaches its caller, who may have stopped caring).
+   */
+  close(reason: EmbedError): Promise<void> {
     this.endReason ??= reason;
-    await this.worker.terminate();
+    this.closing ??= (async () => {
+      await this.ready.catch(() => {});
+      await this.idle();
+      if (!this.dead) await this.worker.terminate();
+    })();
+    return this.closing;
   }
 }
 
@@ -188,8 +230,10 @@ class WorkerEmbedder implements Embedder {
   private vectorSize = 0;
   private thread: WorkerThread | undefined;
   private readonly queue: Job[] = [];
-  private busy = false;
+  /** The call being worked on, and its run (which ends at a batch boundary once the call is settled). */
+  private current: { job: Job; run: Promise<void> } | undefined;
   private closed = false;
+  private closing: Promise<void> | undefined;
 
   constructor(
     private init: WorkerInit,
@@ -217,14 +261,16 @@ class WorkerEmbedder implements Embedder {
   /** The running thread, or a new one once it is ready (a replacement must give the same vector size). */
   private async freshThread(): Promise<WorkerThread> {
     let thread = this.thread;
-    if (!thread || thread.dead) {
+    if (!thread || !thread.usable) {
       // The files may have gone since the last worker started: say "not installed", not "broken".
-      this.init = { ...this.init, dtype: await installedWeights(this.init.modelsDir, this.modelId) };
+      const dtype = await installedWeights(this.init.modelsDir, this.modelId);
+      if (this.closed) throw cancelled(CLOSED); // no new worker once close() has begun
+      this.init = { ...this.init, dtype };
       thread = this.startThread();
     }
     const dimensions = await thread.ready;
     if (dimensions !== this.vectorSize) {
-      await thread.terminate(cancelled());
+      await thread.close(cancelled());
       throw new EmbedError(
         'model_broken',
         `The embedding model "${this.modelId}" changed on disk: its vectors now have ${dimensions} numbers instead of ${this.dimensions}. Reopen it.`,
@@ -235,14 +281,14 @@ class WorkerEmbedder implements Embedder {
 
   embed(texts: string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
     const { signal } = options;
-    if (this.closed) return Promise.reject(cancelled('The embedding model was closed.'));
+    if (this.closed) return Promise.reject(cancelled(CLOSED));
     if (signal?.aborted) return Promise.reject(cancelled());
     if (texts.length === 0) return Promise.resolve([]);
     return new Promise<Float32Array[]>((resolve, reject) => {
       const onAbort = () => {
         const queued = this.queue.indexOf(job);
         if (queued >= 0) this.queue.splice(queued, 1);
-        // A batch already in the worker finishes there and is thrown away.
+        // A batch already in the worker finishes there and is thrown away; the call's next batch is not sent.
         settle(() => reject(cancelled()));
       };
       const settle = (finish: () => void) => {
@@ -264,14 +310,15 @@ class WorkerEmbedder implements Embedder {
   }
 
   private pump(): void {
-    if (this.busy) return;
+    if (this.current) return;
     const job = this.queue.shift();
     if (!job) return;
-    this.busy = true;
-    this.runJob(job)
+    const current = { job, run: Promise.resolve() };
+    this.current = current;
+    current.run = this.runJob(job)
       .catch((error: unknown) => job.reject(error))
       .finally(() => {
-        this.busy = false;
+        this.current = undefined;
         this.pump();
       });
   }
@@ -279,21 +326,32 @@ class WorkerEmbedder implements Embedder {
   private async runJob(job: Job): Promise<void> {
     const vectors: Float32Array[] = [];
     for (let start = 0; start < job.texts.length; start += this.batchSize) {
+      // The boundary where a cancelled or closed call stops: its batch in the worker is done.
       if (job.settled) return;
-      if (this.closed) throw cancelled('The embedding model was closed.');
+      if (this.closed) throw cancelled(CLOSED);
       // No await when the thread is up, so the first batch is posted in the embed() call itself.
-      const thread = this.thread?.isReady && !this.thread.dead ? this.thread : await this.freshThread();
+      const thread = this.thread?.isReady && this.thread.usable ? this.thread : await this.freshThread();
       if (job.settled) return;
       vectors.push(...(await thread.run(job.texts.slice(start, start + this.batchSize))));
     }
     job.resolve(vectors);
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Takes no more calls and rejects the queued ones; the running call is rejected at once and stops
+   * at its next batch boundary. Resolves once the worker finished what it was doing and has ended.
+   */
+  close(): Promise<void> {
     this.closed = true;
-    const reason = cancelled('The embedding model was closed.');
-    for (const job of this.queue.splice(0)) job.reject(reason);
-    await this.thread?.terminate(reason);
+    this.closing ??= (async () => {
+      for (const job of this.queue.splice(0)) job.reject(cancelled('The embedding model was closed before this call started.'));
+      const current = this.current;
+      if (current) {
+        current.job.reject(cancelled('The embedding model was closed while this call was running.'));
+        await current.run;
+      }
+      await this.thread?.close(cancelled(CLOSED));
+    })();
+    return this.closing;
   }
 }
