@@ -6,10 +6,10 @@
 // sentence embeddings rate "X likes green tea" and "X likes black tea" as close as rewordings. So the
 // bar is high and two cheap guards stand in front of it: different numbers, or a negation on one side
 // only, are never the same memory.
-import type { Transaction } from '@electric-sql/pglite';
+import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type { MemoryType } from '../../shared/api.js';
 import { activeVectors } from './active.js';
-import { knnSql, vectorLiteral } from './vectors.js';
+import { castExpr, knnSql, predicate, vectorLiteral } from './vectors.js';
 
 /**
  * Cosine similarity at which two memories of the same type are the same. PLACEHOLDER until measured
@@ -63,4 +63,44 @@ export async function vectorDuplicate(tx: Transaction, type: MemoryType, content
   );
   const hit = rows.rows.find((r) => !differInFact(r.content, content));
   return hit ? Number(hit.id) : null;
+}
+
+/**
+ * Cosine similarity at which deep sleep's merge round shows two memories of the same type to the
+ * background model as possibly the same fact. Lower than NEAR_DUPLICATE_COSINE: here the model reads
+ * both and decides, so a near miss costs a line in its prompt, not a lost fact. PLACEHOLDER until
+ * measured on a real model.
+ */
+export const MERGE_CANDIDATE_COSINE = 0.85;
+/** Neighbours looked at per memory. */
+const MERGE_NEIGHBOURS = 4;
+
+/**
+ * Pairs [a, b] of active memories of the same type, a from `ids`, whose stored vectors (of their
+ * current words, by the current model) are at least `cosine` similar. Read from the vectors the queue
+ * already stored: no model call. Empty without a model or for memories not embedded yet.
+ */
+export async function similarMemoryPairs(db: PGlite, ids: number[], cosine = MERGE_CANDIDATE_COSINE): Promise<[number, number][]> {
+  const active = activeVectors(db);
+  if (!active || !ids.length) return [];
+  const { modelId, dimensions } = active;
+  const own = await db.query<{ id: number; v: string }>(
+    `SELECT e.source_id::float8 AS id, ${castExpr(dimensions, 'e.embedding')}::text AS v
+       FROM embeddings e JOIN memories m ON m.id = e.source_id
+      WHERE ${predicate(modelId, 'memory', dimensions, 'e')} AND e.source_id = ANY($1::bigint[])
+        AND m.status = 'active' AND e.content_hash = md5(m.content)`,
+    [ids],
+  );
+  const pairs: [number, number][] = [];
+  for (const { id, v } of own.rows) {
+    const near = await db.query<{ id: number }>(
+      `WITH near AS MATERIALIZED (${knnSql(modelId, dimensions, 'memory', '$1', MERGE_NEIGHBOURS + 1)})
+       SELECT b.id::float8 AS id FROM near JOIN memories b ON b.id = near.sid JOIN memories a ON a.id = $2
+        WHERE b.id <> a.id AND b.status = 'active' AND b.type = a.type AND near.h = md5(b.content) AND near.d <= $3
+        ORDER BY near.d, b.id`,
+      [v, id, 1 - cosine],
+    );
+    for (const r of near.rows) pairs.push([Number(id), Number(r.id)]);
+  }
+  return pairs;
 }

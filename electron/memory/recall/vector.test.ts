@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { RecallHit } from '../../../shared/api.js';
 import { openDatabase, type Database } from '../../db/open.js';
 import { activeVectors } from '../../embed/active.js';
+import { similarMemoryPairs } from '../../embed/duplicates.js';
 import { openEmbedder } from '../../embed/embedder.js';
 import { pgvectorSupport } from '../../embed/pgvector.js';
 import { createEmbeddingService, type EmbeddingService } from '../../embed/queue.js';
@@ -240,4 +241,50 @@ describe.skipIf(!VECTORS)('near-duplicates by meaning', () => {
     expect(calls).toEqual([2]);
     expect(prepared.items.map((p) => ('duplicateId' in p ? p.duplicateId : 'error'))).toEqual([first.memory.id, null]);
   });
+
+  it('proposes deep sleep’s merge candidates from stored vectors: same type, active, current words, above the bar', async () => {
+    // Written before any model, so the save-time check could not join them.
+    const first = await store.create({ type: 'preference', content: ORIGINAL, source: 'user', actor: 'person' });
+    const second = await store.create({ type: 'preference', content: REWORDING, source: 'user', actor: 'person' });
+    const world = await store.create({ type: 'world', content: REWORDING + '!', source: 'user', actor: 'person' });
+    expect(await similarMemoryPairs(db, [first.memory.id])).toEqual([]); // no model: nothing
+    await service.setEmbedder(understanding(tiny));
+    await service.backfill();
+    await service.idle();
+    const calls: number[] = [];
+    const counting = wrap(understanding(tiny), (texts, o) => {
+      calls.push(texts.length);
+      return understanding(tiny).embed(texts, o);
+    });
+    await service.setEmbedder(counting);
+    await service.idle();
+    calls.length = 0;
+    // The rewording (same vector here) of the same type; the world memory is another type.
+    expect(await similarMemoryPairs(db, [first.memory.id])).toEqual([[first.memory.id, second.memory.id]]);
+    expect(calls).toEqual([]); // read from the table, no model call
+    // Words changed since the vector was made: not proposed until re-embedded.
+    await db.query('UPDATE embeddings SET content_hash = $1 WHERE source = $2 AND source_id = $3', ['stale', 'memory', second.memory.id]);
+    expect(await similarMemoryPairs(db, [first.memory.id])).toEqual([]);
+    await db.query('UPDATE embeddings SET content_hash = md5($1) WHERE source = $2 AND source_id = $3', [REWORDING, 'memory', second.memory.id]);
+    // Forgotten: never proposed.
+    await store.forget(second.memory.id, 'person');
+    expect(await similarMemoryPairs(db, [first.memory.id, world.memory.id])).toEqual([]);
+  });
+
+  it('leaves merge candidates below the bar alone', async () => {
+    const [a, b] = await setUp(['The tea was hot.', 'Hot tea!']);
+    const [near] = await nearestTo(a!, b!);
+    expect(await similarMemoryPairs(db, [a!], near - 0.001)).toEqual([[a, b]]);
+    expect(await similarMemoryPairs(db, [a!], Math.min(1, near + 0.001))).toEqual([]);
+  });
 });
+
+/** Cosine similarity of two memories' stored vectors. */
+async function nearestTo(a: number, b: number): Promise<number[]> {
+  const rows = await db.query<{ s: number }>(
+    `SELECT 1 - ((x.embedding::vector) <=> (y.embedding::vector)) AS s FROM embeddings x, embeddings y
+      WHERE x.source = 'memory' AND y.source = 'memory' AND x.source_id = $1 AND y.source_id = $2 AND x.model = y.model`,
+    [a, b],
+  );
+  return rows.rows.map((r) => Number(r.s));
+}

@@ -19,6 +19,7 @@ import { nameKey } from '../../graph/names.js';
 import type { EntityKind } from '../../graph/store.js';
 import { MAX_RESIDENT_PINNED } from '../../memory/resident.js';
 import { semanticSearch } from '../../memory/recall/index.js';
+import { similarMemoryPairs } from '../../embed/duplicates.js';
 import { BudgetExhaustedError, type BackgroundModel } from '../background.js';
 import { CycleStop, StepFailure, type SleepStep, type StepContext } from '../dag.js';
 import { contradictionAnswer, entityHeading, memoryLine, mergeAnswer, PROFILE_SO_FAR, profileAnswer, splitAnswer } from '../schemas.js';
@@ -315,8 +316,13 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
               )
             ).rows
           : [];
+        // With an embedding model, also what says the same in other words (stored vectors, no model call).
+        const byMeaning = await similarMemoryPairs(deps.db, [...current.keys()]);
         const mergeGroups = new Map<number, Set<number>>();
-        for (const { a, b } of similar) mergeGroups.set(Number(a), (mergeGroups.get(Number(a)) ?? new Set()).add(Number(b)));
+        const grouped = (a: number, b: number) => mergeGroups.get(a)?.has(b) || mergeGroups.get(b)?.has(a);
+        for (const [a, b] of [...similar.map((r) => [Number(r.a), Number(r.b)] as const), ...byMeaning]) {
+          if (!grouped(a, b)) mergeGroups.set(a, (mergeGroups.get(a) ?? new Set()).add(b));
+        }
         const mergeEntries = [...mergeGroups.entries()].sort(([a], [b]) => order.indexOf(a) - order.indexOf(b));
         const involved = await activeMemories(deps, mergeEntries.flatMap(([a, bs]) => [a, ...bs]));
         const mergeShown = new Set(involved.keys());
