@@ -273,7 +273,7 @@ describe.skipIf(!VECTORS)('near-duplicates by meaning', () => {
 
   it('leaves merge candidates below the bar alone', async () => {
     const [a, b] = await setUp(['The tea was hot.', 'Hot tea!']);
-    const [near] = await nearestTo(a!, b!);
+    const near = (await nearestTo(a!, b!))[0]!;
     expect(await similarMemoryPairs(db, [a!], near - 0.001)).toEqual([[a, b]]);
     expect(await similarMemoryPairs(db, [a!], Math.min(1, near + 0.001))).toEqual([]);
   });
