@@ -100,7 +100,9 @@ test('on-device models: download with progress, memory search, cancel and resume
   expect((await callApi(a, 'settings.get')).models.embedding).toBe(TEST_MODEL_ID);
   const meaning = page.getByTestId('search-by-meaning');
   await expect(meaning).not.toBeChecked();
-  await meaning.check();
+  // The switch follows the saved setting (it flips once the host has it), so click, then wait.
+  await meaning.click();
+  await expect(meaning).toBeChecked();
   await expect(page.getByTestId('search-hint')).toHaveAttribute('data-kind', 'meaning');
   await expect(page.getByTestId('search-hint')).toContainText('by words and by meaning');
   expect((await callApi(a, 'settings.get')).memory.vectorWeight).toBe(0.5);
