@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-interface Manifest {
+export interface Manifest {
   name?: string;
   version?: string;
   peerDependencies?: Record<string, string>;
@@ -44,16 +44,19 @@ export interface PgvectorSupport {
 let known: PgvectorSupport | undefined;
 
 export function pgvectorSupport(): PgvectorSupport {
-  if (known) return known;
-  const pglite = manifest('@electric-sql/pglite');
-  const pgvector = manifest('@electric-sql/pglite-pgvector');
+  known ??= supportFor(manifest('@electric-sql/pglite'), manifest('@electric-sql/pglite-pgvector'));
+  return known;
+}
+
+/** The rule, on the two packages' manifests: pgvector only into the exact PGlite release it names as its peer. */
+export function supportFor(pglite: Manifest | null, pgvector: Manifest | null): PgvectorSupport {
   const builtFor = pgvector?.peerDependencies?.['@electric-sql/pglite'];
-  if (!pglite?.version || !pgvector?.version) known = { usable: false, reason: 'the pgvector extension for PGlite is not installed' };
-  else if (builtFor !== pglite.version) {
-    known = {
+  if (!pglite?.version || !pgvector?.version) return { usable: false, reason: 'the pgvector extension for PGlite is not installed' };
+  if (builtFor !== pglite.version) {
+    return {
       usable: false,
       reason: `@electric-sql/pglite-pgvector ${pgvector.version} is built for PGlite ${builtFor ?? '(unknown)'}, and this is PGlite ${pglite.version}`,
     };
-  } else known = { usable: true, reason: '' };
-  return known;
+  }
+  return { usable: true, reason: '' };
 }

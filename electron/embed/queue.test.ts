@@ -3,59 +3,43 @@
 // delay, fail, count or reshape the real model's calls, to put the queue in the situations it must
 // survive.
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../db/open.js';
 import { Conversations } from '../host/conversations.js';
 import { MemoryStore } from '../memory/store.js';
-import { dbTemplate, tempDataDir } from '../testing/host.js';
+import { tempDataDir } from '../testing/host.js';
 import { activeVectors } from './active.js';
 import { openEmbedder } from './embedder.js';
-import { pgvectorSupport } from './pgvector.js';
+import { pgvectorSupport, supportFor } from './pgvector.js';
 import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from './queue.js';
 import { EmbedError, type Embedder } from './types.js';
 import { indexName } from './vectors.js';
+import { MODEL, OTHER, openVectorBed, wrap, type VectorBed } from './testing/vector-bed.js';
 
 /** False where the pgvector build does not match PGlite (pgvector.ts): the database opens without it. */
 const VECTORS = pgvectorSupport().usable;
-const MODEL = 'anima-test/tiny-bert';
-const OTHER = 'anima-test/tiny-bert-copy';
-const SOURCE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'testing', 'models', MODEL);
 
 const RESET = `DELETE FROM embeddings; UPDATE embedding_state SET model = NULL, dimensions = NULL, backfill_done = 0, backfill_total = 0, complete_at = NULL;
   DELETE FROM memory_references; DELETE FROM memory_changes; DELETE FROM memories; DELETE FROM messages; DELETE FROM conversations;
   TRUNCATE diary_blocks;`;
 
+let bed: VectorBed;
 let db: Database;
-let dir: string;
 let modelsDir: string;
 let tiny: Embedder;
 let other: Embedder;
 
 beforeAll(async () => {
-  dir = tempDataDir('anima-embed-queue-');
-  db = await openDatabase(dir, { template: dbTemplate() });
-  modelsDir = path.join(dir, 'models');
-  fs.cpSync(SOURCE, path.join(modelsDir, MODEL), { recursive: true });
-  // The same weights under another id: a second model, as far as the queue can tell.
-  fs.cpSync(SOURCE, path.join(modelsDir, OTHER), { recursive: true });
-  tiny = await openEmbedder({ modelsDir, modelId: MODEL });
-  other = await openEmbedder({ modelsDir, modelId: OTHER });
+  bed = await openVectorBed('anima-embed-queue-');
+  ({ db, modelsDir, tiny, other } = bed);
 });
 
 afterAll(async () => {
-  await tiny?.close();
-  await other?.close();
-  await db?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await bed?.close();
 });
 
 // ---- wrappers around the real model ----
 
-function wrap(e: Embedder, embed: Embedder['embed'], overrides: Partial<Pick<Embedder, 'modelId' | 'dimensions'>> = {}): Embedder {
-  return { modelId: overrides.modelId ?? e.modelId, dimensions: overrides.dimensions ?? e.dimensions, embed, close: async () => {} };
-}
 
 /** Records the size of every call. */
 function counting(e: Embedder): Embedder & { calls: number[] } {
@@ -199,6 +183,22 @@ describe('migration and extension', () => {
   it.skipIf(!VECTORS)('loads pgvector where its build matches PGlite', async () => {
     expect((await db.query(`SELECT extname FROM pg_extension WHERE extname = 'vector'`)).rows).toHaveLength(1);
     expect((await db.query<{ d: number }>(`SELECT '{1,0}'::real[]::vector <=> '[0,1]'::vector AS d`)).rows).toEqual([{ d: 1 }]);
+  });
+
+  it('allows pgvector only into the PGlite release its package names as its peer', () => {
+    const pgvector = { name: '@electric-sql/pglite-pgvector', version: '0.0.15', peerDependencies: { '@electric-sql/pglite': '0.5.14' } };
+    expect(supportFor({ version: '0.5.14' }, pgvector)).toEqual({ usable: true, reason: '' });
+    // The releases where loading it broke pg_trgm's %.
+    for (const version of ['0.5.15', '0.5.17', '0.6.0']) {
+      expect(supportFor({ version }, pgvector)).toEqual({
+        usable: false,
+        reason: `@electric-sql/pglite-pgvector 0.0.15 is built for PGlite 0.5.14, and this is PGlite ${version}`,
+      });
+    }
+    expect(supportFor({ version: '0.5.14' }, { version: '0.0.15' }).usable).toBe(false); // no peer named: not trusted
+    expect(supportFor({ version: '0.5.14' }, null)).toEqual({ usable: false, reason: 'the pgvector extension for PGlite is not installed' });
+    // And this checkout: the two installed packages agree (package.json pins them together).
+    expect(pgvectorSupport()).toEqual({ usable: true, reason: '' });
   });
 
   it.skipIf(VECTORS)('opens without pgvector where its build does not match PGlite, and the service stays off, saying why', async () => {

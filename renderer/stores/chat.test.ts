@@ -2,8 +2,9 @@
 // finished reply or Stop. Calls go to a fake client answering like the host; events are pushed
 // through the listeners the store registered on it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError, type ApiEventName, type ApiEvents, type ApiInput, type ApiMethod, type ApiOutputs, type Conversation, type Message } from '../../shared/api.js';
-import { setClient, type RendererClient } from '../api/index.js';
+import type { ApiEvents, Conversation, Message } from '../../shared/api.js';
+import { setClient } from '../api/index.js';
+import { scriptedClient, type ScriptedClient } from '../api/scripted-client.js';
 import { resetChatStore, useChat } from './chat.js';
 
 let clock = Date.parse('2025-03-12T10:00:00Z');
@@ -25,32 +26,8 @@ function msg(over: Partial<Message> & Pick<Message, 'id' | 'role'>): Message {
 
 const conversation = { id: 'c1', title: 'Hello' } as Conversation;
 
-type Handler<K extends ApiMethod> = (input: ApiInput<K>) => ApiOutputs[K] | Promise<ApiOutputs[K]>;
-let handlers: { [K in ApiMethod]?: Handler<K> } = {};
-let listeners: Map<string, (payload: unknown) => void>;
-
-function fakeClient(): RendererClient {
-  return {
-    transport: 'http',
-    connectionState: 'open',
-    async call<K extends ApiMethod>(method: K, input: ApiInput<K>): Promise<ApiOutputs[K]> {
-      const h = handlers[method] as Handler<K> | undefined;
-      if (!h) throw new ApiError('unknown_method', `no ${method}`);
-      return h(input);
-    },
-    on: (event, listener) => {
-      listeners.set(event, listener as (payload: unknown) => void);
-      return () => listeners.delete(event);
-    },
-    onConnect: () => () => {},
-    onConnectionState: () => () => {},
-    openExternal: () => {},
-  };
-}
-
-function emit<E extends ApiEventName>(event: E, payload: ApiEvents[E]): void {
-  listeners.get(event)?.(payload);
-}
+let handlers: ScriptedClient['handlers'];
+let emit: ScriptedClient['emit'];
 
 const user = msg({ id: 'u1', role: 'user', content: 'hi' });
 const reply = msg({ id: 'a1', role: 'assistant', status: 'streaming' });
@@ -66,10 +43,10 @@ async function sending(): Promise<void> {
 }
 
 beforeEach(() => {
-  handlers = {};
-  listeners = new Map();
+  const scripted = scriptedClient();
+  ({ handlers, emit } = scripted);
   resetChatStore();
-  setClient(fakeClient());
+  setClient(scripted.client);
 });
 afterEach(() => {
   resetChatStore();

@@ -1,16 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ApiError,
-  type ApiEventName,
-  type ApiEvents,
-  type ApiInput,
-  type ApiMethod,
-  type ApiOutputs,
-  type LocalModel,
-  type ModelDownloadProgress,
-  type Settings,
-} from '../../shared/api.js';
-import { setClient, type RendererClient } from '../api/index.js';
+import { ApiError, type LocalModel, type ModelDownloadProgress, type Settings } from '../../shared/api.js';
+import { setClient } from '../api/index.js';
+import { scriptedClient, type ScriptedClient } from '../api/scripted-client.js';
 import { useApp } from './app.js';
 import { applyProgress, formatBytes, languageNames, percentDone, resetModelsStore, searchModel, timeLeft, useModels } from './models.js';
 
@@ -40,38 +31,14 @@ function progress(over: Partial<ModelDownloadProgress> = {}): ModelDownloadProgr
   return { id: 'anima-test/tiny-bert', phase: 'downloading', fileIndex: 3, fileCount: 4, bytesDone: 50_000, bytesTotal: 150_000, bytesPerSecond: 40_000, secondsLeft: 2.5, ...over };
 }
 
-type Handler<K extends ApiMethod> = (input: ApiInput<K>) => ApiOutputs[K] | Promise<ApiOutputs[K]>;
-let handlers: { [K in ApiMethod]?: Handler<K> } = {};
-let listeners: Map<string, (payload: unknown) => void>;
-
-function fakeClient(): RendererClient {
-  return {
-    transport: 'http',
-    connectionState: 'open',
-    async call<K extends ApiMethod>(method: K, input: ApiInput<K>): Promise<ApiOutputs[K]> {
-      const h = handlers[method] as Handler<K> | undefined;
-      if (!h) throw new ApiError('unknown_method', `no ${method}`);
-      return h(input);
-    },
-    on: (event, listener) => {
-      listeners.set(event, listener as (payload: unknown) => void);
-      return () => listeners.delete(event);
-    },
-    onConnect: () => () => {},
-    onConnectionState: () => () => {},
-    openExternal: () => {},
-  };
-}
-
-function emit<E extends ApiEventName>(event: E, payload: ApiEvents[E]): void {
-  listeners.get(event)?.(payload);
-}
+let handlers: ScriptedClient['handlers'];
+let emit: ScriptedClient['emit'];
 
 beforeEach(() => {
-  handlers = {};
-  listeners = new Map();
+  const scripted = scriptedClient();
+  ({ handlers, emit } = scripted);
   resetModelsStore();
-  setClient(fakeClient());
+  setClient(scripted.client);
 });
 afterEach(() => {
   resetModelsStore();

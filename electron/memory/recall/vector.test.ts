@@ -2,33 +2,26 @@
 // real tiny generated BERT (electron/embed/testing/models/anima-test/tiny-bert) behind the embedding
 // service. Its weights are random, but texts sharing words get closer vectors and a text is nearest
 // to itself, which is all these tests lean on.
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RecallHit } from '../../../shared/api.js';
-import { openDatabase, type Database } from '../../db/open.js';
+import type { Database } from '../../db/open.js';
 import { activeVectors } from '../../embed/active.js';
 import { similarMemoryPairs } from '../../embed/duplicates.js';
-import { openEmbedder } from '../../embed/embedder.js';
 import { pgvectorSupport } from '../../embed/pgvector.js';
 import { createEmbeddingService, type EmbeddingService } from '../../embed/queue.js';
 import type { Embedder } from '../../embed/types.js';
 import { Conversations } from '../../host/conversations.js';
-import { dbTemplate, tempDataDir } from '../../testing/host.js';
 import { MemoryStore } from '../store.js';
 import { recall, recallDetailed } from './index.js';
 import { passiveRecall } from './passive.js';
 import { VECTOR_FLOOR, vectorBranches } from './vector.js';
+import { MODEL, OTHER, openVectorBed, wrap, type VectorBed } from '../../embed/testing/vector-bed.js';
 
 /** False where the pgvector build does not match PGlite (embed/pgvector.ts): nothing here can run. */
 const VECTORS = pgvectorSupport().usable;
-const MODEL = 'anima-test/tiny-bert';
-const OTHER = 'anima-test/tiny-bert-copy';
-const SOURCE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'embed', 'testing', 'models', MODEL);
 
+let bed: VectorBed;
 let db: Database;
-let dir: string;
 let tiny: Embedder;
 let other: Embedder;
 let service: EmbeddingService;
@@ -37,20 +30,12 @@ let conversations: Conversations;
 let logs: string[];
 
 beforeAll(async () => {
-  dir = tempDataDir('anima-recall-vector-');
-  db = await openDatabase(dir, { template: dbTemplate() });
-  const modelsDir = path.join(dir, 'models');
-  fs.cpSync(SOURCE, path.join(modelsDir, MODEL), { recursive: true });
-  fs.cpSync(SOURCE, path.join(modelsDir, OTHER), { recursive: true });
-  tiny = await openEmbedder({ modelsDir, modelId: MODEL });
-  other = await openEmbedder({ modelsDir, modelId: OTHER });
+  bed = await openVectorBed('anima-recall-vector-');
+  ({ db, tiny, other } = bed);
 });
 
 afterAll(async () => {
-  await tiny?.close();
-  await other?.close();
-  await db?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await bed?.close();
 });
 
 beforeEach(async () => {
@@ -66,9 +51,6 @@ afterEach(async () => {
   await service.close();
 });
 
-function wrap(e: Embedder, embed: Embedder['embed']): Embedder {
-  return { modelId: e.modelId, dimensions: e.dimensions, embed, close: async () => {} };
-}
 
 const remember = async (content: string) => (await store.create({ type: 'world', content, source: 'user', actor: 'person' })).memory.id;
 const ids = (hits: RecallHit[]) => hits.map((h) => (h.link.kind === 'memory' ? h.link.memoryId : -1));

@@ -1,0 +1,37 @@
+// For store tests: a client that answers each call with the handler a test gave for that method and
+// lets the test push host events to whatever the store subscribed. Calls without a handler fail as
+// the host fails an unknown method.
+import { ApiError, type ApiEventName, type ApiEvents, type ApiInput, type ApiMethod, type ApiOutputs } from '../../shared/api.js';
+import type { RendererClient } from './index.js';
+
+export type Handler<K extends ApiMethod> = (input: ApiInput<K>) => ApiOutputs[K] | Promise<ApiOutputs[K]>;
+
+export interface ScriptedClient {
+  client: RendererClient;
+  /** What each method answers; set and replace freely within a test. */
+  handlers: { [K in ApiMethod]?: Handler<K> };
+  /** Delivers a host event to the store's listener, if it subscribed. */
+  emit<E extends ApiEventName>(event: E, payload: ApiEvents[E]): void;
+}
+
+export function scriptedClient(): ScriptedClient {
+  const handlers: ScriptedClient['handlers'] = {};
+  const listeners = new Map<string, (payload: unknown) => void>();
+  const client: RendererClient = {
+    transport: 'http',
+    connectionState: 'open',
+    async call<K extends ApiMethod>(method: K, input: ApiInput<K>): Promise<ApiOutputs[K]> {
+      const h = handlers[method] as Handler<K> | undefined;
+      if (!h) throw new ApiError('unknown_method', `no ${method}`);
+      return h(input);
+    },
+    on: (event, listener) => {
+      listeners.set(event, listener as (payload: unknown) => void);
+      return () => listeners.delete(event);
+    },
+    onConnect: () => () => {},
+    onConnectionState: () => () => {},
+    openExternal: () => {},
+  };
+  return { client, handlers, emit: (event, payload) => listeners.get(event)?.(payload) };
+}
