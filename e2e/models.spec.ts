@@ -4,6 +4,9 @@
 // slowly enough for a download to take several seconds. Download from the keyboard with progress,
 // speed and time left; use the model for memory search; cancel and resume; talk with a chat model;
 // errors in words; delete with a confirmation; the model host under Advanced; both themes.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { TEST_CHAT_MODEL_ID, TEST_MODEL_ID } from '../electron/embed/catalog.js';
 import { startModelHost, type FakeModelHost } from '../electron/embed/testing/model-host.js';
@@ -205,4 +208,52 @@ test('on-device models: download with progress, memory search, cancel and resume
   await shot(page, 'settings-models-zh');
   await bert.getByTestId('model-cancel').click();
   await expect(bert).toHaveAttribute('data-state', 'partial');
+});
+
+/** Past conversations written into the data folder before the app starts (e2e/seed-conversations.ts). */
+function seed(dataDir: string, fixture: string): void {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--import', './scripts/register-sql.mjs', 'e2e/seed-conversations.ts', '--data-dir', dataDir, '--fixture', fixture, '--sessions', '40', '--turns', '100'],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
+  if (result.status !== 0) throw new Error(`seeding failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+}
+
+test('search by meaning: reading what was said with progress, ready, and a model that will not load explained', async ({ page }) => {
+  test.setTimeout(180_000);
+  // About 1,300 messages from two LoCoMo conversations: enough for the tiny model to take a few seconds.
+  const dataDir = newDataDir();
+  for (const id of ['41', '43']) seed(dataDir, path.resolve('..', 'shared', 'bench', 'locomo', 'dev', `${id}.json`));
+  app = await startApp(dataDir, { ANIMA_TEST_MODELS: '1' });
+  const a = app;
+  await callApi(a, 'settings.update', { onboarded: true, theme: 'light', models: { host: modelHost.url } });
+  await callApi(a, 'models.download', { id: TEST_MODEL_ID });
+  await expect.poll(async () => (await callApi(a, 'models.list')).find((m: { id: string }) => m.id === TEST_MODEL_ID)?.state, { timeout: 30_000 }).toBe('installed');
+  await openModels(page, a);
+
+  const bert = card(page, TEST_MODEL_ID);
+  const hint = page.getByTestId('search-hint');
+  await bert.getByTestId('model-use-search').click();
+  // Reading what was said before the model came: a line with a count and a bar; search stays on words meanwhile.
+  await expect(hint).toHaveAttribute('data-kind', 'embedding');
+  await expect(hint.getByRole('progressbar')).toBeVisible({ timeout: 20_000 });
+  await expect(hint).toContainText(/Reading what I remember with Tiny BERT \(test\): [\d,]+ of [\d,]+/);
+  await dismissToasts(page);
+  await scrollToLocalModels(page);
+  await shot(page, 'settings-models-embedding');
+  await expect(hint).toHaveAttribute('data-kind', 'repeats', { timeout: 120_000 });
+  expect(await callApi(a, 'models.embeddingStatus')).toMatchObject({ model: TEST_MODEL_ID, state: 'ready', error: null });
+
+  // Weights damaged on disk while the app was closed: it says so and goes on searching by words.
+  await a.stop('SIGTERM');
+  const weights = path.join(dataDir, 'models', ...TEST_MODEL_ID.split('/'), WEIGHTS);
+  fs.truncateSync(weights, Math.floor(fs.statSync(weights).size / 3));
+  app = await startApp(dataDir, { ANIMA_TEST_MODELS: '1' });
+  const b = app;
+  await openModels(page, b);
+  await expect(hint).toHaveAttribute('data-kind', 'unavailable', { timeout: 30_000 });
+  await expect(hint).toContainText('I couldn’t use Tiny BERT (test), so I search by words for now.');
+  await scrollToLocalModels(page);
+  await shot(page, 'settings-models-unavailable');
 });

@@ -61,6 +61,8 @@ export const ERROR_CODES = [
   'model_disk_full',
   /** A downloaded file had the wrong size or checksum and was discarded. */
   'model_integrity',
+  /** An installed model's files are missing or cut short on disk (nothing was thrown away). */
+  'model_damaged',
   /** The model host could not be reached, or kept failing. */
   'model_network',
   /** The model is downloading or being removed right now. */

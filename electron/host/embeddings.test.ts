@@ -175,6 +175,11 @@ describe.skipIf(!VECTORS)('search by meaning in the host', () => {
     const broken = await until(again, (s) => s.state === 'unavailable');
     expect(broken.model).toBe(TEST_MODEL_ID);
     expect(broken.error).toMatch(/model/i);
+    // The models list says the same in its words, and nothing on disk was thrown away.
+    const listed = (await again.api['models.list']({})).find((m) => m.id === TEST_MODEL_ID)!;
+    expect(listed).toMatchObject({ state: 'available', error: { code: 'model_damaged' } });
+    expect(listed.error!.message).toContain('onnx/model.onnx');
+    expect(fs.existsSync(weights)).toBe(true);
     // Memory by words is untouched.
     await again.api['memories.create']({ type: 'world', content: 'The green bicycle has a flat tyre.' });
     expect((await again.api['memories.list']({ query: 'bicycle' })).items).toHaveLength(1);

@@ -153,7 +153,9 @@ export class LocalModels {
         await checkModel(this.deps.modelsDir, entry.id);
       } catch (problem) {
         checked = undefined;
-        error ??= { ...toApiError(problem).toJSON() };
+        // Found on disk, not in a download: the files stay where they are until downloaded again.
+        const found = toApiError(problem);
+        error ??= found.code === 'model_integrity' ? { code: 'model_damaged', message: found.message } : { ...found.toJSON() };
       }
     }
     const partial = downloading ? 0 : await partialBytes(this.deps.modelsDir, entry.id).catch(() => 0);

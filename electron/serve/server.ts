@@ -22,7 +22,7 @@
 //   invalid_input 400 · unauthorized 401 · not_found 404 · unknown_method 404 · conflict 409 ·
 //   data_dir_locked 409 · no_provider 409 · cancelled 409 · payload_too_large 413 ·
 //   provider_timeout 504 · every other provider_* 502 · model_not_found, model_network and
-//   model_integrity 502 (the model host failed) · model_not_installed and model_busy 409 ·
+//   model_integrity 502 (the model host failed) · model_not_installed, model_damaged and model_busy 409 ·
 //   model_disk_full 507 · model_io and internal 500 · anything unexpected 500.
 // provider_* are gateway failures: the request was fine, the model behind us failed. Never 401/404/
 // 429 for them — provider_auth as 401 would look like our own token was rejected, and
@@ -127,6 +127,7 @@ const ERROR_STATUS: Record<ErrorCode, number> = {
   model_network: 502,
   model_integrity: 502,
   model_not_installed: 409,
+  model_damaged: 409,
   model_busy: 409,
   model_disk_full: 507,
   model_io: 500,

@@ -330,17 +330,26 @@ function SearchHint({ items }: { items: LocalModel[] }) {
   const { t } = useTranslation();
   const search = searchModel(items);
   const status = useModels((s) => s.embeddings);
-  if (search?.chosen && status?.model === search.model.id && status.state !== 'off') {
-    const name = search.model.name;
+  // The model the host is using (or failing to use) for memory search, even if its files are gone.
+  const inUse = status && status.state !== 'off' ? items.find((m) => m.id === status.model) : undefined;
+  if (status && inUse) {
+    const name = inUse.name;
     if (status.state === 'unavailable') {
       return (
-        <p className="lm-hint lm-hint-warn" data-testid="search-hint" data-kind="unavailable" role="status">
+        <div className="lm-hint lm-hint-warn" data-testid="search-hint" data-kind="unavailable" role="status">
           <Icon name="alert" size={16} />
           <span>
             {t('models.local.searchUnavailable', { name })}
-            {status.error ? <span className="lm-hint-detail">{status.error}</span> : null}
+            {inUse.state !== 'installed' ? ` ${t('models.local.searchRedownload')}` : null}
+            {status.error ? (
+              // The host's own words (paths, runtime messages): there for a bug report, folded away.
+              <details className="error-note-detail">
+                <summary>{t('common.details')}</summary>
+                <code>{status.error}</code>
+              </details>
+            ) : null}
           </span>
-        </p>
+        </div>
       );
     }
     if (status.state === 'embedding') {
