@@ -44,6 +44,12 @@ export interface AppState {
 }
 
 let nextToastId = 1;
+/**
+ * settings.changed events applied so far. A call's answer and the events travel separately (HTTP and
+ * the event stream): an answer that comes back after an event is older news — another change landed
+ * in between — and is not applied over it (the host announces every change, ours included).
+ */
+let settingsSeen = 0;
 const toastTimers = new Map<number, ReturnType<typeof setTimeout>>();
 
 export const useApp = create<AppState>()((set, get) => ({
@@ -70,17 +76,20 @@ export const useApp = create<AppState>()((set, get) => ({
   },
 
   async reloadSettings() {
+    const seen = settingsSeen;
     const settings = await api().call('settings.get', {});
-    set({ settings });
+    if (seen === settingsSeen) set({ settings });
   },
 
   async updateSettings(patch) {
+    const seen = settingsSeen;
     const settings = await api().call('settings.update', patch);
-    set({ settings });
+    if (seen === settingsSeen) set({ settings });
     return settings;
   },
 
   applySettings(settings) {
+    settingsSeen++;
     set({ settings });
   },
 
