@@ -257,3 +257,31 @@ test('search by meaning: reading what was said with progress, ready, and a model
   await scrollToLocalModels(page);
   await shot(page, 'settings-models-unavailable');
 });
+
+test('talking with the on-device model: a loading line in place of the dots, then its words', async ({ page }) => {
+  app = await startApp(newDataDir(), { ANIMA_TEST_MODELS: '1' });
+  const a = app;
+  await callApi(a, 'settings.update', { onboarded: true, theme: 'light', models: { host: modelHost.url } });
+  await callApi(a, 'models.download', { id: TEST_CHAT_MODEL_ID });
+  await expect.poll(async () => (await callApi(a, 'models.list')).find((m: { id: string }) => m.id === TEST_CHAT_MODEL_ID)?.state, { timeout: 30_000 }).toBe('installed');
+  const provider = await callApi(a, 'providers.save', { kind: 'local', name: 'Tiny', baseUrl: '', model: TEST_CHAT_MODEL_ID });
+  await callApi(a, 'settings.update', { chatProviderId: provider.id });
+  await page.goto(a.url);
+  await page.getByTestId('chat-input').fill('Hello there, how are you today?');
+  await page.getByTestId('send-button').click();
+  // The first reply after a start loads the model in its worker: said in words, not dots that look stuck.
+  const loading = page.getByTestId('loading-model');
+  await expect(loading).toHaveText('Loading the on-device model… (the first reply after starting can take a while)', { timeout: 10_000 });
+  await shot(page, 'chat-local-loading');
+  // Then its words (random weights: meaningless ones), and the line is gone.
+  const reply = page.locator('[data-testid="message"][data-role="assistant"]').last();
+  await expect(reply).toHaveAttribute('data-status', 'complete', { timeout: 60_000 });
+  await expect(loading).toHaveCount(0);
+  const [conversation] = await callApi(a, 'conversations.list', {});
+  const { messages } = await callApi(a, 'conversations.get', { id: conversation.id });
+  expect(messages.map((m: { role: string; status: string }) => [m.role, m.status])).toEqual([
+    ['user', 'complete'],
+    ['assistant', 'complete'],
+  ]);
+  expect(messages[1].content.length).toBeGreaterThan(0);
+});
