@@ -3,7 +3,9 @@
 // Hugging Face host (electron/embed/testing/model-host.ts), which serves the generated tiny models
 // slowly enough for a download to take several seconds. Download from the keyboard with progress,
 // speed and time left; use the model for memory search; cancel and resume; talk with a chat model;
-// errors in words; delete with a confirmation; the model host under Advanced; both themes.
+// errors in words; delete with a confirmation; the model host under Advanced; both themes. Search by
+// meaning reading what was said before (seeded conversations) with progress, and a damaged model
+// explained; a chat with the tiny local model showing its loading line.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

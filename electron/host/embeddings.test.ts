@@ -160,7 +160,7 @@ describe.skipIf(!VECTORS)('search by meaning in the host', () => {
     expect(await storedVectors(dataDir)).toEqual(before);
   });
 
-  it('a model that will not load leaves search on words, says why, and chat goes on; choosing none turns it off', async () => {
+  it('a model that will not load leaves search on words and says why; downloading it again brings it back; choosing none turns it off', async () => {
     const host = await start();
     await install(host);
     await host.api['models.useForEmbeddings']({ id: TEST_MODEL_ID });
@@ -183,6 +183,17 @@ describe.skipIf(!VECTORS)('search by meaning in the host', () => {
     // Memory by words is untouched.
     await again.api['memories.create']({ type: 'world', content: 'The green bicycle has a flat tyre.' });
     expect((await again.api['memories.list']({ query: 'bicycle' })).items).toHaveLength(1);
+
+    // A settings change elsewhere does not reload a model that failed (no worker started each time)…
+    const statusEvents: EmbeddingsStatus[] = [];
+    again.on((event, payload) => {
+      if (event === 'embeddings.status') statusEvents.push(payload as EmbeddingsStatus);
+    });
+    await again.api['settings.update']({ theme: 'dark' });
+    expect(statusEvents).toEqual([]);
+    // …downloading it again does, and search by meaning is back.
+    await install(again);
+    expect(await until(again, (s) => s.state === 'ready')).toMatchObject({ model: TEST_MODEL_ID, error: null });
 
     await again.api['models.useForEmbeddings']({ id: null });
     expect(await until(again, (s) => s.state === 'off')).toEqual({ model: null, state: 'off', done: 0, total: 0, queued: 0, searching: false, error: null });

@@ -73,15 +73,24 @@ export class SearchByMeaning {
     }
   }
 
-  /** Follows the settings: loads `modelId` (null: none) unless it is the one in use. Resolves once switched. */
-  use(modelId: string | null): Promise<void> {
-    this.chain = this.chain.then(() => this.switchTo(modelId)).catch((err: Error) => this.deps.log('error', `embeddings: ${err.message}`));
+  /**
+   * Follows the settings: loads `modelId` (null: none) unless it is the one in use. A model that
+   * failed to load is tried again only with `retry` (its files were downloaded again), not on every
+   * unrelated settings change. Resolves once switched.
+   */
+  use(modelId: string | null, options: { retry?: boolean } = {}): Promise<void> {
+    this.chain = this.chain.then(() => this.switchTo(modelId, options.retry ?? false)).catch((err: Error) => this.deps.log('error', `embeddings: ${err.message}`));
     return this.chain;
   }
 
-  private async switchTo(modelId: string | null): Promise<void> {
+  /** The model the settings name, loaded or not. */
+  get chosen(): string | null {
+    return this.wanted;
+  }
+
+  private async switchTo(modelId: string | null, retry: boolean): Promise<void> {
     if (this.closed) return;
-    if (modelId === this.wanted && (this.embedder || modelId === null)) return;
+    if (modelId === this.wanted && (this.embedder || modelId === null || (this.problem !== null && !retry))) return;
     this.wanted = modelId;
     this.problem = null;
     this.progress = null;

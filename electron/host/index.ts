@@ -145,6 +145,10 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
     }
     // Diary blocks written by the night are embedded once it is over.
     if (event === 'sleep.finished') meaning.catchUp();
+    // The chosen model downloaded again after it would not load: try it again.
+    if (event === 'models.changed' && payload.models.some((m) => m.id === meaning.chosen && m.state === 'installed') && meaning.status().state === 'unavailable') {
+      void meaning.use(meaning.chosen, { retry: true });
+    }
   });
   meaning.setVectorWeight(started.memory.vectorWeight);
   // Loads in the background: the first searches run on words until the model is ready.
