@@ -53,7 +53,7 @@ async function load(): Promise<Extract | undefined> {
     post({ type: 'failed', code: 'runtime_missing', message: describe(error) });
     return undefined;
   }
-  const { env, pipeline } = transformers;
+  const { env, pipeline, AutoTokenizer } = transformers;
   // Only files the model manager put on disk are used, and nothing is written into node_modules
   // (or the app archive) as a cache.
   env.allowRemoteModels = false;
@@ -63,6 +63,10 @@ async function load(): Promise<Extract | undefined> {
   env.useFSCache = false;
   env.useWasmCache = false;
   try {
+    // The tokenizer on its own first: pipeline() loads it alongside the ONNX session, and a broken
+    // tokenizer would fail the load while onnxruntime is still creating the session — ending the
+    // thread then can abort the process. Read first, a bad tokenizer fails before any session starts.
+    await AutoTokenizer?.from_pretrained(init.modelId, { local_files_only: true });
     const extractor = await pipeline('feature-extraction', init.modelId, {
       dtype: init.dtype as 'fp32',
       local_files_only: true,

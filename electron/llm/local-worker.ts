@@ -62,6 +62,8 @@ export type FromWorker =
 /** The slice of @huggingface/transformers used here, so a stand-in engine can be small. */
 export interface Engine {
   env: Record<string, unknown>;
+  /** Absent in the tests' stand-in engine. */
+  AutoTokenizer?: { from_pretrained(model: string, options: { local_files_only: boolean }): Promise<unknown> };
   pipeline(task: 'text-generation', model: string, options: { dtype?: string; local_files_only: boolean }): Promise<Generator>;
   TextStreamer: new (
     tokenizer: Tokenizer,
@@ -141,6 +143,9 @@ async function load(): Promise<{ engine: Engine; generator: Generator; contextLe
     useWasmCache: false,
   });
   try {
+    // The tokenizer on its own first (see embed-worker.ts): a broken one then fails before any
+    // onnxruntime session is being created, so the thread can be ended at once.
+    await engine.AutoTokenizer?.from_pretrained(init.modelId, { local_files_only: true });
     const generator = await engine.pipeline('text-generation', init.modelId, { dtype: init.dtype, local_files_only: true });
     // A broken model often loads and fails only when run; one greedy token finds out now.
     const prompt = generator.tokenizer.apply_chat_template([{ role: 'user', content: 'hi' }], {
