@@ -5,7 +5,8 @@ import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { createProvider } from '../llm/index.js';
 import { dbTemplate, tempDataDir } from '../testing/host.js';
-import { auditedCall, MAX_RESPONSE_CHARS } from './audit.js';
+import { estimateTokens } from '../agent/context.js';
+import { auditedCall, MAX_RESPONSE_CHARS, repairEcho } from './audit.js';
 
 let db: Database;
 let dir: string;
@@ -87,6 +88,38 @@ describe('auditedCall', () => {
     expect(second!.prompt).toMatch(/could not be used: it is not valid JSON/);
     const repairBody = fake.requests.filter((r) => r.path.endsWith('/chat/completions'))[1]!.body as { messages: { role: string }[] };
     expect(repairBody.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+  });
+
+  it('quotes only as much of a bad answer as the context still holds, or none, so the repair is not refused as too long', async () => {
+    const rambling = 'Today felt calm. '.repeat(120); // ~2,000 characters of prose
+    const promptTokens = estimateTokens(base.messages[0]!.content);
+    const calls = () => fake.requests.filter((r) => r.path.endsWith('/chat/completions'));
+    const repairOf = (n: number) => calls()[n]!.body as { messages: { role: string; content: string }[] };
+
+    // Room for about 150 more tokens: about 300 characters of it are quoted, marked as cut.
+    fake.script({ kind: 'text', text: rambling }, { kind: 'text', text: '{"mood": "calm", "intensity": 0.3}' });
+    const roomy = await auditedCall(db, provider(), { ...base, maxTokens: 500, contextTokens: promptTokens + 500 + 80 + 150 });
+    expect(roomy.ok).toBe(true);
+    const quoted = repairOf(1).messages[1]!;
+    expect(quoted.role).toBe('assistant');
+    expect(quoted.content).toBe(`${rambling.slice(0, 300)}\n[… cut off …]`);
+
+    // No room at all: the problem is named without the quote.
+    fake.script({ kind: 'text', text: rambling }, { kind: 'text', text: '{"mood": "calm", "intensity": 0.3}' });
+    const tight = await auditedCall(db, provider(), { ...base, maxTokens: 500, contextTokens: promptTokens + 500 });
+    expect(tight.ok).toBe(true);
+    const repair = repairOf(3);
+    expect(repair.messages.map((m) => m.role)).toEqual(['user', 'user']);
+    expect(repair.messages[1]!.content).toMatch(/^Your previous answer could not be used: it is not valid JSON/);
+    expect(JSON.stringify(repair)).not.toContain('Today felt calm.');
+  });
+
+  it('quotes a short bad answer whole when it fits, and none when a quote would be a scrap', () => {
+    const opts = { messages: [{ role: 'user' as const, content: 'x'.repeat(400) }], maxTokens: 100 };
+    expect(repairEcho('Calm.', opts)).toBe('Calm.');
+    expect(repairEcho('Calm. '.repeat(1000), opts)).toHaveLength(4000 + '\n[… cut off …]'.length);
+    expect(repairEcho('Calm. '.repeat(100), { ...opts, contextTokens: 100 + 100 + 80 + 50 })).toBe('');
+    expect(repairEcho('Calm.', { ...opts, contextTokens: 100 + 100 + 80 + 50 })).toBe('Calm.');
   });
 
   it('gives up after one repair: two invalid rows and ok:false', async () => {

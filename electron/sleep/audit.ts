@@ -4,6 +4,7 @@
 // was asked and answered while they were away. Nothing here touches the messages table: these calls
 // are not part of any conversation.
 import type { z } from 'zod';
+import { estimateTokens } from '../agent/context.js';
 import type { Database } from '../db/open.js';
 import { ProviderError, type ChatProvider, type ChatTurn } from '../llm/types.js';
 
@@ -11,6 +12,10 @@ import { ProviderError, type ChatProvider, type ChatTurn } from '../llm/types.js
 export const MAX_RESPONSE_CHARS = 200 * 1024;
 /** How much of a bad answer is shown back to the model in the repair turn. */
 const REPAIR_ECHO_CHARS = 4_000;
+/** Below this much of it, the repair turn names the problem without quoting the answer. */
+const MIN_ECHO_CHARS = 200;
+/** The repair request's own words and the two extra turns, in tokens (generous). */
+const REPAIR_OVERHEAD_TOKENS = 80;
 
 export interface AuditedCallOptions<T> {
   purpose: string;
@@ -20,6 +25,12 @@ export interface AuditedCallOptions<T> {
   messages: ChatTurn[];
   schema: z.ZodType<T>;
   maxTokens?: number;
+  /**
+   * The model's context window. The first prompt is sized to fill it less the answer; the repair
+   * turn then quotes only as much of the bad answer as still fits (or none), so it is not refused
+   * as too long.
+   */
+  contextTokens?: number;
   signal?: AbortSignal;
 }
 
@@ -145,19 +156,29 @@ export async function auditedCall<T>(db: Database, provider: ChatProvider, opts:
       error: `Invalid answer: ${checked.problem}`,
     });
     if (round === 1) return { ok: false, kind: 'invalid', error: `Invalid answer: ${checked.problem}` };
-    // One repair turn: show the model its answer and what was wrong, ask for the JSON alone.
-    const shown =
-      attempt.text.length > REPAIR_ECHO_CHARS ? `${attempt.text.slice(0, REPAIR_ECHO_CHARS)}\n[… cut off …]` : attempt.text;
-    messages = [
-      ...opts.messages,
-      { role: 'assistant', content: shown },
-      {
-        role: 'user',
-        content:
-          `That answer could not be used: ${checked.problem}. ` +
-          'Reply again with only the JSON value, no explanation and no code fence.',
-      },
-    ];
+    // One repair turn: show the model its answer (as much as fits) and what was wrong, ask for the JSON alone.
+    const shown = repairEcho(attempt.text, opts, attempt.inputTokens);
+    const again = 'Reply again with only the JSON value, no explanation and no code fence.';
+    messages = shown
+      ? [...opts.messages, { role: 'assistant', content: shown }, { role: 'user', content: `That answer could not be used: ${checked.problem}. ${again}` }]
+      : [...opts.messages, { role: 'user', content: `Your previous answer could not be used: ${checked.problem}. ${again}` }];
   }
   return { ok: false, kind: 'invalid', error: 'Invalid answer' };
+}
+
+/**
+ * The part of a bad answer the repair turn quotes: at most REPAIR_ECHO_CHARS, and with a known
+ * context window only what fits beside the first prompt and the answer to come; '' when too little
+ * would fit to be worth showing.
+ */
+export function repairEcho(text: string, opts: Pick<AuditedCallOptions<unknown>, 'messages' | 'maxTokens' | 'contextTokens'>, promptTokens?: number): string {
+  let limit = REPAIR_ECHO_CHARS;
+  if (opts.contextTokens) {
+    const used = Math.max(promptTokens ?? 0, opts.messages.reduce((sum, m) => sum + estimateTokens(m.content), 0));
+    const spare = opts.contextTokens - used - (opts.maxTokens ?? 0) - REPAIR_OVERHEAD_TOKENS;
+    // Two characters a token: small local tokenizers spend about that on English.
+    limit = Math.min(limit, Math.max(0, spare * 2));
+  }
+  if (text.length <= limit) return text;
+  return limit < MIN_ECHO_CHARS ? '' : `${text.slice(0, limit)}\n[… cut off …]`;
 }

@@ -148,6 +148,7 @@ export class BackgroundModel {
       model: this.info.model,
       schema: req.schema,
       maxTokens: req.maxTokens,
+      contextTokens: this.info.contextTokens,
       signal: req.signal,
       messages: [
         { role: 'system', content: this.identity },

@@ -735,7 +735,9 @@ describe('malformed answers', () => {
     expect((await D.host.api['sleep.auditEntry']({ id: prose.id })).response).toBe(PROSE);
     const second = await D.host.api['sleep.auditEntry']({ id: repair.id });
     expect(second.response).toBe(TRUNCATED);
-    expect(second.prompt).toContain('That answer could not be used: it is not valid JSON');
+    // The chunk filled the context, so the repair names the problem without quoting the answer.
+    expect(second.prompt).toContain('Your previous answer could not be used: it is not valid JSON');
+    expect(second.prompt).not.toContain(PROSE);
     expect(await savedFor('prose')).toEqual({ anchors: [], memories: [] });
   });
 
