@@ -804,7 +804,7 @@ describe('a provider that fails, and the nightly budget', () => {
     expect(event).toMatchObject({ status: 'failed', error: 'light-sleep failed' });
     const light = stepOf(run, 'light-sleep');
     expect(light).toMatchObject({ status: 'failed', stats: expect.objectContaining({ calls: 2, chunks_done: 1 }) });
-    expect(light.error).toMatch(/^The model connection failed .*; 1 of \d chunks were done/);
+    expect(light.error).toMatch(/^The background model did not answer .*; 1 of \d chunks were done/);
     expect((await auditOf(E.host, run.id, 'light-sleep')).map((a) => a.status)).toEqual(['ok', 'error']);
     for (const id of DEPENDANTS) expect(stepOf(run, id)).toMatchObject({ status: 'skipped', reason: 'needs light-sleep, which failed' });
 
@@ -827,7 +827,7 @@ describe('a provider that fails, and the nightly budget', () => {
     expect(event).toMatchObject({ status: 'failed', error: 'light-sleep failed' });
     expect(stepOf(run, 'memory-ref-sync')).toMatchObject({ status: 'done', reason: `done in run ${earlier!.id}` });
     expect(stepOf(run, 'light-sleep')).toMatchObject({ status: 'failed', stats: expect.objectContaining({ calls: 1, chunks_done: 0 }) });
-    expect(stepOf(run, 'light-sleep').error).toMatch(/^The model connection failed/);
+    expect(stepOf(run, 'light-sleep').error).toMatch(/^The background model did not answer/);
     for (const id of DEPENDANTS) expect(stepOf(run, id)).toMatchObject({ status: 'skipped', reason: 'needs light-sleep, which failed' });
     expect((await auditOf(E.host, run.id)).map((a) => [a.purpose, a.status])).toEqual([['light-sleep', 'error']]);
 

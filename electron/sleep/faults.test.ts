@@ -802,7 +802,7 @@ describe('the model failing in the middle of a night', () => {
     routes.set('fake-faults', faultAt('light-sleep', 1, { kind: 'hang' }).respond);
     expect(await sleepNow(host)).toMatchObject({ status: 'failed', error: 'light-sleep failed' });
     let [run] = await runs(host);
-    expect(stepOf(run, 'light-sleep')).toMatchObject({ status: 'failed', error: expect.stringMatching(/model connection failed .*0 of 6 chunks were done/) });
+    expect(stepOf(run, 'light-sleep')).toMatchObject({ status: 'failed', error: expect.stringMatching(/background model did not answer .*0 of 6 chunks were done/) });
     for (const step of ['snapshot', 'deep-sleep', 'dream', 'mood-trend', 'digest']) {
       expect(stepOf(run, step)).toMatchObject({ status: 'skipped', reason: 'needs light-sleep, which failed' });
     }

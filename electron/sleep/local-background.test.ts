@@ -172,7 +172,7 @@ describe('the tiny local model as shipped (2,048-token context) as the backgroun
     expect(stepOf(run, 'memory-ref-sync').status).toBe('done');
     const light = stepOf(run, 'light-sleep');
     expect(light.status).toBe('failed');
-    expect(light.error).toMatch(/^The model connection failed \(The conversation is too long for the local model "anima-test\/tiny-chat": .*\); 0 of 1 chunks were done, the rest waits for the next run\.$/);
+    expect(light.error).toMatch(/^The background model did not answer \(The conversation is too long for the local model "anima-test\/tiny-chat": .*\); 0 of 1 chunks were done, the rest waits for the next run\.$/);
     expect(light.stats).toMatchObject({ calls: 1, messages: 4, conversations: 1, chunks_done: 0, invalid_chunks: 0, memories_created: 0 });
     for (const id of STEPS_AFTER_LIGHT_SLEEP) expect(stepOf(run, id)).toMatchObject({ status: 'skipped', reason: 'needs light-sleep, which failed' });
   });

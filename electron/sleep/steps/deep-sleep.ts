@@ -205,7 +205,7 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
         bump('calls');
         await ctx.heartbeat();
         if (result.ok) return result.value;
-        if (result.kind === 'error') throw new StepFailure(`The model connection failed during deep sleep: ${result.error}`, stats);
+        if (result.kind === 'error') throw new StepFailure(`The background model did not answer during deep sleep: ${result.error}`, stats);
         bump('invalid');
         return null;
       };

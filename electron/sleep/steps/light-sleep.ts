@@ -528,7 +528,7 @@ export function lightSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mod
         deps.events.emit('diary.changed', { day: call[call.length - 1]!.day });
       }
       if (providerError) {
-        throw new StepFailure(`The model connection failed (${providerError}); ${stats.chunks_done} of ${calls.length} chunks were done, the rest waits for the next run.`, stats);
+        throw new StepFailure(`The background model did not answer (${providerError}); ${stats.chunks_done} of ${calls.length} chunks were done, the rest waits for the next run.`, stats);
       }
       return stats;
     },
