@@ -1,11 +1,12 @@
 // The chat store's "what the reply waits for" line: kept from chat.status until the first word, the
-// finished reply or Stop. Calls go to a fake client answering like the host; events are pushed
-// through the listeners the store registered on it.
+// finished reply or Stop. Calls go to a scripted client answering like the host; events are pushed
+// through the app's own event wiring (stores/events.ts).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiEvents, Conversation, Message } from '../../shared/api.js';
 import { setClient } from '../api/index.js';
 import { scriptedClient, type ScriptedClient } from '../api/scripted-client.js';
 import { resetChatStore, useChat } from './chat.js';
+import { connectEvents } from './events.js';
 
 let clock = Date.parse('2025-03-12T10:00:00Z');
 function msg(over: Partial<Message> & Pick<Message, 'id' | 'role'>): Message {
@@ -42,13 +43,16 @@ async function sending(): Promise<void> {
   expect(useChat.getState().streaming.c1).toBe('a1');
 }
 
+let disconnect: () => void;
 beforeEach(() => {
   const scripted = scriptedClient();
   ({ handlers, emit } = scripted);
   resetChatStore();
   setClient(scripted.client);
+  disconnect = connectEvents(scripted.client);
 });
 afterEach(() => {
+  disconnect();
   resetChatStore();
   setClient(null);
 });

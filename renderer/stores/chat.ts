@@ -45,17 +45,6 @@ export type ReplyStatus = Pick<ApiEvents['chat.status'], 'status' | 'text'>;
 
 let openSeq = 0;
 
-let subscribed: (() => void)[] = [];
-/**
- * chat.status to this store; once per client, for the life of the page. Subscribed here rather than
- * in events.ts, like the models store: nothing outside the chat needs it. Called before any call
- * that can start a reply, so the event cannot arrive before someone listens.
- */
-function subscribe(): void {
-  if (subscribed.length) return;
-  subscribed = [api().on('chat.status', (payload) => useChat.getState().applyStatus(payload))];
-}
-
 function withoutKeys<T>(record: Record<string, T>, keys: readonly string[]): Record<string, T> {
   if (!keys.some((k) => k in record)) return record;
   const next = { ...record };
@@ -70,7 +59,6 @@ export const useChat = create<ChatState>()((set, get) => {
   };
 
   async function runSend(kind: SendKind, call: () => Promise<Parameters<typeof applySendResult>[1]>) {
-    subscribe();
     const result = await call();
     set(applySendResult(data(), result, kind));
   }
@@ -85,8 +73,7 @@ export const useChat = create<ChatState>()((set, get) => {
     replyStatus: {},
 
     async open(id) {
-      subscribe();
-      const seq = ++openSeq;
+        const seq = ++openSeq;
       set({ openId: id, loadingId: id, loadError: null, conversation: get().conversation?.id === id ? get().conversation : null });
       try {
         const { conversation, messages } = await api().call('conversations.get', { id });
@@ -99,8 +86,7 @@ export const useChat = create<ChatState>()((set, get) => {
     },
 
     openNew(conversation) {
-      subscribe();
-      ++openSeq;
+        ++openSeq;
       set({
         ...applyLoaded(data(), conversation.id, []),
         openId: conversation.id,
@@ -186,8 +172,6 @@ export const useChat = create<ChatState>()((set, get) => {
 
 /** Tests start from a clean slate. */
 export function resetChatStore(): void {
-  for (const off of subscribed) off();
-  subscribed = [];
   openSeq++;
   useChat.setState({ ...emptyChatData(), openId: null, conversation: null, loadingId: null, loadError: null, focusRequest: 0, replyStatus: {} });
 }

@@ -52,6 +52,10 @@ export function connectEvents(client: RendererClient): () => void {
       useChat.getState().applyFinished(payload);
       useConversations.getState().noteChanged();
     }),
+    // Before the first word: what the reply waits for (an on-device model loading).
+    client.on('chat.status', (payload) => {
+      useChat.getState().applyStatus(payload);
+    }),
     client.on('conversations.changed', () => {
       useConversations.getState().noteChanged();
     }),
