@@ -20,8 +20,6 @@ export interface SearchByMeaningDeps {
   modelsDir: string;
   events: HostEvents;
   log: Log;
-  /** Loads a model; tests may pass a smaller batch size. Default: openEmbedder. */
-  open?: (modelsDir: string, modelId: string) => Promise<Embedder>;
 }
 
 export class SearchByMeaning {
@@ -104,7 +102,7 @@ export class SearchByMeaning {
         this.loading = true;
         this.emit();
         try {
-          next = await (this.deps.open ?? ((dir, id) => openEmbedder({ modelsDir: dir, modelId: id })))(this.deps.modelsDir, modelId);
+          next = await openEmbedder({ modelsDir: this.deps.modelsDir, modelId });
         } catch (err) {
           this.problem = (err as Error).message;
           this.deps.log('warn', `embeddings: could not load ${modelId}: ${this.problem}`);
