@@ -9,23 +9,7 @@ import {
   visibleMessages,
   type ChatData,
 } from './chatReducer.js';
-
-let clock = Date.parse('2025-03-12T10:00:00Z');
-function msg(over: Partial<Message> & Pick<Message, 'id' | 'role'>): Message {
-  clock += 1000;
-  return {
-    conversationId: 'c1',
-    content: '',
-    status: 'complete',
-    error: null,
-    model: null,
-    createdAt: new Date(clock).toISOString(),
-    replacedBy: null,
-    speaker: null,
-    injectedMemoryIds: [],
-    ...over,
-  };
-}
+import { testMessage as msg } from './test-messages.js';
 
 function loaded(messages: Message[]): ChatData {
   return applyLoaded(emptyChatData(), 'c1', messages);

@@ -7,23 +7,7 @@ import { setClient } from '../api/index.js';
 import { scriptedClient, type ScriptedClient } from '../api/scripted-client.js';
 import { resetChatStore, useChat } from './chat.js';
 import { connectEvents } from './events.js';
-
-let clock = Date.parse('2025-03-12T10:00:00Z');
-function msg(over: Partial<Message> & Pick<Message, 'id' | 'role'>): Message {
-  clock += 1000;
-  return {
-    conversationId: 'c1',
-    content: '',
-    status: 'complete',
-    error: null,
-    model: null,
-    createdAt: new Date(clock).toISOString(),
-    replacedBy: null,
-    speaker: null,
-    injectedMemoryIds: [],
-    ...over,
-  };
-}
+import { testMessage as msg } from '../lib/test-messages.js';
 
 const conversation = { id: 'c1', title: 'Hello' } as Conversation;
 
