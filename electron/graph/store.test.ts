@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { ApiError } from '../../shared/api.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { Conversations } from '../host/conversations.js';
 import { MemoryStore } from '../memory/store.js';
 import { EntityStore, SELF_ENTITY_ID, USER_ENTITY_ID, type Entity } from './store.js';
+import { rejection } from '../testing/rejection.js';
 
 // Everything but the two seeded nodes, which go back to how migration 006 left them.
 const RESET = `
@@ -73,16 +73,6 @@ async function weight(a: number, b: number): Promise<number | null> {
     ])
   ).rows[0];
   return row ? Number(row.weight) : null;
-}
-
-async function rejection(p: Promise<unknown>, code?: string): Promise<ApiError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ApiError);
-  if (code) expect((err as ApiError).code).toBe(code);
-  return err as ApiError;
 }
 
 /** Every row of the graph tables, to show a refused change left nothing behind. */

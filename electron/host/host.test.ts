@@ -1,9 +1,10 @@
 // The host end to end in-process: real PGlite on disk, real API, no provider needed here.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError, type Message } from '../../shared/api.js';
+import type { Message } from '../../shared/api.js';
 import { openDatabase } from '../db/open.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import type { Host } from './types.js';
+import { rejection } from '../testing/rejection.js';
 
 const hosts: Host[] = [];
 async function start(dataDir = tempDataDir()) {
@@ -14,16 +15,6 @@ async function start(dataDir = tempDataDir()) {
 afterEach(async () => {
   await Promise.all(hosts.splice(0).map((h) => h.close()));
 });
-
-async function rejection(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('host', () => {
   it('starts with defaults: six self blocks, sleep time 02:00, not onboarded', async () => {

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, type ApiEvents, type LocalModel, type ModelDownloadProgress } from '../../shared/api.js';
+import type { ApiEvents, LocalModel, ModelDownloadProgress } from '../../shared/api.js';
 import { openDatabase } from '../db/open.js';
 import { TEST_CHAT_MODEL_ID, TEST_MODEL_ID } from '../embed/catalog.js';
 import { FakeModelHost } from '../embed/testing/model-host.js';
@@ -14,6 +14,7 @@ import { dbTemplate, tempDataDir } from '../testing/host.js';
 import { createHost, type HostModelOptions } from './index.js';
 import { PROGRESS_EVENT_MS } from './models.js';
 import type { Host, HostOptions } from './types.js';
+import { rejection } from '../testing/rejection.js';
 
 const SERVED = fileURLToPath(new URL('../embed/testing/models', import.meta.url));
 const WEIGHTS = 'onnx/model.onnx';
@@ -55,16 +56,6 @@ async function restart(host: Host, options: Options = {}): Promise<Host> {
   await host.close();
   hosts.splice(hosts.indexOf(host), 1);
   return start({ ...options, dataDir: host.dataDir });
-}
-
-async function rejection(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** Collects one event's payloads until stopped. */

@@ -6,6 +6,7 @@ import { ApiError, type MemoryChange } from '../../shared/api.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { MemoryStore, namesWhose, type MemoryWrite } from './store.js';
 import { SECRET_REFUSAL } from './secret-filter.js';
+import { rejection } from '../testing/rejection.js';
 
 // Fake credentials, one per pattern, assembled at run time so no secret scanner flags this file.
 const rnd = (n: number) => Array.from({ length: n }, (_, i) => 'aB3dE6gH9jK2mN5pQ8sT1vW4yZ7'[(i * 7) % 27]).join('');
@@ -64,15 +65,6 @@ async function count(sql: string): Promise<number> {
 }
 const memoryCount = () => count('SELECT count(*)::int AS n FROM memories');
 const changeCount = () => count('SELECT count(*)::int AS n FROM memory_changes');
-
-async function rejection(p: Promise<unknown>): Promise<ApiError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ApiError);
-  return err as ApiError;
-}
 
 describe('create', () => {
   it('writes the memory and journals every field as "after"', async () => {

@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm, type FakeResponse } from '../../e2e/fake-llm/server.js';
 import { answerSleepTask, findTask, sleepResponder, type SleepPurpose } from '../../e2e/fake-llm/sleep-responder.js';
 import {
-  ApiError,
   SLEEP_STEP_IDS,
   type ApiEvents,
   type AuditEntry,
@@ -38,6 +37,7 @@ import { buildSteps } from './service.js';
 import { deepSleepStep } from './steps/deep-sleep.js';
 import { modelForRun, type SleepStepDeps } from './steps/deps.js';
 import { freeBytes, snapshotStep } from './steps/simple.js';
+import { rejection } from '../testing/rejection.js';
 
 // ---- Time: the host's clock sits at noon UTC of the real day, the chats on the days before ----
 
@@ -254,16 +254,6 @@ async function say(host: Host, conversationId: string, content: string): Promise
   await host.api['chat.send']({ conversationId, content });
   const { message } = (await done) as ApiEvents['chat.finished'];
   expect(message.status).toBe('complete');
-}
-
-async function rejection(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected a rejection');
 }
 
 const DEPENDANTS = ['snapshot', 'deep-sleep', 'dream', 'mood-trend', 'digest'];
