@@ -28,3 +28,8 @@ export function setActiveVectors(db: object, active: ActiveVectors | null): void
 export function activeVectors(db: object): ActiveVectors | null {
   return registry.get(db) ?? null;
 }
+
+/** A usable vector-branch weight: a positive finite number, anything else 0 (off). */
+export function usableVectorWeight(w: unknown): number {
+  return typeof w === 'number' && Number.isFinite(w) && w > 0 ? w : 0;
+}

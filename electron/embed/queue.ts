@@ -13,7 +13,7 @@
 // downloaded under the same id) loses its old vectors at once and is rebuilt.
 import type { MemoryChange } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
-import { setActiveVectors, type ActiveVectors } from './active.js';
+import { setActiveVectors, usableVectorWeight, type ActiveVectors } from './active.js';
 import { pgvectorSupport } from './pgvector.js';
 import type { Embedder } from './types.js';
 import {
@@ -24,6 +24,7 @@ import {
   dropOtherModels,
   prefixesFor,
   prepareModel,
+  sqlLiteral,
   upsertVectors,
   type EmbedSource,
   type VectorRow,
@@ -63,6 +64,7 @@ const PROGRESS_MS = 500;
 const STATE_MS = 5000;
 /** Diary kinds recall searches. Dreams never come back from recall and digests are not indexed. */
 const DIARY_KINDS = ['anchor', 'imprint', 'narrative'];
+const DIARY_KINDS_SQL = DIARY_KINDS.map(sqlLiteral).join(', ');
 const QUERY_CACHE = 64;
 
 export interface EmbeddingProgress {
@@ -202,12 +204,12 @@ export class EmbeddingQueue implements EmbeddingService {
     this.maxPending = Math.max(1, o.maxPending ?? MAX_PENDING);
     this.retryBaseMs = o.retryBaseMs ?? RETRY_BASE_MS;
     this.retryMaxMs = o.retryMaxMs ?? RETRY_MAX_MS;
-    this.weight = cleanWeight(o.vectorWeight);
+    this.weight = usableVectorWeight(o.vectorWeight);
   }
 
   enqueue(source: EmbedSource, id: string | number): void {
     if (this.closed || !this.embedder) return; // the backfill at the next setEmbedder finds it
-    const key = `${source}:${typeof id === 'number' ? `#${id}` : id}`;
+    const key = itemKey(source, id);
     if (this.pending.has(key)) {
       // Once per row: a memory saved three times in a burst is read once, as it ends up.
       this.pending.delete(key);
@@ -230,7 +232,7 @@ export class EmbeddingQueue implements EmbeddingService {
   }
 
   setVectorWeight(weight: number | undefined): void {
-    this.weight = cleanWeight(weight);
+    this.weight = usableVectorWeight(weight);
     this.publish();
   }
 
@@ -569,7 +571,7 @@ export class EmbeddingQueue implements EmbeddingService {
           this.missed = true;
           break;
         }
-        this.pending.set(`${item.source}:${typeof item.id === 'number' ? `#${item.id}` : item.id}`, item);
+        this.pending.set(itemKey(item.source, item.id), item);
       }
       for (const [k, v] of rest) {
         if (this.pending.size >= this.maxPending) {
@@ -719,7 +721,7 @@ export class EmbeddingQueue implements EmbeddingService {
     // A memory whose words changed since its vector was made counts as missing.
     memory: `FROM memories m WHERE m.status = 'active'
       AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.source = 'memory' AND e.source_id = m.id AND e.model = $1 AND e.dimensions = $2 AND e.content_hash = md5(m.content))`,
-    diary: `FROM diary_blocks m WHERE m.kind IN ('anchor', 'imprint', 'narrative') AND m.hidden_at IS NULL
+    diary: `FROM diary_blocks m WHERE m.kind IN (${DIARY_KINDS_SQL}) AND m.hidden_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.source = 'diary' AND e.source_id = m.id AND e.model = $1 AND e.dimensions = $2)`,
   };
 
@@ -770,7 +772,7 @@ export class EmbeddingQueue implements EmbeddingService {
         const swept = await this.db.query(
           `DELETE FROM embeddings e WHERE
              (e.source = 'memory' AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = e.source_id AND m.status = 'active'))
-          OR (e.source = 'diary' AND NOT EXISTS (SELECT 1 FROM diary_blocks d WHERE d.id = e.source_id AND d.hidden_at IS NULL AND d.kind IN ('anchor', 'imprint', 'narrative')))
+          OR (e.source = 'diary' AND NOT EXISTS (SELECT 1 FROM diary_blocks d WHERE d.id = e.source_id AND d.hidden_at IS NULL AND d.kind IN (${DIARY_KINDS_SQL})))
           OR (e.source = 'message' AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.seq = e.source_id AND m.replaced_by IS NULL))`,
         );
         this.stats.deleted += swept.affectedRows ?? 0;
@@ -824,6 +826,7 @@ function messageText(content: string, speaker: string | null): string {
   return speaker ? `${speaker}: ${content}` : content;
 }
 
-function cleanWeight(w: unknown): number {
-  return typeof w === 'number' && Number.isFinite(w) && w > 0 ? w : 0;
+/** A row's place in the pending map: messages come by id (text) or seq (number), which must not collide. */
+function itemKey(source: EmbedSource, id: string | number): string {
+  return `${source}:${typeof id === 'number' ? `#${id}` : id}`;
 }

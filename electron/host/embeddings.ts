@@ -7,6 +7,7 @@
 import type { EmbeddingsStatus, MemoryChange, Message } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { openEmbedder } from '../embed/embedder.js';
+import { usableVectorWeight } from '../embed/active.js';
 import { pgvectorSupport } from '../embed/pgvector.js';
 import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from '../embed/queue.js';
 import type { Embedder } from '../embed/types.js';
@@ -63,7 +64,7 @@ export class SearchByMeaning {
   }
 
   setVectorWeight(weight: number | undefined): void {
-    const next = weight ?? 0;
+    const next = usableVectorWeight(weight);
     this.service.setVectorWeight(weight);
     if (next !== this.weight) {
       this.weight = next;

@@ -50,7 +50,7 @@ import { entityItems, graphWalk, type EntityItems, type GraphWalkParams } from '
 import { parseTsvector, type ScoredSlot } from './lexical-index.js';
 import { buildQuery, type BuiltQuery } from './query.js';
 import { MIN_FUZZY_CHARS, type Vocabulary } from './vocabulary.js';
-import { activeVectors, type ActiveVectors } from '../../embed/active.js';
+import { activeVectors, usableVectorWeight, type ActiveVectors } from '../../embed/active.js';
 import { VECTOR_BUDGET_MS, vectorBranches } from './vector.js';
 import {
   AUTOBIOGRAPHICAL_KINDS,
@@ -400,8 +400,6 @@ function normaliseSources(sources: unknown): RecallSource[] {
   return RECALL_SOURCES.filter((s) => sources.includes(s));
 }
 
-const positive = (w: unknown): number => (typeof w === 'number' && Number.isFinite(w) && w > 0 ? w : 0);
-
 function clampLimit(limit: unknown, fallback = 10): number {
   const n = typeof limit === 'number' && Number.isFinite(limit) ? Math.floor(limit) : fallback;
   return Math.max(1, Math.min(MAX_LIMIT, n));
@@ -423,7 +421,7 @@ export async function recallDetailed(db: Database, o: RecallOptions & RecallInte
   let fuseOptions: FuseOptions | undefined =
     graphWeight === undefined ? o.fuse : { ...o.fuse, branchWeights: { ...o.fuse?.branchWeights, graph: graphWeight } };
   const vectors = o.vectors !== undefined ? o.vectors : activeVectors(db);
-  const vectorWeight = vectors ? positive(o.vectorWeight ?? vectors.weight) : 0;
+  const vectorWeight = vectors ? usableVectorWeight(o.vectorWeight ?? vectors.weight) : 0;
   if (vectorWeight > 0) fuseOptions = { ...fuseOptions, branchWeights: { ...fuseOptions?.branchWeights, vector: vectorWeight } };
   // Embedded while the words are prepared and the indexes catch up; null when not back in time.
   const queryVector = vectors && vectorWeight > 0 && q.tsquery ? vectors.embedQuery(o.query, o.vectorBudgetMs ?? VECTOR_BUDGET_MS, o.signal) : null;
