@@ -17,11 +17,11 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openEmbedder } from '../electron/embed/embedder.js';
 import { EmbedError } from '../electron/embed/types.js';
-import { turnContent } from '../electron/host/import-locomo.js';
+import { turnContent } from '../electron/conversations/import-locomo.js';
 import { locomoFiles, median, round } from './util.js';
 
 const USAGE = 'usage: npm run bench:embed -- [--model DIR] [--texts 256] [--data DIR] [--json FILE]';
-const TINY_MODEL = path.join('electron', 'embed', 'testing', 'models', 'anima-test', 'tiny-bert');
+const TINY_MODEL = path.join('electron', 'models', 'testing', 'models', 'anima-test', 'tiny-bert');
 
 function badArgs(message: string): never {
   console.error(message);

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseInput } from '../shared/api.js';
 import { openDatabase } from '../electron/db/open.js';
-import { turnContent } from '../electron/host/import-locomo.js';
+import { turnContent } from '../electron/conversations/import-locomo.js';
 import { detectMentionsAsync, warmMentionDetection } from '../electron/graph/mentions.js';
 import { nameKey } from '../electron/graph/names.js';
 import { EntityStore, SELF_ENTITY_ID, USER_ENTITY_ID, type EntityKind } from '../electron/graph/store.js';

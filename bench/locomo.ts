@@ -1,5 +1,5 @@
 // LoCoMo retrieval benchmark: every conversation file in DIR is loaded into a fresh data folder
-// through the app's own write path (electron/host/import-locomo.ts → Conversations.append), then each
+// through the app's own write path (electron/conversations/import-locomo.ts → Conversations.append), then each
 // question runs the session-source recall restricted to its own LoCoMo conversation (the restriction
 // is part of the search: statistics and candidates come from those conversations only) and is scored
 // recall@k over the top k distinct turns against its evidence turns, and all-evidence@k (the share of
@@ -11,7 +11,7 @@
 // DIR defaults to ../shared/bench/locomo/dev. --graph-walk defaults to the app's default
 // (GRAPH_WALK_DEFAULT, electron/memory/recall/index.ts), --graph-weight to GRAPH_WEIGHT (fusion.ts).
 // --embed-model: a transformers.js model folder (as the model manager installs them under
-// <data>/models/<org>/<name>; the repo's toy is electron/embed/testing/models/anima-test/tiny-bert,
+// <data>/models/<org>/<name>; the repo's toy is electron/models/testing/models/anima-test/tiny-bert,
 // whose numbers prove the path only). Every turn is then embedded through the app's embedding service
 // (electron/embed/queue.ts, its backfill; timed as embed_ms) and the same questions run twice: without
 // recall's vector branch (vector weight 0 — the table and top-level JSON keys, as without the option)
@@ -24,14 +24,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../electron/db/open.js';
-import { catalogModels } from '../electron/embed/catalog.js';
+import { catalogModels } from '../electron/models/catalog.js';
 import { openEmbedder } from '../electron/embed/embedder.js';
 import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from '../electron/embed/queue.js';
 import { EmbedError, type Embedder } from '../electron/embed/types.js';
 import { GraphIndexer } from '../electron/graph/indexer.js';
 import { EntityStore } from '../electron/graph/store.js';
-import { Conversations } from '../electron/host/conversations.js';
-import { importLocomo } from '../electron/host/import-locomo.js';
+import { Conversations } from '../electron/conversations/conversations.js';
+import { importLocomo } from '../electron/conversations/import-locomo.js';
 import { GRAPH_WEIGHT } from '../electron/memory/recall/fusion.js';
 import { GRAPH_WALK_DEFAULT, recallDetailed, warmRecallIndex } from '../electron/memory/recall/index.js';
 import { VECTOR_FLOOR } from '../electron/memory/recall/vector.js';

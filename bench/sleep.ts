@@ -4,7 +4,7 @@
 //   npm run bench:sleep -- [--data DIR] [--context TOKENS] [--stream-ms MS] [--json FILE]
 //
 // - The LoCoMo conversations in DIR (default ../shared/bench/locomo/dev) are loaded exactly as
-//   bench:locomo loads them (electron/host/import-locomo.ts → Conversations.append: each session one
+//   bench:locomo loads them (electron/conversations/import-locomo.ts → Conversations.append: each session one
 //   conversation on its own day) into a fresh data folder, which is then copied: two identical
 //   folders, one to measure the cost on, one to chat on while it sleeps.
 // - Each folder gets a fresh host (createHost, no local-server probing) with the loopback fake model
@@ -41,8 +41,8 @@ import { parseArgs } from 'node:util';
 import type { AuditEntry, SleepRun } from '../shared/api.js';
 import { sleepDay } from '../shared/sleep-day.js';
 import { openDatabase } from '../electron/db/open.js';
-import { Conversations } from '../electron/host/conversations.js';
-import { importLocomo, turnContent } from '../electron/host/import-locomo.js';
+import { Conversations } from '../electron/conversations/conversations.js';
+import { importLocomo, turnContent } from '../electron/conversations/import-locomo.js';
 import { createHost, type Host } from '../electron/host/index.js';
 import { spawn } from 'node:child_process';
 import { locomoFiles, percentile, round } from './util.js';

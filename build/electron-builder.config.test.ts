@@ -85,7 +85,7 @@ const FAKE_TREE = [
   'dist/renderer/index.html',
   'dist/renderer/assets/index-3f2a1b.js',
   'dist/renderer/assets/index-9c8d7e.css',
-  'electron/main.ts',
+  'electron/main/main.ts',
   'electron/host/index.ts',
   'renderer/main.tsx',
   'shared/api.ts',
@@ -193,7 +193,7 @@ describe('electron-builder config', () => {
         'dist/renderer/assets/index-9c8d7e.css',
       ]),
     );
-    for (const excluded of ['electron/main.ts', 'renderer/main.tsx', 'shared/api.ts', 'build/icon.png', 'README.md']) {
+    for (const excluded of ['electron/main/main.ts', 'renderer/main.tsx', 'shared/api.ts', 'build/icon.png', 'README.md']) {
       expect(files).not.toContain(excluded);
     }
     expect(files.filter((f) => f.startsWith('.cache/') || f.startsWith('release/') || f.endsWith('.map'))).toEqual([]);

@@ -1,6 +1,6 @@
 // Settings → Models → On this computer, as a person sees it: the real app in browser mode with the
 // test models offered (ANIMA_TEST_MODELS=1) and its model host setting pointed at the loopback fake
-// Hugging Face host (electron/embed/testing/model-host.ts), which serves the generated tiny models
+// Hugging Face host (electron/models/testing/model-host.ts), which serves the generated tiny models
 // slowly enough for a download to take several seconds. Download from the keyboard with progress,
 // speed and time left; use the model for memory search; cancel and resume; talk with a chat model;
 // errors in words; delete with a confirmation; the model host under Advanced; both themes. Search by
@@ -10,8 +10,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test, type Locator, type Page } from '@playwright/test';
-import { TEST_CHAT_MODEL_ID, TEST_MODEL_ID } from '../electron/embed/catalog.js';
-import { startModelHost, type FakeModelHost } from '../electron/embed/testing/model-host.js';
+import { TEST_CHAT_MODEL_ID, TEST_MODEL_ID } from '../electron/models/catalog.js';
+import { startModelHost, type FakeModelHost } from '../electron/models/testing/model-host.js';
 import { callApi, newDataDir, shot, startApp, type RunningApp } from './app.js';
 
 const WEIGHTS = 'onnx/model.onnx';
@@ -20,7 +20,7 @@ let modelHost: FakeModelHost;
 let app: RunningApp | null = null;
 
 test.beforeAll(async () => {
-  modelHost = await startModelHost({ root: 'electron/embed/testing/models', lifetimeMs: 5 * 60_000 });
+  modelHost = await startModelHost({ root: 'electron/models/testing/models', lifetimeMs: 5 * 60_000 });
 });
 test.afterAll(async () => {
   await modelHost.close();

@@ -1,6 +1,6 @@
 // Seeds a data folder with conversations spread over past days, before the app starts on it. There
 // is no API to backdate a message, so this writes through the app's own write path
-// (Conversations.append, as electron/host/import-locomo.ts does) with each session on its own day.
+// (Conversations.append, as electron/conversations/import-locomo.ts does) with each session on its own day.
 //
 //   node --import tsx --import ./scripts/register-sql.mjs e2e/seed-conversations.ts \
 //     --data-dir DIR --fixture FILE.json [--sessions 3] [--turns 10]
@@ -12,8 +12,8 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../electron/db/open.js';
-import { Conversations } from '../electron/host/conversations.js';
-import { turnContent } from '../electron/host/import-locomo.js';
+import { Conversations } from '../electron/conversations/conversations.js';
+import { turnContent } from '../electron/conversations/import-locomo.js';
 
 const { values } = parseArgs({
   options: {

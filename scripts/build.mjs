@@ -35,9 +35,9 @@ const common = {
 };
 
 const artifacts = [
-  { entry: 'electron/main.ts', outfile: 'dist/electron/main.cjs', format: 'cjs', external: ['electron'] },
+  { entry: 'electron/main/main.ts', outfile: 'dist/electron/main.cjs', format: 'cjs', external: ['electron'] },
   {
-    entry: 'electron/preload.ts',
+    entry: 'electron/main/preload.ts',
     outfile: 'dist/electron/preload.cjs',
     format: 'cjs',
     // A sandboxed preload can require nothing but `electron` (and a few polyfilled builtins): every
@@ -53,7 +53,7 @@ const artifacts = [
   // The local chat model's worker thread; electron/llm/local.ts finds it the same way.
   { entry: 'electron/llm/local-worker.ts', outfile: 'dist/electron/local-worker.mjs', format: 'esm' },
   {
-    entry: 'electron/cli.ts',
+    entry: 'electron/cli/cli.ts',
     outfile: 'dist/cli.mjs',
     format: 'esm',
     banner: { js: '#!/usr/bin/env node' },

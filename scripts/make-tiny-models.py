@@ -5,8 +5,8 @@ No real model weights may be downloaded on a test machine, yet the loading code 
 config fields, ONNX input and output names, the KV cache) must be proven against the real runtime.
 These models are random numbers in the right shapes, small enough to commit:
 
-  electron/embed/testing/models/anima-test/tiny-bert/   feature extraction, model_type "bert"
-  electron/embed/testing/models/anima-test/tiny-chat/   text generation, model_type "llama"
+  electron/models/testing/models/anima-test/tiny-bert/   feature extraction, model_type "bert"
+  electron/models/testing/models/anima-test/tiny-chat/   text generation, model_type "llama"
 
 The outputs are committed, so CI never runs this. Rerun it (with a Python that has onnx and numpy,
 e.g. Debian's python3-onnx: `/usr/bin/python3 scripts/make-tiny-models.py`) only to change the

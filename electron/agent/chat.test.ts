@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiEventName, ApiEvents, Message, ProviderKind } from '../../shared/api.js';
 import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { openDatabase } from '../db/open.js';
-import { TEST_CHAT_MODEL_ID } from '../embed/catalog.js';
+import { TEST_CHAT_MODEL_ID } from '../models/catalog.js';
 import { LOADING_MODEL_TEXT, unloadLocalModel } from '../llm/local.js';
 import { nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import type { Host } from '../host/types.js';
@@ -251,7 +251,7 @@ describe('providers', () => {
 describe('on-device model', () => {
   // A one-layer decoder with random weights (scripts/make-tiny-models.py), run by the real local
   // provider in its real worker: the only provider that has a model to load.
-  const TINY_CHAT = fileURLToPath(new URL('../embed/testing/models/anima-test/tiny-chat', import.meta.url));
+  const TINY_CHAT = fileURLToPath(new URL('../models/testing/models/anima-test/tiny-chat', import.meta.url));
 
   afterEach(async () => {
     // The model thread is shared by the process; the next test must find nothing loaded.

@@ -2,14 +2,14 @@
 // that is saved as it grows, so Stop, a dead provider or a crash all leave what was said on disk.
 import { ApiError, type ApiErrorShape, type Message, type SendResult } from '../../shared/api.js';
 import { sleepDay } from '../../shared/sleep-day.js';
-import type { Conversations } from '../host/conversations.js';
-import type { HostEvents } from '../host/events.js';
-import type { Providers } from '../host/providers.js';
-import type { SettingsStore } from '../host/settings.js';
+import type { Conversations } from '../conversations/conversations.js';
+import type { HostEvents } from '../events/events.js';
+import type { Providers } from '../providers/providers.js';
+import type { SettingsStore } from '../settings/settings.js';
 import { ProviderError, type ChatTurn, type ToolCall, type ToolSpec } from '../llm/types.js';
-import { ContextOverflowError, estimateTokens, fitToContext } from './context.js';
-import { buildSystemPrompt } from './prompt.js';
-import type { SelfLayer } from './self-layer.js';
+import { ContextOverflowError, estimateTokens, fitToContext } from '../llm/context.js';
+import { buildSystemPrompt } from '../companion/prompt.js';
+import type { SelfLayer } from '../companion/self-layer.js';
 
 /** Tools the companion may call in one turn. */
 export interface ToolRegistry {

@@ -1,9 +1,9 @@
 // Long-term memory in a turn: resident memory and the citation rules in the system prompt, the
 // memory tools, passive recall before the person's message, and citations after.
 import type { Database } from '../db/open.js';
-import type { Conversations } from '../host/conversations.js';
-import type { HostEvents } from '../host/events.js';
-import type { SettingsStore } from '../host/settings.js';
+import type { Conversations } from '../conversations/conversations.js';
+import type { HostEvents } from '../events/events.js';
+import type { SettingsStore } from '../settings/settings.js';
 import { recordCitations } from '../memory/citations.js';
 import { passiveRecall } from '../memory/recall/index.js';
 import { buildResident } from '../memory/resident.js';

@@ -1,11 +1,11 @@
 // Opens the companion's database: PGlite on disk, migrated, with pg_trgm for fuzzy search and, where
-// its build matches this PGlite (embed/pgvector.ts), pgvector for the on-device model's embeddings.
+// its build matches this PGlite (db/pgvector.ts), pgvector for the on-device model's embeddings.
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { pgvectorSupport } from '../embed/pgvector.js';
+import { pgvectorSupport } from './pgvector.js';
 import { migrate } from './migrate.js';
 
 export type Database = PGlite;

@@ -13,7 +13,7 @@ import { openEmbedder, type OpenEmbedderOptions } from './embedder.js';
 import { EmbedError, type Embedder } from './types.js';
 
 const MODEL = 'anima-test/tiny-bert';
-const SOURCE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'testing', 'models', MODEL);
+const SOURCE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'models', 'testing', 'models', MODEL);
 
 let modelsDir: string;
 let modelDir: string;

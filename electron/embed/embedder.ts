@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { FromWorker, ToWorker, WorkerInit } from './embed-worker.js';
 import { EmbedError, type Embedder } from './types.js';
-import { WorkerScriptMissing, weightsDtype, workerScript, type WorkerScript } from './worker-script.js';
+import { WorkerScriptMissing, weightsDtype, workerScript, type WorkerScript } from '../models/worker-script.js';
 
 export interface OpenEmbedderOptions {
   /** The folder holding `<model id>/config.json`, `tokenizer.json`, `onnx/*.onnx`. */

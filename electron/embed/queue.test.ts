@@ -1,16 +1,16 @@
 // The embedding queue on a real on-disk PGlite with pgvector, and the real tiny generated BERT
-// (electron/embed/testing/models/anima-test/tiny-bert) in its worker thread. The wrappers below only
+// (electron/models/testing/models/anima-test/tiny-bert) in its worker thread. The wrappers below only
 // delay, fail, count or reshape the real model's calls, to put the queue in the situations it must
 // survive.
 import fs from 'node:fs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../db/open.js';
-import { Conversations } from '../host/conversations.js';
+import { Conversations } from '../conversations/conversations.js';
 import { MemoryStore } from '../memory/store.js';
 import { tempDataDir } from '../testing/host.js';
 import { activeVectors } from './active.js';
 import { openEmbedder } from './embedder.js';
-import { pgvectorSupport, supportFor } from './pgvector.js';
+import { pgvectorSupport, supportFor } from '../db/pgvector.js';
 import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from './queue.js';
 import { EmbedError, type Embedder } from './types.js';
 import { indexName } from './vectors.js';

@@ -14,7 +14,7 @@
 import type { MemoryChange } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { setActiveVectors, usableVectorWeight, type ActiveVectors } from './active.js';
-import { pgvectorSupport } from './pgvector.js';
+import { pgvectorSupport } from '../db/pgvector.js';
 import type { Embedder } from './types.js';
 import {
   MAX_EMBED_CHARS,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../db/open.js';
 import { dbTemplate, tempDataDir } from '../testing/host.js';
 import { differInFact } from './duplicates.js';
-import { pgvectorSupport } from './pgvector.js';
+import { pgvectorSupport } from '../db/pgvector.js';
 import {
   arrayLiteral,
   clip,

@@ -4,7 +4,7 @@
 // HNSW indexes are defined, or the planner cannot use them.
 import { createHash } from 'node:crypto';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
-import { catalogModels } from './catalog.js';
+import { catalogModels } from '../models/catalog.js';
 
 type Queryable = PGlite | Transaction;
 

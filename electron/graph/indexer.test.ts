@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { openDatabase, type Database } from '../db/open.js';
-import { Conversations } from '../host/conversations.js';
+import { Conversations } from '../conversations/conversations.js';
 import { MemoryStore } from '../memory/store.js';
 import { nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import { batchedEntityChanges, GraphIndexer } from './indexer.js';

@@ -3,7 +3,7 @@
 // decrypt (see parent-channel.ts) and keeps `${dataDir}/secrets.json` itself.
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { SecretStore } from '../host/types.js';
+import type { SecretStore } from '../settings/secrets.js';
 import type { Log } from './port-server.js';
 
 export interface SecretCipher {

@@ -3,7 +3,8 @@ import { EventEmitter } from 'node:events';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError, type ApiEventName, type ApiEvents, type AnimaApi } from '../../shared/api.js';
-import type { Host, HostEventArgs, HostEventListener } from '../host/types.js';
+import type { Host } from '../host/types.js';
+import type { HostEventArgs, HostEventListener } from '../events/events.js';
 import {
   CONNECTION_RESET,
   HOST_GONE,

@@ -1,6 +1,7 @@
 // The host's life inside Electron's utility process, written against the shapes of parentPort and
 // MessagePortMain so it can be tested in plain Node. entry.ts supplies the real ones.
-import type { Host, HostOptions, SecretStore } from '../host/types.js';
+import type { Host, HostOptions } from '../host/types.js';
+import type { SecretStore } from '../settings/secrets.js';
 import { OsEncryptedSecretStore } from './os-encrypted-secrets.js';
 import { createCipherClient, isMessage, type FromHost, type ToHost } from './parent-channel.js';
 import { wireFromEmitterPort, type EmitterPortLike } from './port-protocol.js';

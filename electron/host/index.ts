@@ -17,7 +17,7 @@ import { createTurnMemory } from '../agent/memory-turn.js';
 import { recall, semanticSearch, warmRecallIndex } from '../memory/recall/index.js';
 import { buildResident } from '../memory/resident.js';
 import { MemoryStore } from '../memory/store.js';
-import { SelfLayer } from '../agent/self-layer.js';
+import { SelfLayer } from '../companion/self-layer.js';
 import { acquireLock } from '../db/lock.js';
 import { batchedEntityChanges, GraphIndexer } from '../graph/indexer.js';
 import { EntityStore } from '../graph/store.js';
@@ -26,17 +26,17 @@ import { unloadLocalModel } from '../llm/local.js';
 import { auditEntry, auditLog, diaryDays, digest, dreams, hideBlock, moodSeries, proposal, setProposalStatus, sleepRuns } from '../sleep/read.js';
 import { SleepService } from '../sleep/service.js';
 import { rebuildMoodDays } from '../sleep/steps/simple.js';
-import { Conversations } from './conversations.js';
-import { SearchByMeaning } from './embeddings.js';
-import { HostEvents } from './events.js';
-import { LocalModels, type HostModelOptions } from './models.js';
-import { modelsDir, Providers } from './providers.js';
-import { OwnerOnlyFileSecretStore } from './secrets.js';
-import { SettingsStore } from './settings.js';
+import { Conversations } from '../conversations/conversations.js';
+import { SearchByMeaning } from '../embed/search-by-meaning.js';
+import { HostEvents } from '../events/events.js';
+import { LocalModels, type HostModelOptions } from '../models/local-models.js';
+import { modelsDir, Providers } from '../providers/providers.js';
+import { OwnerOnlyFileSecretStore } from '../settings/secrets.js';
+import { SettingsStore } from '../settings/settings.js';
 import type { Host, HostOptions } from './types.js';
 
 export type { Host, HostOptions } from './types.js';
-export type { HostModelOptions } from './models.js';
+export type { HostModelOptions } from '../models/local-models.js';
 
 /** The Graph view draws the whole graph up to this many entities (cytoscape stays interactive there). */
 const WHOLE_GRAPH_LIMIT = 2_000;

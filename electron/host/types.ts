@@ -1,21 +1,11 @@
 // The host: everything that is not UI — database, providers, chat — behind the API in shared/api.ts.
 // It never imports `electron`, so the same host runs in Electron's utility process, in the browser-mode
 // server, and in-process in tests.
-import type { AnimaApi, ApiEventName, ApiEvents } from '../../shared/api.js';
+import type { AnimaApi } from '../../shared/api.js';
+import type { HostEventListener } from '../events/events.js';
+import type { SecretStore } from '../settings/secrets.js';
 import type { SleepServiceOptions } from '../sleep/service.js';
 
-/** A listener's arguments are a discriminated union, so checking the name narrows the payload. */
-export type HostEventArgs = { [E in ApiEventName]: [event: E, payload: ApiEvents[E]] }[ApiEventName];
-export type HostEventListener = (...args: HostEventArgs) => void;
-
-/** Where API keys live. Never the database, never a log. */
-export interface SecretStore {
-  /** 'os-encrypted' in the desktop app (Electron safeStorage), 'owner-only-file' in browser mode. */
-  readonly kind: 'os-encrypted' | 'owner-only-file';
-  get(name: string): Promise<string | undefined>;
-  set(name: string, value: string): Promise<void>;
-  delete(name: string): Promise<void>;
-}
 
 export interface HostOptions {
   /** The PGlite data lives in `${dataDir}/db`; the lock file and secrets beside it. */

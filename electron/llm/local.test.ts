@@ -353,7 +353,7 @@ describe('in the worker, with a stand-in engine', () => {
 describe('with the real transformers.js', () => {
   // A one-layer Llama-shaped decoder with random weights (scripts/make-tiny-models.py): real config,
   // tokenizer, chat template and KV cache, so the whole load-template-generate-stream path runs.
-  const TINY_CHAT = fileURLToPath(new URL('../embed/testing/models/anima-test/tiny-chat', import.meta.url));
+  const TINY_CHAT = fileURLToPath(new URL('../models/testing/models/anima-test/tiny-chat', import.meta.url));
   const model = 'anima-test/tiny-chat';
 
   function installTinyChat(config: Record<string, unknown> = {}) {

@@ -10,8 +10,8 @@
 import { access, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { catalogModels } from '../embed/catalog.js';
-import { WorkerScriptMissing, weightsDtype, workerScript } from '../embed/worker-script.js';
+import { catalogModels } from '../models/catalog.js';
+import { WorkerScriptMissing, weightsDtype, workerScript } from '../models/worker-script.js';
 import { cancelledError } from './errors.js';
 import type { FromWorker, LocalWorkerInit, TemplateMessage, ToWorker } from './local-worker.js';
 import { ProviderError, type ChatProvider, type ChatTurn, type ProviderOptions, type StreamEvent, type StreamRequest } from './types.js';

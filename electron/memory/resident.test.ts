@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { estimateTokens } from '../agent/context.js';
+import { estimateTokens } from '../llm/context.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { buildResident, RESIDENT_HEADING } from './resident.js';
 

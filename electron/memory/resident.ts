@@ -2,7 +2,7 @@
 // conversation keeps coming back to. Each line ends with its citation marker so the model can cite
 // exactly what it used.
 import type { MemoryType, ResidentPreview } from '../../shared/api.js';
-import { estimateTokens } from '../agent/context.js';
+import { estimateTokens } from '../llm/context.js';
 import type { Database } from '../db/open.js';
 
 /** Pinning is a person's and the deep sleep's judgement; the prompt's budget still needs a ceiling. */

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { ApiError, MAX_BODY_BYTES, parseInput, type ApiEventName, type ApiEvents, type AnimaApi } from '../../shared/api.js';
-import type { Host, HostEventArgs, HostEventListener } from '../host/types.js';
+import type { Host } from '../host/types.js';
+import type { HostEventArgs, HostEventListener } from '../events/events.js';
 import { startServer, statusForErrorCode, type RunningServer } from './server.js';
 
 const TOKEN = 'test-token-0123456789abcdef';

@@ -5,7 +5,7 @@ import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { createProvider } from '../llm/index.js';
 import { dbTemplate, tempDataDir } from '../testing/host.js';
-import { estimateTokens } from '../agent/context.js';
+import { estimateTokens } from '../llm/context.js';
 import { auditedCall, MAX_RESPONSE_CHARS, repairEcho } from './audit.js';
 
 let db: Database;

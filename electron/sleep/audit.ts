@@ -4,7 +4,7 @@
 // was asked and answered while they were away. Nothing here touches the messages table: these calls
 // are not part of any conversation.
 import type { z } from 'zod';
-import { estimateTokens } from '../agent/context.js';
+import { estimateTokens } from '../llm/context.js';
 import type { Database } from '../db/open.js';
 import { ProviderError, type ChatProvider, type ChatTurn } from '../llm/types.js';
 

@@ -3,12 +3,12 @@
 // writes a generic diary), and the night's budget. Every call goes through auditedCall.
 import type { z } from 'zod';
 import { ApiError } from '../../shared/api.js';
-import { estimateTokens } from '../agent/context.js';
-import { buildSystemPrompt } from '../agent/prompt.js';
-import type { SelfLayer } from '../agent/self-layer.js';
+import { estimateTokens } from '../llm/context.js';
+import { buildSystemPrompt } from '../companion/prompt.js';
+import type { SelfLayer } from '../companion/self-layer.js';
 import type { Database } from '../db/open.js';
-import type { Providers } from '../host/providers.js';
-import type { SettingsStore } from '../host/settings.js';
+import type { Providers } from '../providers/providers.js';
+import type { SettingsStore } from '../settings/settings.js';
 import type { ChatProvider } from '../llm/types.js';
 import { buildResident } from '../memory/resident.js';
 import { auditedCall, type AuditedResult } from './audit.js';

@@ -22,13 +22,14 @@ import {
   type SleepRun,
 } from '../../shared/api.js';
 import { nextDay } from '../../shared/sleep-day.js';
-import { SelfLayer } from '../agent/self-layer.js';
+import { SelfLayer } from '../companion/self-layer.js';
 import { openDatabase, type Database } from '../db/open.js';
-import { Conversations } from '../host/conversations.js';
-import { HostEvents } from '../host/events.js';
-import { modelsDir, Providers } from '../host/providers.js';
-import { SettingsStore } from '../host/settings.js';
-import type { Host, SecretStore } from '../host/types.js';
+import { Conversations } from '../conversations/conversations.js';
+import { HostEvents } from '../events/events.js';
+import { modelsDir, Providers } from '../providers/providers.js';
+import { SettingsStore } from '../settings/settings.js';
+import type { Host } from '../host/types.js';
+import type { SecretStore } from '../settings/secrets.js';
 import { MemoryStore } from '../memory/store.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import { runCycle, type SleepStep } from './dag.js';

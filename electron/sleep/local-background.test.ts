@@ -17,13 +17,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiEvents, AuditEntry, AuditEntryDetail, Message, SleepRun } from '../../shared/api.js';
 import { nextDay } from '../../shared/sleep-day.js';
 import { openDatabase } from '../db/open.js';
-import { TEST_CHAT_MODEL_ID } from '../embed/catalog.js';
-import { Conversations } from '../host/conversations.js';
+import { TEST_CHAT_MODEL_ID } from '../models/catalog.js';
+import { Conversations } from '../conversations/conversations.js';
 import type { Host } from '../host/types.js';
 import { unloadLocalModel } from '../llm/local.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 
-const TINY_CHAT = fileURLToPath(new URL('../embed/testing/models/anima-test/tiny-chat', import.meta.url));
+const TINY_CHAT = fileURLToPath(new URL('../models/testing/models/anima-test/tiny-chat', import.meta.url));
 /** The same weights, installed under an id the catalogue does not list, so only config.json sets the context. */
 const ROOMY_MODEL_ID = 'anima-test/tiny-chat-8k';
 const ROOMY_CONTEXT = 8_192;

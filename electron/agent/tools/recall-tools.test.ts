@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../db/open.js';
-import { Conversations } from '../../host/conversations.js';
+import { Conversations } from '../../conversations/conversations.js';
 import { MemoryStore } from '../../memory/store.js';
 import { dbTemplate, tempDataDir } from '../../testing/host.js';
 import { recallTools } from './recall-tools.js';

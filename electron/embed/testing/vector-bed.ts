@@ -11,7 +11,7 @@ import type { Embedder } from '../types.js';
 
 export const MODEL = 'anima-test/tiny-bert';
 export const OTHER = 'anima-test/tiny-bert-copy';
-const SOURCE = fileURLToPath(new URL(`./models/${MODEL}`, import.meta.url));
+const SOURCE = fileURLToPath(new URL(`../../models/testing/models/${MODEL}`, import.meta.url));
 
 export interface VectorBed {
   db: Database;

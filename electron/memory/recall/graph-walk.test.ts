@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecallHit } from '../../../shared/api.js';
 import { recallTools } from '../../agent/tools/recall-tools.js';
 import { openDatabase, type Database } from '../../db/open.js';
-import { Conversations } from '../../host/conversations.js';
+import { Conversations } from '../../conversations/conversations.js';
 import { dbTemplate, tempDataDir } from '../../testing/host.js';
 import { MemoryStore } from '../store.js';
 import { BONUS_BRANCHES, GRAPH_WEIGHT, fuse } from './fusion.js';

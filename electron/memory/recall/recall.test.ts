@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecallHit } from '../../../shared/api.js';
 import { openDatabase, type Database } from '../../db/open.js';
-import { Conversations } from '../../host/conversations.js';
+import { Conversations } from '../../conversations/conversations.js';
 import { dbTemplate, tempDataDir } from '../../testing/host.js';
 import { MemoryStore } from '../store.js';
 import { dropRecallIndex, recall, semanticSearch } from './index.js';

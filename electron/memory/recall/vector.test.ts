@@ -1,5 +1,5 @@
 // Recall's vector branch and the near-duplicate check by meaning, on a real on-disk PGlite with the
-// real tiny generated BERT (electron/embed/testing/models/anima-test/tiny-bert) behind the embedding
+// real tiny generated BERT (electron/models/testing/models/anima-test/tiny-bert) behind the embedding
 // service. Its weights are random, but texts sharing words get closer vectors and a text is nearest
 // to itself, which is all these tests lean on.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -7,17 +7,17 @@ import type { RecallHit } from '../../../shared/api.js';
 import type { Database } from '../../db/open.js';
 import { activeVectors } from '../../embed/active.js';
 import { similarMemoryPairs } from '../../embed/duplicates.js';
-import { pgvectorSupport } from '../../embed/pgvector.js';
+import { pgvectorSupport } from '../../db/pgvector.js';
 import { createEmbeddingService, type EmbeddingService } from '../../embed/queue.js';
 import type { Embedder } from '../../embed/types.js';
-import { Conversations } from '../../host/conversations.js';
+import { Conversations } from '../../conversations/conversations.js';
 import { MemoryStore } from '../store.js';
 import { recall, recallDetailed } from './index.js';
 import { passiveRecall } from './passive.js';
 import { VECTOR_FLOOR, vectorBranches } from './vector.js';
 import { MODEL, OTHER, openVectorBed, wrap, type VectorBed } from '../../embed/testing/vector-bed.js';
 
-/** False where the pgvector build does not match PGlite (embed/pgvector.ts): nothing here can run. */
+/** False where the pgvector build does not match PGlite (db/pgvector.ts): nothing here can run. */
 const VECTORS = pgvectorSupport().usable;
 
 let bed: VectorBed;

@@ -15,7 +15,7 @@ import { AUTOBIOGRAPHICAL_KINDS, LIMBIC_KINDS } from './sidecar.js';
 /**
  * Cosine similarity a neighbour needs. The nearest vectors of a short text are often merely nearby
  * (the same sentence frame, a shared name), so a branch without a floor proposes something for every
- * query. PLACEHOLDER: chosen on the generated test model (electron/embed/testing/, random weights),
+ * query. PLACEHOLDER: chosen on the generated test model (electron/models/testing/, random weights),
  * where texts sharing no word score below it and texts sharing most of their words above; a real
  * model's similarities sit in another range (e5's unrelated pairs score ~0.7) — tune it on LoCoMo
  * with that model before turning the branch on by default.

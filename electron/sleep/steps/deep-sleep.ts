@@ -14,7 +14,7 @@
 // by one (each operation is its own batch).
 import { randomUUID } from 'node:crypto';
 import { ApiError, type Memory } from '../../../shared/api.js';
-import { estimateTokens } from '../../agent/context.js';
+import { estimateTokens } from '../../llm/context.js';
 import { nameKey } from '../../graph/names.js';
 import type { EntityKind } from '../../graph/store.js';
 import { MAX_RESIDENT_PINNED } from '../../memory/resident.js';

@@ -1,12 +1,12 @@
 // What every sleep step may use. One object, built by the sleep service, so a step's dependencies
 // are visible in one place and tests can build the same thing on a temporary database.
-import type { SelfLayer } from '../../agent/self-layer.js';
+import type { SelfLayer } from '../../companion/self-layer.js';
 import type { Database } from '../../db/open.js';
 import { batchedEntityChanges } from '../../graph/indexer.js';
 import { EntityStore } from '../../graph/store.js';
-import type { HostEvents } from '../../host/events.js';
-import type { Providers } from '../../host/providers.js';
-import type { SettingsStore } from '../../host/settings.js';
+import type { HostEvents } from '../../events/events.js';
+import type { Providers } from '../../providers/providers.js';
+import type { SettingsStore } from '../../settings/settings.js';
 import type { MemoryStore } from '../../memory/store.js';
 import { BackgroundModel } from '../background.js';
 import type { StepContext } from '../dag.js';

@@ -9,7 +9,7 @@
 // and never extracted twice.
 import { ApiError } from '../../../shared/api.js';
 import { sleepDay } from '../../../shared/sleep-day.js';
-import { estimateTokens } from '../../agent/context.js';
+import { estimateTokens } from '../../llm/context.js';
 import { nameKey } from '../../graph/names.js';
 import { SELF_ENTITY_ID, USER_ENTITY_ID } from '../../graph/store.js';
 import { findSecret } from '../../memory/secret-filter.js';

@@ -4,13 +4,13 @@
 // No vitest import here: the child process that is killed mid-cycle shares nothing with it but files.
 import fs from 'node:fs';
 import path from 'node:path';
-import { SelfLayer } from '../../agent/self-layer.js';
+import { SelfLayer } from '../../companion/self-layer.js';
 import { openDatabase, type Database } from '../../db/open.js';
-import { Conversations } from '../../host/conversations.js';
-import { HostEvents } from '../../host/events.js';
-import { modelsDir, Providers } from '../../host/providers.js';
-import { OwnerOnlyFileSecretStore } from '../../host/secrets.js';
-import { SettingsStore, type SettingsPatch } from '../../host/settings.js';
+import { Conversations } from '../../conversations/conversations.js';
+import { HostEvents } from '../../events/events.js';
+import { modelsDir, Providers } from '../../providers/providers.js';
+import { OwnerOnlyFileSecretStore } from '../../settings/secrets.js';
+import { SettingsStore, type SettingsPatch } from '../../settings/settings.js';
 import { MemoryStore } from '../../memory/store.js';
 import type { SleepStep } from '../dag.js';
 import { SleepService } from '../service.js';

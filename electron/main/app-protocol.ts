@@ -4,7 +4,7 @@
 // plain Node.
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { CONTENT_SECURITY_POLICY, resolveAppPath } from './security.js';
+import { CONTENT_SECURITY_POLICY, resolveAppPath } from './security-rules.js';
 
 /** Module scripts are refused unless served with a JavaScript type, so guessing is not an option. */
 const MIME_TYPES: Record<string, string> = {

@@ -6,12 +6,12 @@
 // database cannot hold vectors, leaves memory search on words, with the reason in the status line.
 import type { EmbeddingsStatus, MemoryChange, Message } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
-import { openEmbedder } from '../embed/embedder.js';
-import { usableVectorWeight } from '../embed/active.js';
-import { pgvectorSupport } from '../embed/pgvector.js';
-import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from '../embed/queue.js';
-import type { Embedder } from '../embed/types.js';
-import type { HostEvents } from './events.js';
+import { openEmbedder } from './embedder.js';
+import { usableVectorWeight } from './active.js';
+import { pgvectorSupport } from '../db/pgvector.js';
+import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from './queue.js';
+import type { Embedder } from './types.js';
+import type { HostEvents } from '../events/events.js';
 
 type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
 

@@ -2,7 +2,7 @@
 import { EventEmitter } from 'node:events';
 import type { Session, WebContents } from 'electron';
 import { describe, expect, it, vi } from 'vitest';
-import { createOpenExternal, hardenWebContents, lockPermissions } from './electron-security.js';
+import { createOpenExternal, hardenWebContents, lockPermissions } from './security.js';
 
 class FakeContents extends EventEmitter {
   windowOpenHandler: ((details: { url: string }) => { action: string }) | null = null;

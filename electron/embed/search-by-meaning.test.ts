@@ -10,14 +10,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EmbeddingsStatus } from '../../shared/api.js';
 import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { openDatabase } from '../db/open.js';
-import { TEST_MODEL_ID } from '../embed/catalog.js';
-import { pgvectorSupport } from '../embed/pgvector.js';
-import { FakeModelHost } from '../embed/testing/model-host.js';
+import { TEST_MODEL_ID } from '../models/catalog.js';
+import { pgvectorSupport } from '../db/pgvector.js';
+import { FakeModelHost } from '../models/testing/model-host.js';
 import { dbTemplate, nextEvent, tempDataDir } from '../testing/host.js';
-import { createHost } from './index.js';
-import type { Host } from './types.js';
+import { createHost } from '../host/index.js';
+import type { Host } from '../host/types.js';
 
-const SERVED = fileURLToPath(new URL('../embed/testing/models', import.meta.url));
+const SERVED = fileURLToPath(new URL('../models/testing/models', import.meta.url));
 const VECTORS = pgvectorSupport().usable;
 
 let modelHost: FakeModelHost;

@@ -1,6 +1,6 @@
 // The one Anima window: locked-down web preferences and a remembered size and position.
 import { BrowserWindow, nativeTheme, screen } from 'electron';
-import { APP_ENTRY_URL, isAppUrl } from './security.js';
+import { APP_ENTRY_URL, isAppUrl } from './security-rules.js';
 import { loadWindowState, saveWindowState, stateFromWindow, MIN_SIZE } from './window-state.js';
 
 export interface AnimaWindow {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatTurn } from '../llm/types.js';
+import type { ChatTurn } from './types.js';
 import { ContextOverflowError, estimateTokens, fitToContext } from './context.js';
 
 function conversation(n: number): ChatTurn[] {

@@ -1,5 +1,8 @@
 import type { ApiEventName, ApiEvents } from '../../shared/api.js';
-import type { HostEventArgs, HostEventListener } from './types.js';
+
+/** A listener's arguments are a discriminated union, so checking the name narrows the payload. */
+export type HostEventArgs = { [E in ApiEventName]: [event: E, payload: ApiEvents[E]] }[ApiEventName];
+export type HostEventListener = (...args: HostEventArgs) => void;
 
 /** A tiny typed emitter; a listener that throws never breaks the host. */
 export class HostEvents {

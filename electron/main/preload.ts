@@ -4,8 +4,8 @@
 // Main posts a MessagePort ('anima:port') each time our page loads, and again after a host restart;
 // calls then travel straight to the host's utility process over that port, never through main.
 import { contextBridge, ipcRenderer } from 'electron';
-import type { AnimaBridge } from '../shared/bridge.js';
-import { HOST_GONE, createPortClient, wireFromDomPort } from './host-process/port-protocol.js';
+import type { AnimaBridge } from '../../shared/bridge.js';
+import { HOST_GONE, createPortClient, wireFromDomPort } from '../host-process/port-protocol.js';
 
 const client = createPortClient();
 

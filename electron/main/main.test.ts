@@ -1,4 +1,4 @@
-// The main-process glue (main.ts + electron-window.ts) against a mocked `electron`: Electron's binary
+// The main-process glue (main.ts + window.ts) against a mocked `electron`: Electron's binary
 // cannot run in CI, but the wiring — what is registered, in which order, with which options — can be
 // checked. Each test imports main.ts afresh, as a launch would.
 import { EventEmitter } from 'node:events';
@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-const fake = vi.hoisted(() => ({ current: null as null | ReturnType<typeof import('./electron-main.test.js')['makeElectron']> }));
+const fake = vi.hoisted(() => ({ current: null as null | ReturnType<typeof import('./main.test.js')['makeElectron']> }));
 
 vi.mock('electron', () => {
   // Each export reads from the current test's fake, created by launch().

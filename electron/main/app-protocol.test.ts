@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAppRequestHandler, mimeType } from './electron-app-protocol.js';
-import { CONTENT_SECURITY_POLICY } from './security.js';
+import { createAppRequestHandler, mimeType } from './app-protocol.js';
+import { CONTENT_SECURITY_POLICY } from './security-rules.js';
 
 let base: string;
 let root: string;

@@ -1,5 +1,5 @@
 // On-device models through the real host: the catalogue with install state, downloads from the
-// loopback fake model host (electron/embed/testing/model-host.ts) serving the generated tiny models,
+// loopback fake model host (electron/models/testing/model-host.ts) serving the generated tiny models,
 // progress events, cancel and resume, delete, the embedding choice, errors in words, and the two
 // settings (model host, embedding model) with their validation.
 import fs from 'node:fs';
@@ -8,15 +8,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiEvents, LocalModel, ModelDownloadProgress } from '../../shared/api.js';
 import { openDatabase } from '../db/open.js';
-import { TEST_CHAT_MODEL_ID, TEST_MODEL_ID } from '../embed/catalog.js';
-import { FakeModelHost } from '../embed/testing/model-host.js';
+import { TEST_CHAT_MODEL_ID, TEST_MODEL_ID } from './catalog.js';
+import { FakeModelHost } from './testing/model-host.js';
 import { dbTemplate, tempDataDir } from '../testing/host.js';
-import { createHost, type HostModelOptions } from './index.js';
-import { PROGRESS_EVENT_MS } from './models.js';
-import type { Host, HostOptions } from './types.js';
+import { createHost, type HostModelOptions } from '../host/index.js';
+import { PROGRESS_EVENT_MS } from './local-models.js';
+import type { Host, HostOptions } from '../host/types.js';
 import { rejection } from '../testing/rejection.js';
 
-const SERVED = fileURLToPath(new URL('../embed/testing/models', import.meta.url));
+const SERVED = fileURLToPath(new URL('./testing/models', import.meta.url));
 const WEIGHTS = 'onnx/model.onnx';
 const weightsSize = fs.statSync(path.join(SERVED, ...TEST_MODEL_ID.split('/'), WEIGHTS)).size;
 

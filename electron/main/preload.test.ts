@@ -3,11 +3,12 @@
 import { EventEmitter } from 'node:events';
 import { MessageChannel } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApiError, type AnimaApi } from '../shared/api.js';
-import type { AnimaBridge } from '../shared/bridge.js';
-import type { Host, HostEventListener } from './host/types.js';
-import { HOST_GONE, wireFromDomPort, type DomPortLike } from './host-process/port-protocol.js';
-import { serveHost } from './host-process/port-server.js';
+import { ApiError, type AnimaApi } from '../../shared/api.js';
+import type { AnimaBridge } from '../../shared/bridge.js';
+import type { Host } from '../host/types.js';
+import type { HostEventListener } from '../events/events.js';
+import { HOST_GONE, wireFromDomPort, type DomPortLike } from '../host-process/port-protocol.js';
+import { serveHost } from '../host-process/port-server.js';
 
 const electron = vi.hoisted(() => ({
   exposed: new Map<string, unknown>(),

@@ -14,7 +14,7 @@ import {
   type ProviderConfig,
   type Settings,
 } from '../../shared/api.js';
-import { catalogEntry, catalogModels, testModelsEnabled, type CatalogEntry, type ModelErrorCode } from '../embed/catalog.js';
+import { catalogEntry, catalogModels, testModelsEnabled, type CatalogEntry, type ModelErrorCode } from './catalog.js';
 import {
   checkModel,
   DEFAULT_DISK_MARGIN_BYTES,
@@ -26,14 +26,14 @@ import {
   partialBytes,
   type DownloadTuning,
   type InstalledModel,
-} from '../embed/download.js';
-import type { HostEvents } from './events.js';
-import type { SettingsPatch, SettingsStore } from './settings.js';
+} from './download.js';
+import type { HostEvents } from '../events/events.js';
+import type { SettingsPatch, SettingsStore } from '../settings/settings.js';
 
 /** What createHost accepts besides HostOptions for on-device models. */
 export interface HostModelOptions {
   models?: {
-    /** Offer the test-only models (electron/embed/testing/models). Default: ANIMA_TEST_MODELS=1. */
+    /** Offer the test-only models (electron/models/testing/models). Default: ANIMA_TEST_MODELS=1. */
     includeTestModels?: boolean;
     /** Downloader knobs: tests shorten retries and fake a full disk. */
     tuning?: DownloadTuning;

@@ -7,8 +7,8 @@ import {
   type FromHost,
   type SafeStorageLike,
   type ToHost,
-} from './host-process/parent-channel.js';
-import type { Log } from './host-process/port-server.js';
+} from '../host-process/parent-channel.js';
+import type { Log } from '../host-process/port-server.js';
 
 export const CLOSE_TIMEOUT_MS = 5_000;
 const MAX_RESTARTS = 1;

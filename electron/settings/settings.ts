@@ -32,7 +32,7 @@ export const DEFAULT_SLEEP_SETTINGS: SleepSettings = {
 };
 import { DEFAULT_SLEEP_TIME, isValidTimeZone } from '../../shared/sleep-day.js';
 import type { Database } from '../db/open.js';
-import { DEFAULT_MODEL_HOST } from '../embed/download.js';
+import { DEFAULT_MODEL_HOST } from '../models/download.js';
 
 /** The Hugging Face hub; people who cannot reach it set a mirror (https://hf-mirror.com). */
 export const DEFAULT_MODEL_SETTINGS: ModelSettings = {

@@ -1,5 +1,5 @@
 // The security rules of the desktop app as pure functions, so each one is unit-tested without Electron.
-// electron-security.ts wires them to Electron once. Rule numbers refer to Electron's security
+// security.ts wires them to Electron once. Rule numbers refer to Electron's security
 // checklist (https://www.electronjs.org/docs/latest/tutorial/security).
 //
 // This module must not import `electron`: it is type-checked by the root tsconfig too, and tested in
@@ -12,7 +12,7 @@ export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
 export const APP_ENTRY_URL = `${APP_ORIGIN}/index.html`;
 
 /** Checklist #7: a strict CSP on every app:// response (index.html also carries one as a meta tag). */
-export { CONTENT_SECURITY_POLICY } from '../shared/csp.js';
+export { CONTENT_SECURITY_POLICY } from '../../shared/csp.js';
 
 function parseUrl(raw: string): URL | null {
   try {

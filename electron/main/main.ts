@@ -13,12 +13,12 @@ import {
   shell,
   utilityProcess,
 } from 'electron';
-import { createAppRequestHandler } from './electron-app-protocol.js';
-import { HostSupervisor, type HostExit } from './electron-host.js';
-import { createOpenExternal, hardenWebContents, lockPermissions } from './electron-security.js';
-import { createMainWindow, type AnimaWindow } from './electron-window.js';
-import type { Log } from './host-process/port-server.js';
-import { APP_SCHEME, createIpcHandle } from './security.js';
+import { createAppRequestHandler } from './app-protocol.js';
+import { HostSupervisor, type HostExit } from './host-supervisor.js';
+import { createOpenExternal, hardenWebContents, lockPermissions } from './security.js';
+import { createMainWindow, type AnimaWindow } from './window.js';
+import type { Log } from '../host-process/port-server.js';
+import { APP_SCHEME, createIpcHandle } from './security-rules.js';
 import { windowStateFile } from './window-state.js';
 
 const log: Log = (level, message) => console[level](`[main] ${message}`);

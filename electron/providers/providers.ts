@@ -13,7 +13,7 @@ import {
 import type { Database } from '../db/open.js';
 import { createProvider } from '../llm/index.js';
 import { ProviderError, type ChatProvider } from '../llm/types.js';
-import type { SecretStore } from './types.js';
+import type { SecretStore } from '../settings/secrets.js';
 
 interface Row {
   id: string;

@@ -152,7 +152,7 @@ export const MODEL_CATALOG: readonly CatalogEntry[] = [
 export const TEST_MODEL_ID = 'anima-test/tiny-bert';
 export const TEST_CHAT_MODEL_ID = 'anima-test/tiny-chat';
 
-/** The repository's generated test models (electron/embed/testing/models/); never offered to people. */
+/** The repository's generated test models (electron/models/testing/models/); never offered to people. */
 const TEST_MODELS: readonly CatalogEntry[] = [
   {
     id: TEST_MODEL_ID,

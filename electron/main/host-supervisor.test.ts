@@ -2,8 +2,8 @@
 import { EventEmitter } from 'node:events';
 import type { MessagePortMain, UtilityProcess } from 'electron';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HostSupervisor, type HostExit } from './electron-host.js';
-import type { FromHost, ToHost } from './host-process/parent-channel.js';
+import { HostSupervisor, type HostExit } from './host-supervisor.js';
+import type { FromHost, ToHost } from '../host-process/parent-channel.js';
 
 class FakeChild extends EventEmitter {
   sent: Array<{ message: ToHost; ports?: unknown[] }> = [];

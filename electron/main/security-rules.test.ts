@@ -12,7 +12,7 @@ import {
   isTrustedSender,
   resolveAppPath,
   type IpcEventLike,
-} from './security.js';
+} from './security-rules.js';
 
 const root = path.resolve('fake-root', 'renderer');
 

@@ -1,7 +1,7 @@
-// Wires the rules of security.ts into Electron, once, for every web contents and the session.
+// Wires the rules of security-rules.ts into Electron, once, for every web contents and the session.
 // Numbers refer to https://www.electronjs.org/docs/latest/tutorial/security.
 import type { Session, WebContents } from 'electron';
-import { checkExternalUrl, isAllowedNavigation, isPermissionAllowed } from './security.js';
+import { checkExternalUrl, isAllowedNavigation, isPermissionAllowed } from './security-rules.js';
 
 /** Open a link in the system browser if it passes the checks; returns whether it did. */
 export type OpenExternal = (url: string) => boolean;

@@ -1,7 +1,7 @@
 // Fitting a conversation into the model's context window. We cannot run every provider's tokenizer,
 // so we estimate conservatively: ~4 characters per token for alphabetic text, one token per CJK
 // character (real tokenizers give 0.6–1.5 for CJK), plus a per-message overhead for role framing.
-import type { ChatTurn } from '../llm/types.js';
+import type { ChatTurn } from './types.js';
 
 const PER_MESSAGE_OVERHEAD = 4;
 // CJK ideographs, kana, hangul, and full-width forms: roughly one token each.

@@ -2,7 +2,15 @@
 // Settings says so. The desktop app uses an OS-encrypted store instead (host-process/).
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SecretStore } from './types.js';
+
+/** Where API keys live. Never the database, never a log. */
+export interface SecretStore {
+  /** 'os-encrypted' in the desktop app (Electron safeStorage), 'owner-only-file' in browser mode. */
+  readonly kind: 'os-encrypted' | 'owner-only-file';
+  get(name: string): Promise<string | undefined>;
+  set(name: string, value: string): Promise<void>;
+  delete(name: string): Promise<void>;
+}
 
 // Its own file: the desktop app's secrets.json holds OS-encrypted ciphertext this mode cannot read.
 export const SECRETS_FILE = 'secrets-browser.json';
