@@ -17,18 +17,7 @@
 //      moment it is passed; the connection is then closed unread). An empty body is "no input".
 // Static files need no token: they are the public build and hold no data.
 //
-// Error statuses (the body is always {error:{code, message, field?}}; the code is what the
-// renderer acts on, the status is for logs and tools):
-//   invalid_input 400 · unauthorized 401 · not_found 404 · unknown_method 404 · conflict 409 ·
-//   data_dir_locked 409 · no_provider 409 · cancelled 409 · payload_too_large 413 ·
-//   provider_timeout 504 · every other provider_* 502 · model_not_found, model_network and
-//   model_integrity 502 (the model host failed) · model_not_installed, model_damaged and model_busy 409 ·
-//   model_disk_full 507 · model_io and internal 500 · anything unexpected 500.
-// provider_* are gateway failures: the request was fine, the model behind us failed. Never 401/404/
-// 429 for them — provider_auth as 401 would look like our own token was rejected, and
-// provider_model_not_found as 404 like an unknown method. no_provider and cancelled are 409: the
-// request was valid but the app's state (nothing configured; the user pressed Stop) prevents it.
-// An ApiError('internal') is treated like any unexpected error: its message may carry internals.
+// The error statuses, and why each, are in errors.ts.
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -37,10 +26,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 
-import { ApiError, ERROR_CODES, MAX_BODY_BYTES, isApiMethod, type ApiErrorShape, type ErrorCode } from '../../shared/api.js';
+import { MAX_BODY_BYTES, isApiMethod } from '../../shared/api.js';
 import type { Host } from '../host/types.js';
+import { asApiError, statusForErrorCode } from './errors.js';
+import { defaultLog, describe, pathOnly, type ServeLogLevel } from './log.js';
+import { INTERNAL_MESSAGE, sendError, sendJson, setCommonHeaders } from './respond.js';
 
-export type ServeLogLevel = 'info' | 'warn' | 'error';
+export { statusForErrorCode } from './errors.js';
+export type { ServeLogLevel } from './log.js';
 
 export interface ServeOptions {
   host: Host;
@@ -74,8 +67,6 @@ const CLOSE_GRACE_MS = 1_000;
 const MAX_SSE_BACKLOG_BYTES = 8 * 1024 * 1024;
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
-const INTERNAL_MESSAGE = 'Something went wrong inside Anima. The details are in the log.';
-
 const CSP = CONTENT_SECURITY_POLICY;
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -101,43 +92,6 @@ const CONTENT_TYPES: Record<string, string> = {
   '.otf': 'font/otf',
   '.wasm': 'application/wasm',
 };
-
-const ERROR_STATUS: Record<ErrorCode, number> = {
-  invalid_input: 400,
-  unauthorized: 401,
-  not_found: 404,
-  unknown_method: 404,
-  conflict: 409,
-  data_dir_locked: 409,
-  no_provider: 409,
-  cancelled: 409,
-  interrupted: 409,
-  payload_too_large: 413,
-  provider_unreachable: 502,
-  provider_auth: 502,
-  provider_model_not_found: 502,
-  provider_rate_limited: 502,
-  provider_quota: 502,
-  provider_server_error: 502,
-  provider_timeout: 504,
-  provider_bad_response: 502,
-  provider_context_overflow: 502,
-  provider_not_installed: 502,
-  model_not_found: 502,
-  model_network: 502,
-  model_integrity: 502,
-  model_not_installed: 409,
-  model_damaged: 409,
-  model_busy: 409,
-  model_disk_full: 507,
-  model_io: 500,
-  internal: 500,
-};
-
-/** The HTTP status for an API error code. */
-export function statusForErrorCode(code: ErrorCode): number {
-  return ERROR_STATUS[code] ?? 500;
-}
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { host } = opts;
@@ -514,11 +468,6 @@ interface SseClient {
 // Pure helpers
 // -----------------------------------------------------------------------------------------------
 
-function defaultLog(level: ServeLogLevel, message: string): void {
-  // stdout is the launcher's (it prints the URL there); diagnostics go to stderr.
-  console.error(`[${level}] ${message}`);
-}
-
 function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
@@ -568,42 +517,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too_la
   });
 }
 
-/** An ApiError, also when it crossed a module boundary and lost its prototype; null for anything else. */
-function asApiError(err: unknown): ApiError | null {
-  if (err instanceof ApiError) return err;
-  if (err instanceof Error && err.name === 'ApiError') {
-    const { code, field } = err as Error & { code?: unknown; field?: unknown };
-    if (typeof code === 'string' && (ERROR_CODES as readonly string[]).includes(code)) {
-      return new ApiError(code as ErrorCode, err.message, typeof field === 'string' ? field : undefined);
-    }
-  }
-  return null;
-}
-
 function isInside(root: string, candidate: string): boolean {
   const rel = path.relative(root, candidate);
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
-}
-
-function setCommonHeaders(res: ServerResponse): void {
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  // Stops other sites embedding our files with no-cors requests (<script src>, <img>).
-  res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
-}
-
-function sendJson(res: ServerResponse, status: number, json: string): void {
-  if (res.headersSent || res.destroyed) return;
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(json),
-    'Cache-Control': 'no-store',
-  });
-  res.end(json);
-}
-
-function sendError(res: ServerResponse, status: number, error: ApiErrorShape): void {
-  sendJson(res, status, JSON.stringify({ error }));
 }
 
 function unauthorized(res: ServerResponse): void {
@@ -615,16 +531,6 @@ function methodNotAllowed(res: ServerResponse, allow: string): void {
   sendError(res, 405, { code: 'unknown_method', message: 'This HTTP method is not allowed here.' });
 }
 
-function pathOnly(url: string | undefined): string {
-  // The event stream carries the token in its query: never let it reach a log.
-  return (url ?? '/').split('?')[0] ?? '/';
-}
-
 function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
-}
-
-function describe(err: unknown): string {
-  if (err instanceof Error) return err.stack ?? `${err.name}: ${err.message}`;
-  return String(err);
 }
