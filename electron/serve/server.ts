@@ -17,20 +17,23 @@
 //      moment it is passed; the connection is then closed unread). An empty body is "no input".
 // Static files need no token: they are the public build and hold no data.
 //
-// The error statuses, and why each, are in errors.ts.
+// The event stream is in sse.ts, the sockets' bookkeeping in connections.ts, and the error
+// statuses, and why each, in errors.ts.
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
 import { MAX_BODY_BYTES, isApiMethod } from '../../shared/api.js';
 import type { Host } from '../host/types.js';
+import { answerClientError, trackConnections } from './connections.js';
 import { asApiError, statusForErrorCode } from './errors.js';
 import { defaultLog, describe, pathOnly, type ServeLogLevel } from './log.js';
 import { INTERNAL_MESSAGE, sendError, sendJson, setCommonHeaders } from './respond.js';
+import { createEventStreams } from './sse.js';
 
 export { statusForErrorCode } from './errors.js';
 export type { ServeLogLevel } from './log.js';
@@ -63,8 +66,6 @@ const BIND_ADDRESS = '127.0.0.1';
 const DEFAULT_KEEPALIVE_MS = 15_000;
 /** How long close() lets in-flight calls finish before cutting their sockets. */
 const CLOSE_GRACE_MS = 1_000;
-/** An event-stream client that has this much unsent data is not reading; it is dropped (EventSource reconnects). */
-const MAX_SSE_BACKLOG_BYTES = 8 * 1024 * 1024;
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 const CSP = CONTENT_SECURITY_POLICY;
@@ -107,50 +108,22 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const staticRoot = await realpath(path.resolve(opts.staticDir));
   if (!(await stat(staticRoot)).isDirectory()) throw new Error('serve: staticDir is not a directory');
 
-  const sseClients = new Set<SseClient>();
+  const events = createEventStreams(host, log, keepAliveMs);
   let closing = false;
   let port = 0;
   let allowedHosts = new Set<string>();
   let allowedOrigins = new Set<string>();
 
-  // Requests in progress per socket. close() destroys a socket the moment it has none: Node's own
-  // idle tracking misses sockets whose client went away half-open (an aborted event stream), and
-  // those would hold close() until the grace period ran out.
-  const sockets = new Map<Socket, number>();
-
   const server = createServer((req, res) => {
-    const socket = req.socket;
-    const before = sockets.get(socket);
-    if (before !== undefined) sockets.set(socket, before + 1);
-    res.once('close', () => {
-      const current = sockets.get(socket);
-      if (current === undefined) return;
-      sockets.set(socket, current - 1);
-      if (closing && current - 1 <= 0) socket.destroy();
-    });
+    connections.track(req, res);
     handle(req, res).catch((err: unknown) => {
       log('error', `serve: unhandled error for ${req.method} ${pathOnly(req.url)}: ${describe(err)}`);
       if (!res.headersSent && !res.destroyed) sendError(res, 500, { code: 'internal', message: INTERNAL_MESSAGE });
       else res.destroy();
     });
   });
-  server.on('connection', (socket: Socket) => {
-    sockets.set(socket, 0);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  // A peer that vanishes mid-request raises clientError; answer if we can, never crash.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    const code = err.code ?? '';
-    if (!socket.writable || code.startsWith('ECONN')) {
-      socket.destroy();
-      return;
-    }
-    const status =
-      code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large'
-      : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout'
-      : '400 Bad Request';
-    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-  });
+  const connections = trackConnections(server);
+  server.on('clientError', answerClientError);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     setCommonHeaders(res);
@@ -279,62 +252,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     const presented = query.get('token') ?? bearerToken(req.headers.authorization);
     if (!checkToken(presented)) return unauthorized(res);
 
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      Connection: 'keep-alive',
-      // Proxies (and some dev tools) buffer responses unless told not to.
-      'X-Accel-Buffering': 'no',
-    });
-    res.socket?.setNoDelay(true);
-
-    const client: SseClient = { res, unsubscribe: () => {} };
-    sseClients.add(client);
-    // Subscribed before hello: a client that reloads its state on hello misses nothing after it.
-    client.unsubscribe = host.on((event, payload) => {
-      // A name with a line break would forge extra SSE fields; the contract has none.
-      if (/[\r\n]/.test(event)) {
-        log('warn', 'serve: dropped an event whose name contains a line break');
-        return;
-      }
-      let data: string;
-      try {
-        data = JSON.stringify(payload) ?? 'null';
-      } catch (err) {
-        log('error', `serve: event ${event} could not be serialised: ${describe(err)}`);
-        return;
-      }
-      write(client, `event: ${event}\ndata: ${data}\n\n`);
-    });
-    write(client, 'retry: 1000\nevent: hello\ndata: {}\n\n');
-
-    res.on('close', () => dropClient(client));
+    events.open(res);
   }
-
-  function write(client: SseClient, chunk: string): void {
-    const { res } = client;
-    if (res.destroyed || res.writableEnded) return;
-    if (res.writableLength > MAX_SSE_BACKLOG_BYTES) {
-      log('warn', 'serve: an event-stream client stopped reading; dropping it');
-      res.destroy();
-      return;
-    }
-    res.write(chunk);
-  }
-
-  function dropClient(client: SseClient): void {
-    if (!sseClients.delete(client)) return;
-    try {
-      client.unsubscribe();
-    } catch (err) {
-      log('warn', `serve: unsubscribing an event stream failed: ${describe(err)}`);
-    }
-  }
-
-  const keepAliveTimer = setInterval(() => {
-    for (const client of sseClients) write(client, ': keepalive\n\n');
-  }, keepAliveMs);
-  keepAliveTimer.unref();
 
   // ---------------------------------------------------------------------------------------------
   // Static files
@@ -423,7 +342,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     server.once('listening', onListening);
     server.listen({ host: BIND_ADDRESS, port: opts.port ?? 0 });
   }).catch((err: unknown) => {
-    clearInterval(keepAliveTimer);
+    events.closeAll();
     throw err;
   });
   server.on('error', (err) => log('error', `serve: server error: ${describe(err)}`));
@@ -438,15 +357,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   function close(): Promise<void> {
     closed ??= new Promise<void>((resolve) => {
       closing = true;
-      clearInterval(keepAliveTimer);
-      for (const client of [...sseClients]) {
-        dropClient(client);
-        client.res.end();
-      }
-      for (const [socket, active] of sockets) if (active === 0) socket.destroy();
-      const cutOff = setTimeout(() => {
-        for (const socket of sockets.keys()) socket.destroy();
-      }, CLOSE_GRACE_MS);
+      events.closeAll();
+      connections.drain();
+      const cutOff = setTimeout(() => connections.destroyAll(), CLOSE_GRACE_MS);
       server.close(() => {
         clearTimeout(cutOff);
         log('info', 'serve: closed');
@@ -457,11 +370,6 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   }
 
   return { url: `${origin}/?token=${encodeURIComponent(token)}`, origin, port, token, close };
-}
-
-interface SseClient {
-  res: ServerResponse;
-  unsubscribe: () => void;
 }
 
 // -----------------------------------------------------------------------------------------------
