@@ -1,9 +1,7 @@
 // Cross-store actions triggered from several places (shortcut, buttons, composer, onboarding).
 import type { Conversation } from '../../shared/api.js';
 import { api } from '../api/index.js';
-import { i18n } from '../i18n/index.js';
-import { errorSentence } from '../i18n/errors.js';
-import { useApp } from '../stores/app.js';
+import { reportError, useApp } from '../stores/app.js';
 import { useChat } from '../stores/chat.js';
 import { useConversations } from '../stores/conversations.js';
 import { useMemories } from '../stores/memories.js';
@@ -57,10 +55,6 @@ export async function startNewConversation(): Promise<void> {
   } catch (err) {
     reportError(err);
   }
-}
-
-export function reportError(err: unknown): void {
-  useApp.getState().toast({ tone: 'error', text: errorSentence(i18n.t.bind(i18n), err) });
 }
 
 /** From a chip, the "remembered" line or a pin: the Memories view, with this memory open. */

@@ -1,6 +1,8 @@
 import { create } from 'zustand';
 import type { ApiInput, AppInfo, Settings } from '../../shared/api.js';
 import { api, type ConnectionState } from '../api/index.js';
+import { errorSentence } from '../i18n/errors.js';
+import { i18n } from '../i18n/index.js';
 import type { UiLanguage } from '../i18n/resolve.js';
 
 export const VIEWS = ['chat', 'diary', 'dreams', 'graph', 'pins', 'memories', 'sleep', 'settings'] as const;
@@ -126,3 +128,8 @@ export const useApp = create<AppState>()((set, get) => ({
     if (get().theme !== theme || get().language !== language) set({ theme, language });
   },
 }));
+
+/** A failed action in words, as an error toast. */
+export function reportError(err: unknown): void {
+  useApp.getState().toast({ tone: 'error', text: errorSentence(i18n.t.bind(i18n), err) });
+}

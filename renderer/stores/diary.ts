@@ -4,8 +4,8 @@
 import { create } from 'zustand';
 import type { DiaryBlock, DiaryDay, MoodPoint, RecallHit, RecallSource } from '../../shared/api.js';
 import { api } from '../api/index.js';
+import type { MoodRange } from '../lib/mood.js';
 import { useApp } from './app.js';
-import type { MoodRange } from '../views/diary/mood.js';
 
 export const DAYS_PAGE = 14;
 const MAX_DAYS = 90;

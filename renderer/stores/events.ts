@@ -9,8 +9,8 @@ import { useConversations } from './conversations.js';
 import { useMemories } from './memories.js';
 import { useDiary } from './diary.js';
 import { useGraph } from './graph.js';
+import { announceChange } from './memoryAnnouncements.js';
 import { useSleep } from './sleep.js';
-import { announceChange } from '../app/memoryAnnouncements.js';
 
 const MIN_INTERVAL_MS = 33;
 

@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
-import { reportError } from '../../app/actions.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
+import { reportError } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
 import { useConversations } from '../../stores/conversations.js';
 import { Composer } from './Composer.js';

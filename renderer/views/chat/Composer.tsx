@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { MAX_MESSAGE_CHARS } from '../../../shared/api.js';
-import { ensureOpenConversation, reportError } from '../../app/actions.js';
+import { ensureOpenConversation } from '../../app/actions.js';
 import { Icon } from '../../components/Icon.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
 import { useProviders } from '../../stores/providers.js';
 

@@ -1,12 +1,12 @@
 import { memo, useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ConversationSummary } from '../../../shared/api.js';
-import { reportError, startNewConversation } from '../../app/actions.js';
+import { startNewConversation } from '../../app/actions.js';
 import { useTimeFormat } from '../../app/hooks.js';
 import { Icon } from '../../components/Icon.js';
 import { modKeyLabel } from '../../lib/platform.js';
 import { plainText } from '../../lib/text.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
 import { useConversations } from '../../stores/conversations.js';
 

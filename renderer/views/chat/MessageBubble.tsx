@@ -1,12 +1,11 @@
 import { memo, useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Message } from '../../../shared/api.js';
-import { reportError } from '../../app/actions.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { CitedText } from '../../components/CitationChip.js';
 import { MarkdownText } from '../../components/Markdown.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
 import { useMemories } from '../../stores/memories.js';
 import { InjectedLine } from './InjectedLine.js';

@@ -5,18 +5,16 @@
 import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DiaryBlock, DiaryDay, Mood, RecallHit } from '../../../shared/api.js';
-import { reportError } from '../../app/actions.js';
-import { useTimeFormat } from '../../app/hooks.js';
+import { useDayLabels, useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
-import { useApp } from '../../stores/app.js';
+import { Illustration } from '../../components/Illustration.js';
+import { SleepNowButton, useNextSleepWords } from '../../components/SleepNow.js';
+import { paragraphs } from '../../lib/days.js';
+import { arousalWord, moodColor, moodLabels, valenceWord } from '../../lib/mood.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { dayIsEmpty, hitDay, useDiary } from '../../stores/diary.js';
-import { Illustration } from '../later/Illustration.js';
-import { SleepNowButton, useNextSleepWords } from '../sleep/SleepNow.js';
-import { paragraphs } from './days.js';
-import { useDayLabels } from './hooks.js';
 import { MoodChart } from './MoodChart.js';
-import { arousalWord, moodColor, moodLabels, valenceWord } from './mood.js';
 
 function MoodSwatch({ mood, size = 'large' }: { mood: Mood; size?: 'large' | 'small' }) {
   const { t } = useTranslation();

@@ -4,11 +4,11 @@
 import { useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { MoodPoint } from '../../../shared/api.js';
+import { useDayLabels } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
+import { arousalWord, moodChart, moodColor, MOOD_RANGES, valenceWord, type ChartModel, type MoodRange } from '../../lib/mood.js';
 import { useApp } from '../../stores/app.js';
 import { useDiary } from '../../stores/diary.js';
-import { useDayLabels } from './hooks.js';
-import { arousalWord, moodChart, moodColor, MOOD_RANGES, valenceWord, type ChartModel, type MoodRange } from './mood.js';
 
 function useSummary(model: ChartModel, range: MoodRange): string {
   const { t } = useTranslation();

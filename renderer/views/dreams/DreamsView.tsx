@@ -3,14 +3,14 @@
 import { useEffect, useRef, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DiaryBlock } from '../../../shared/api.js';
+import { useDayLabels } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { Illustration } from '../../components/Illustration.js';
+import { SleepNowButton, useNextSleepWords } from '../../components/SleepNow.js';
+import { paragraphs } from '../../lib/days.js';
 import { useApp } from '../../stores/app.js';
 import { useDiary } from '../../stores/diary.js';
-import { paragraphs } from '../diary/days.js';
-import { useDayLabels } from '../diary/hooks.js';
-import { Illustration } from '../later/Illustration.js';
-import { SleepNowButton, useNextSleepWords } from '../sleep/SleepNow.js';
 
 /** Arrow keys, Home and End move through the contents, as in any list. */
 function onListKey(e: KeyboardEvent<HTMLOListElement>) {

@@ -5,14 +5,14 @@
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ApiError, type Entity, type EntityDetail, type EntityKind } from '../../../shared/api.js';
-import { openMemory, reportError } from '../../app/actions.js';
+import { openMemory } from '../../app/actions.js';
 import { useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { TypeBadge } from '../../components/MemoryBits.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatCount } from '../../lib/memories.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
 import { sortRelations, useGraph, validityOf } from '../../stores/graph.js';
 import { historyText } from './history.js';

@@ -1,8 +1,8 @@
 import { useTranslation } from 'react-i18next';
+import { Illustration } from '../../components/Illustration.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatWallClock } from '../../lib/time.js';
 import { useApp, type View } from '../../stores/app.js';
-import { Illustration } from './Illustration.js';
 
 type LaterViewName = Exclude<View, 'chat' | 'settings'>;
 

@@ -6,6 +6,7 @@ import { MEMORY_STATUSES, MEMORY_TYPES, type Memory, type RecallHit } from '../.
 import { useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { Illustration } from '../../components/Illustration.js';
 import { MemoryCounts, StatusBadge, TypeBadge } from '../../components/MemoryBits.js';
 import { currentLocale } from '../../i18n/index.js';
 import {
@@ -18,7 +19,6 @@ import {
   toggleType,
 } from '../../lib/memories.js';
 import { useMemories } from '../../stores/memories.js';
-import { Illustration } from '../later/Illustration.js';
 import { AddMemory } from './AddMemory.js';
 import { MemoryDetailPanel } from './MemoryDetail.js';
 

@@ -3,7 +3,6 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent, type RefObject } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ApiError, MAX_MEMORY_CHARS, MEMORY_TYPES, type Memory, type MemoryChange, type MemoryType } from '../../../shared/api.js';
-import { reportError } from '../../app/actions.js';
 import { useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
@@ -19,7 +18,7 @@ import {
   replacedType,
   sourceKey,
 } from '../../lib/memories.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { useMemories, type MemoryDetail } from '../../stores/memories.js';
 
 /** A refused save in words: the host's own reason for invalid input, the usual sentence otherwise. */

@@ -1,12 +1,12 @@
 import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DetectedServer, ProviderConfig } from '../../../shared/api.js';
-import { createAndOpen, reportError } from '../../app/actions.js';
+import { createAndOpen } from '../../app/actions.js';
+import { DetectedServers } from '../../components/DetectedServers.js';
+import { ProviderForm, type ProviderDraft } from '../../components/ProviderForm.js';
 import { Toasts } from '../../components/Toasts.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { useSelf } from '../../stores/self.js';
-import { DetectedServers } from '../settings/ModelsSection.js';
-import { ProviderForm, type ProviderDraft } from '../settings/ProviderForm.js';
 
 const TOTAL = 3;
 

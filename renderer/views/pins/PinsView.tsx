@@ -3,15 +3,15 @@
 import { useCallback, useEffect, useRef, useState, type DragEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Memory } from '../../../shared/api.js';
-import { openMemory, reportError } from '../../app/actions.js';
+import { openMemory } from '../../app/actions.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { Illustration } from '../../components/Illustration.js';
 import { MemoryCounts, StatusBadge, TypeBadge } from '../../components/MemoryBits.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatCount, moveBy, moveTo } from '../../lib/memories.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { useMemories } from '../../stores/memories.js';
-import { Illustration } from '../later/Illustration.js';
 
 /** The host carries at most this many pins (ResidentPreview.pinnedCut counts the rest). */
 export const RESIDENT_PIN_CAP = 40;

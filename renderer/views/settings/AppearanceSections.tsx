@@ -1,8 +1,7 @@
 import { useTranslation } from 'react-i18next';
 import type { Language, Theme } from '../../../shared/api.js';
-import { reportError } from '../../app/actions.js';
 import { languageFromLocale } from '../../i18n/resolve.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 
 const LANGUAGES: Language[] = ['system', 'en', 'zh-CN'];
 const THEMES: Theme[] = ['system', 'light', 'dark'];

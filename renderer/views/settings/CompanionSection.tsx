@@ -1,10 +1,9 @@
 import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { SELF_BLOCK_KEYS, type SelfBlock, type SelfBlockKey } from '../../../shared/api.js';
-import { reportError } from '../../app/actions.js';
 import { useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { useSelf } from '../../stores/self.js';
 
 function BlockEditor({ blockKey, block }: { blockKey: SelfBlockKey; block: SelfBlock }) {

@@ -6,11 +6,10 @@
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { LocalModel, LocalModelTask, ModelDownloadProgress } from '../../../shared/api.js';
-import { reportError } from '../../app/actions.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { currentLocale } from '../../i18n/index.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { formatBytes, languageNames, percentDone, searchModel, timeLeft, useModels } from '../../stores/models.js';
 import { useProviders } from '../../stores/providers.js';
 

@@ -2,11 +2,10 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { MemorySettings } from '../../../shared/api.js';
-import { reportError } from '../../app/actions.js';
 import { Icon } from '../../components/Icon.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatCount, parseBounded, type Bounds } from '../../lib/memories.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 
 // vectorWeight is the Models card's switch (search by meaning), not a number typed here.
 type NumberKey = Exclude<keyof MemorySettings, 'passiveExcludeResident' | 'vectorWeight'>;

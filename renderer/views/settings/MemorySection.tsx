@@ -1,9 +1,8 @@
 import { useId, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
-import { reportError } from '../../app/actions.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatWallClock } from '../../lib/time.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { MemoryAdvanced } from './MemoryAdvanced.js';
 import { SleepSettings } from './SleepSettings.js';
 

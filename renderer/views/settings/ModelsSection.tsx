@@ -1,66 +1,14 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DetectedServer, ProviderConfig } from '../../../shared/api.js';
-import { reportError } from '../../app/actions.js';
+import { DetectedServers } from '../../components/DetectedServers.js';
 import { Icon } from '../../components/Icon.js';
-import { useApp } from '../../stores/app.js';
+import { ProviderForm, type ProviderDraft } from '../../components/ProviderForm.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { useProviders } from '../../stores/providers.js';
 import { LocalModels } from './LocalModels.js';
-import { ProviderForm, type ProviderDraft } from './ProviderForm.js';
-import { sameServer } from './providerDefaults.js';
 
 type Editing = { mode: 'new'; prefill?: Partial<ProviderDraft>; autoTest?: boolean; seq: number } | { mode: 'edit'; id: string } | null;
-
-export function DetectedServers({ onUse, exclude = [] }: { onUse: (server: DetectedServer) => void; exclude?: string[] }) {
-  const { t } = useTranslation();
-  const detected = useProviders((s) => s.detected);
-  const detecting = useProviders((s) => s.detecting);
-
-  useEffect(() => {
-    if (useProviders.getState().detected === null) void useProviders.getState().detect();
-  }, []);
-
-  const fresh = (detected ?? []).filter((d) => !exclude.some((url) => sameServer(url, d.baseUrl)));
-  if (detecting && !detected) {
-    // With models already set up, a search in progress is not worth a line of its own.
-    if (exclude.length) return null;
-    return (
-      <p className="detect-status" role="status">
-        <span className="spinner" aria-hidden="true" /> {t('models.detecting')}
-      </p>
-    );
-  }
-  if (!fresh.length) {
-    if (exclude.length) return null;
-    return (
-      <p className="detect-status" role="status">
-        {t('models.noneDetected')}{' '}
-        <button type="button" className="link-button" onClick={() => void useProviders.getState().detect()} disabled={detecting}>
-          {t('models.lookAgain')}
-        </button>
-      </p>
-    );
-  }
-  return (
-    <div className="detected" data-testid="detected-servers">
-      <h3 className="subhead">{t('models.detectedTitle')}</h3>
-      <ul className="detected-list">
-        {fresh.map((d) => (
-          <li key={d.baseUrl} className="detected-item">
-            <Icon name="server" size={20} className="detected-icon" />
-            <div className="detected-text">
-              <p>{t('models.detectedBody', { name: d.name, url: d.baseUrl, count: d.models.length })}</p>
-              {d.models.length ? <p className="detected-models mono">{d.models.slice(0, 4).join(' · ')}{d.models.length > 4 ? ' …' : ''}</p> : null}
-            </div>
-            <button type="button" className="button primary small" data-testid="use-detected" onClick={() => onUse(d)}>
-              {t('models.useDetected', { name: d.name })}
-            </button>
-          </li>
-        ))}
-      </ul>
-    </div>
-  );
-}
 
 function ProviderCard({ provider: p, forChat, forBackground, onEdit }: { provider: ProviderConfig; forChat: boolean; forBackground: boolean; onEdit: () => void }) {
   const { t } = useTranslation();

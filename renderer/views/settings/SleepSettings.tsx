@@ -2,8 +2,7 @@
 import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { SleepSettings as SleepSettingsValue } from '../../../shared/api.js';
-import { reportError } from '../../app/actions.js';
-import { useApp } from '../../stores/app.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { NumberSetting } from './MemoryAdvanced.js';
 
 /** The same ranges the host's schema enforces (shared/api.ts sleepSettings). */

@@ -8,9 +8,9 @@ import { useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { currentLocale } from '../../i18n/index.js';
+import { formatCompact, formatDuration } from '../../lib/night.js';
 import { AUDIT_FILTERS, AUDIT_PAGE, useSleep } from '../../stores/sleep.js';
 import { useStepName } from './RunLog.js';
-import { formatCompact, formatDuration } from './night.js';
 
 function StatusBadge({ status }: { status: AuditEntry['status'] }) {
   const { t } = useTranslation();

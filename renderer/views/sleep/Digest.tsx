@@ -3,12 +3,12 @@
 import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DigestChange, SleepProposal } from '../../../shared/api.js';
-import { openMemory, reportError } from '../../app/actions.js';
-import { useTimeFormat } from '../../app/hooks.js';
+import { openMemory } from '../../app/actions.js';
+import { useDayLabels, useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { reportError } from '../../stores/app.js';
 import { useSleep } from '../../stores/sleep.js';
-import { useDayLabels } from '../diary/hooks.js';
 
 function ChangeItem({ change }: { change: DigestChange }) {
   const { t } = useTranslation();

@@ -4,13 +4,12 @@
 import { useId, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { SleepRun, SleepStepStatus } from '../../../shared/api.js';
-import { useNow, useTimeFormat } from '../../app/hooks.js';
+import { useDayLabels, useNow, useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { currentLocale } from '../../i18n/index.js';
 import { useSleep } from '../../stores/sleep.js';
-import { useDayLabels } from '../diary/hooks.js';
-import { durationMs, formatDuration, formatStat, layoutSteps, statChips, statLabel } from './night.js';
+import { durationMs, formatDuration, formatStat, layoutSteps, statChips, statLabel } from '../../lib/night.js';
 
 /** A step's name in words; an id the UI does not know yet is shown as it is. */
 export function useStepName() {

@@ -3,17 +3,16 @@
 // with undo per item, and the audit log of every background model call.
 import { useEffect, useId } from 'react';
 import { useTranslation } from 'react-i18next';
-import { reportError } from '../../app/actions.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { SleepNowButton, useNextSleepWords } from '../../components/SleepNow.js';
 import { currentLocale } from '../../i18n/index.js';
-import { useApp } from '../../stores/app.js';
+import { formatCompact, share } from '../../lib/night.js';
+import { reportError, useApp } from '../../stores/app.js';
 import { useSleep } from '../../stores/sleep.js';
 import { AuditLog } from './AuditLog.js';
 import { Digest } from './Digest.js';
 import { RunLog, useStepName } from './RunLog.js';
-import { SleepNowButton, useNextSleepWords } from './SleepNow.js';
-import { formatCompact, share } from './night.js';
 
 function Meter({ label, used, max, testId }: { label: string; used: number; max: number; testId: string }) {
   const value = share(used, max);

@@ -1,11 +1,11 @@
 import { useEffect, useId, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ApiError, PROVIDER_KINDS, type ApiInput, type ProviderConfig, type ProviderKind } from '../../../shared/api.js';
-import { ErrorNote } from '../../components/ErrorNote.js';
-import { Icon } from '../../components/Icon.js';
-import { useApp } from '../../stores/app.js';
-import { useProviders } from '../../stores/providers.js';
-import { DEFAULT_BASE_URL, PRESETS, looksLocal, suggestName, type PresetKey } from './providerDefaults.js';
+import { ApiError, PROVIDER_KINDS, type ApiInput, type ProviderConfig, type ProviderKind } from '../../shared/api.js';
+import { ErrorNote } from './ErrorNote.js';
+import { Icon } from './Icon.js';
+import { useApp } from '../stores/app.js';
+import { useProviders } from '../stores/providers.js';
+import { DEFAULT_BASE_URL, PRESETS, looksLocal, suggestName, type PresetKey } from '../lib/providerDefaults.js';
 
 export interface ProviderDraft {
   kind: ProviderKind;

@@ -1,4 +1,4 @@
-import type { ProviderKind } from '../../../shared/api.js';
+import type { ProviderKind } from '../../shared/api.js';
 
 export const PRESETS = {
   ollama: { name: 'Ollama', baseUrl: 'http://127.0.0.1:11434/v1' },

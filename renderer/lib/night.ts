@@ -1,7 +1,7 @@
 // The Sleep view's pure parts: a run's steps laid out as a small DAG, durations, the next sleep in
 // words, budget shares and step stats. No React; tested in Node.
-import type { SleepStepInfo } from '../../../shared/api.js';
-import { calendarDaysBetween, zonedParts } from '../../lib/time.js';
+import type { SleepStepInfo } from '../../shared/api.js';
+import { calendarDaysBetween, zonedParts } from './time.js';
 
 export interface StepRow {
   step: SleepStepInfo;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SLEEP_STEP_IDS, type SleepStepInfo } from '../../../shared/api.js';
-import en from '../../i18n/en.js';
-import zhCN from '../../i18n/zh-CN.js';
+import { SLEEP_STEP_IDS, type SleepStepInfo } from '../../shared/api.js';
+import en from '../i18n/en.js';
+import zhCN from '../i18n/zh-CN.js';
 import { durationMs, formatCompact, formatDuration, formatStat, layoutSteps, MAX_DEPTH, nextSleepKind, share, statChips, statLabel } from './night.js';
 
 function step(stepId: string, dependsOn: string[] = [], over: Partial<SleepStepInfo> = {}): SleepStepInfo {

@@ -3,9 +3,8 @@
 // the sleep cycle's night of changes belongs to the morning digest, not a pile of toasts.
 import type { MemoryChange } from '../../shared/api.js';
 import { i18n } from '../i18n/index.js';
-import { useApp } from '../stores/app.js';
-import { useMemories } from '../stores/memories.js';
-import { reportError } from './actions.js';
+import { reportError, useApp } from './app.js';
+import { useMemories } from './memories.js';
 
 const ANNOUNCED = new Set<MemoryChange['action']>(['create', 'update', 'forget']);
 const GATHER_MS = 400;

@@ -1,6 +1,6 @@
 // Sleep days ("YYYY-MM-DD") as calendar labels. A sleep day is not an instant: it is read on a
 // neutral calendar (UTC) so no time zone can move it to the day before. Pure; tested in Node.
-import { formatDay } from '../../lib/time.js';
+import { formatDay } from './time.js';
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 

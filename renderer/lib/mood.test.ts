@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MoodPoint } from '../../../shared/api.js';
+import type { MoodPoint } from '../../shared/api.js';
 import { CHART_SIZE, arousalWord, moodChart, moodColor, moodLabels, tickIndexes, valenceWord } from './mood.js';
 import { daysBetween, paragraphs, shiftDay, sleepDayLabel } from './days.js';
 

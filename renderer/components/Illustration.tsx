@@ -1,4 +1,4 @@
-import type { View } from '../../stores/app.js';
+import type { View } from '../stores/app.js';
 
 // Small drawings, one per view, in the view's own metaphor (journal, book, map, list, cards, night).
 // Strokes use currentColor and the accent so they follow the theme.

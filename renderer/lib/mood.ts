@@ -1,6 +1,6 @@
 // Mood as the Diary shows it: a colour for a feeling, words for it, and the small trend chart's
 // geometry and summary. Pure (no React, no DOM) so it is tested in Node.
-import type { Mood, MoodPoint } from '../../../shared/api.js';
+import type { Mood, MoodPoint } from '../../shared/api.js';
 
 export const MOOD_RANGES = [7, 30] as const;
 export type MoodRange = (typeof MOOD_RANGES)[number];

@@ -2,16 +2,15 @@
 // next scheduled sleep in words ("tonight at 02:00").
 import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
-import { DEFAULT_SLEEP_TIME } from '../../../shared/sleep-day.js';
-import { reportError } from '../../app/actions.js';
-import { useNow } from '../../app/hooks.js';
-import { Icon } from '../../components/Icon.js';
-import { errorWords } from '../../i18n/errors.js';
-import { currentLocale } from '../../i18n/index.js';
-import { formatClock, formatFull, formatWallClock } from '../../lib/time.js';
-import { useApp } from '../../stores/app.js';
-import { useSleep } from '../../stores/sleep.js';
-import { nextSleepKind } from './night.js';
+import { DEFAULT_SLEEP_TIME } from '../../shared/sleep-day.js';
+import { useNow } from '../app/hooks.js';
+import { Icon } from './Icon.js';
+import { errorWords } from '../i18n/errors.js';
+import { currentLocale } from '../i18n/index.js';
+import { formatClock, formatFull, formatWallClock } from '../lib/time.js';
+import { reportError, useApp } from '../stores/app.js';
+import { useSleep } from '../stores/sleep.js';
+import { nextSleepKind } from '../lib/night.js';
 
 /** "tonight at 02:00", "tomorrow at 02:00", or a date — from the host's schedule when known. */
 export function useNextSleepWords(): string {
