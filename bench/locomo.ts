@@ -33,7 +33,8 @@ import { EntityStore } from '../electron/graph/store.js';
 import { Conversations } from '../electron/conversations/conversations.js';
 import { importLocomo } from '../electron/conversations/import-locomo.js';
 import { GRAPH_WEIGHT } from '../electron/memory/recall/fusion.js';
-import { GRAPH_WALK_DEFAULT, recallDetailed, warmRecallIndex } from '../electron/memory/recall/index.js';
+import { GRAPH_WALK_DEFAULT, Recall } from '../electron/memory/recall/index.js';
+import { VectorSlot } from '../electron/embed/active.js';
 import { VECTOR_FLOOR } from '../electron/memory/recall/vector.js';
 import { locomoFiles, percentile, round } from './util.js';
 
@@ -139,6 +140,9 @@ const files = locomoFiles(dataDirIn);
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-bench-locomo-'));
 const t0 = performance.now();
 const db = await openDatabase(scratch);
+// Recall as the host builds it: the database and the slot the embedding service (--embed-model) fills.
+const vectors = new VectorSlot();
+const recall = new Recall({ db, vectors });
 const conversations = new Conversations(db);
 
 interface Question {
@@ -196,7 +200,7 @@ const graphSize = (
   )
 ).rows[0]!;
 const indexStart = performance.now();
-await warmRecallIndex(db, ['session']);
+await recall.warm(['session']);
 const indexMs = performance.now() - indexStart;
 
 // `every`: questions whose evidence turns are all in the top k (all-evidence@k).
@@ -221,9 +225,9 @@ async function runQuestions(vector?: { vectorWeight: number; vectorFloor?: numbe
   for (const q of questions) {
     const start = performance.now();
     const timings = { graphMs: 0, walks: 0 };
-    // recall() is recallDetailed(…).map((d) => d.hit); the detailed form takes the timings.
+    // Recall.search() is Recall.detailed(…).map((d) => d.hit); the detailed form takes the timings.
     const hits = (
-      await recallDetailed(db, {
+      await recall.detailed({
         query: q.question,
         sources: ['session'],
         conversationIds: q.conversationIds,
@@ -286,6 +290,7 @@ if (embedder) {
   let lastPrinted = embedStart;
   service = createEmbeddingService({
     db,
+    vectors,
     vectorWeight,
     log: (level, message) => {
       if (level === 'info') return;

@@ -28,7 +28,7 @@ import { openDatabase, type Database } from '../electron/db/open.js';
 import { Conversations } from '../electron/conversations/conversations.js';
 import { createHost } from '../electron/host/index.js';
 import { DEFAULT_MEMORY_SETTINGS } from '../electron/settings/settings.js';
-import { passiveRecall, recall, semanticSearch, warmRecallIndex } from '../electron/memory/recall/index.js';
+import { Recall } from '../electron/memory/recall/index.js';
 import { segmentForIndex } from '../electron/memory/segment.js';
 import { MemoryStore } from '../electron/memory/store.js';
 import { median, percentile, round } from './util.js';
@@ -241,7 +241,8 @@ for (let i = distinct.length - 1; i > 0; i--) {
 const queries = distinct.slice(0, Math.min(N_QUERIES, distinct.length));
 
 const indexStart = performance.now();
-await warmRecallIndex(db);
+const recall = new Recall({ db });
+await recall.warm();
 const indexMs = performance.now() - indexStart;
 const heapMb = process.memoryUsage().heapUsed / 1e6;
 
@@ -253,7 +254,7 @@ let passiveInjected = 0;
 let searchHits = 0;
 for (const query of queries) {
   let t = performance.now();
-  const p = await passiveRecall(db, {
+  const p = await recall.passive({
     query,
     limit: DEFAULT_MEMORY_SETTINGS.passiveLimit,
     minScore: DEFAULT_MEMORY_SETTINGS.passiveMinScore,
@@ -265,10 +266,10 @@ for (const query of queries) {
   passiveMs.push(performance.now() - t);
   passiveInjected += p.memories.length;
   t = performance.now();
-  searchHits += (await semanticSearch(db, { query, limit: 10 })).length;
+  searchHits += (await recall.semantic({ query, limit: 10 })).length;
   searchMs.push(performance.now() - t);
   t = performance.now();
-  await recall(db, { query, limit: 10 });
+  await recall.search({ query, limit: 10 });
   directRecallMs.push(performance.now() - t);
 }
 

@@ -5,7 +5,7 @@ import type { Conversations } from '../conversations/conversations.js';
 import type { HostEvents } from '../events/events.js';
 import type { SettingsStore } from '../settings/settings.js';
 import { recordCitations } from '../memory/citations.js';
-import { passiveRecall } from '../memory/recall/index.js';
+import type { Recall } from '../memory/recall/index.js';
 import { buildResident } from '../memory/resident.js';
 import type { MemoryStore } from '../memory/store.js';
 import type { ChatTurn } from '../llm/types.js';
@@ -28,6 +28,7 @@ const PASSIVE_TIMEOUT_MS = 250;
 export interface TurnMemoryDeps {
   db: Database;
   store: MemoryStore;
+  recall: Recall;
   settings: SettingsStore;
   conversations: Conversations;
   events: HostEvents;
@@ -35,7 +36,7 @@ export interface TurnMemoryDeps {
 }
 
 export function createTurnMemory(deps: TurnMemoryDeps): TurnMemory {
-  const { db, store, settings, conversations, events, log } = deps;
+  const { db, store, recall, settings, conversations, events, log } = deps;
 
   return {
     async promptSections() {
@@ -49,7 +50,7 @@ export function createTurnMemory(deps: TurnMemoryDeps): TurnMemory {
     },
 
     tools(ctx: TurnContext) {
-      return toolRegistry([rememberTool(store, { sourceMessageId: ctx.userMessageId }), ...recallTools(db)]);
+      return toolRegistry([rememberTool(store, { sourceMessageId: ctx.userMessageId }), ...recallTools(db, recall)]);
     },
 
     async passive(ctx: TurnContext, replyId: string): Promise<ChatTurn | null> {
@@ -57,7 +58,7 @@ export function createTurnMemory(deps: TurnMemoryDeps): TurnMemory {
       if (!s.passiveRecall) return null;
       const m = s.memory;
       const excludeIds = m.passiveExcludeResident ? (await buildResident(db, { topN: m.residentTopN })).ids : [];
-      const result = await passiveRecall(db, {
+      const result = await recall.passive({
         query: ctx.userText,
         limit: m.passiveLimit,
         minScore: m.passiveMinScore,

@@ -1,7 +1,6 @@
-// The embedding model a database's readers use right now — recall's vector branch and the memory
-// store's near-duplicate check — registered by the embedding service when a model is set, so every
-// caller of recall (passive recall, the tools, deep sleep, the API) gets it without being handed it.
-// One per database object, like recall's in-memory index (recall/sidecar.ts).
+// The embedding model the readers use right now — recall's vector branch, the memory store's
+// near-duplicate check, deep sleep's merge candidates. The embedding service sets it when a model is
+// ready; createHost hands the same slot to each reader, so who depends on it is visible in the wiring.
 
 /** What readers may ask of the current model. */
 export interface ActiveVectors {
@@ -18,15 +17,18 @@ export interface ActiveVectors {
   embedPassages(texts: string[], budgetMs: number): Promise<(Float32Array | null)[] | null>;
 }
 
-const registry = new WeakMap<object, ActiveVectors>();
+/** One per host: written by the embedding service, read by everyone who searches or compares by meaning. */
+export class VectorSlot {
+  private active: ActiveVectors | null = null;
 
-export function setActiveVectors(db: object, active: ActiveVectors | null): void {
-  if (active) registry.set(db, active);
-  else registry.delete(db);
-}
+  /** The model in use, or null: without one everything works by words. */
+  get(): ActiveVectors | null {
+    return this.active;
+  }
 
-export function activeVectors(db: object): ActiveVectors | null {
-  return registry.get(db) ?? null;
+  set(active: ActiveVectors | null): void {
+    this.active = active;
+  }
 }
 
 /** A usable vector-branch weight: a positive finite number, anything else 0 (off). */

@@ -8,7 +8,7 @@
 // only, are never the same memory.
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type { MemoryType } from '../../shared/api.js';
-import { activeVectors } from './active.js';
+import type { ActiveVectors } from './active.js';
 import { castExpr, knnSql, predicate, vectorLiteral } from './vectors.js';
 
 /**
@@ -29,8 +29,7 @@ export interface ProbeVector {
 }
 
 /** Vectors of contents about to be saved, in order; null for each when there is no model or it did not answer in time. Never rejects. */
-export async function duplicateProbes(db: object, contents: string[]): Promise<(ProbeVector | null)[]> {
-  const active = activeVectors(db);
+export async function duplicateProbes(active: ActiveVectors | null, contents: string[]): Promise<(ProbeVector | null)[]> {
   if (!active || !contents.length) return contents.map(() => null);
   const vectors = await active.embedPassages(contents, DUPLICATE_EMBED_BUDGET_MS).catch(() => null);
   return contents.map((_, i) => {
@@ -80,8 +79,7 @@ const MERGE_NEIGHBOURS = 4;
  * current words, by the current model) are at least `cosine` similar. Read from the vectors the queue
  * already stored: no model call. Empty without a model or for memories not embedded yet.
  */
-export async function similarMemoryPairs(db: PGlite, ids: number[], cosine = MERGE_CANDIDATE_COSINE): Promise<[number, number][]> {
-  const active = activeVectors(db);
+export async function similarMemoryPairs(db: PGlite, active: ActiveVectors | null, ids: number[], cosine = MERGE_CANDIDATE_COSINE): Promise<[number, number][]> {
   if (!active || !ids.length) return [];
   const { modelId, dimensions } = active;
   const own = await db.query<{ id: number; v: string }>(

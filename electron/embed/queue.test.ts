@@ -8,7 +8,7 @@ import { openDatabase, type Database } from '../db/open.js';
 import { Conversations } from '../conversations/conversations.js';
 import { MemoryStore } from '../memory/store.js';
 import { tempDataDir } from '../testing/host.js';
-import { activeVectors } from './active.js';
+import type { VectorSlot } from './active.js';
 import { openEmbedder } from './embedder.js';
 import { pgvectorSupport, supportFor } from '../db/pgvector.js';
 import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from './queue.js';
@@ -25,13 +25,14 @@ const RESET = `DELETE FROM embeddings; UPDATE embedding_state SET model = NULL, 
 
 let bed: VectorBed;
 let db: Database;
+let slot: VectorSlot;
 let modelsDir: string;
 let tiny: Embedder;
 let other: Embedder;
 
 beforeAll(async () => {
   bed = await openVectorBed('anima-embed-queue-');
-  ({ db, modelsDir, tiny, other } = bed);
+  ({ db, vectors: slot, modelsDir, tiny, other } = bed);
 });
 
 afterAll(async () => {
@@ -120,6 +121,7 @@ let conversationId: string;
 function start(o: { batchSize?: number; maxPending?: number; retryBaseMs?: number } = {}): EmbeddingService {
   service = createEmbeddingService({
     db,
+    vectors: slot,
     log: (level, message) => logs.push(`${level}: ${message}`),
     onProgress: (p) => progress.push(p),
     retryBaseMs: 20,
@@ -206,7 +208,7 @@ describe('migration and extension', () => {
     start();
     await service.setEmbedder(tiny);
     expect(service.status().model).toBeNull();
-    expect(activeVectors(db)).toBeNull();
+    expect(slot.get()).toBeNull();
     expect(logs.some((l) => l.startsWith('warn: embeddings: search by meaning stays off: @electric-sql/pglite-pgvector'))).toBe(true);
   });
 });
@@ -353,12 +355,12 @@ describe.skipIf(!VECTORS)('EmbeddingQueue', () => {
     await service.setEmbedder(tiny);
     await service.backfill();
     expect(await vectors(MODEL)).toHaveLength(10);
-    expect(activeVectors(db)?.modelId).toBe(MODEL);
+    expect(slot.get()?.modelId).toBe(MODEL);
 
     const gate = gated(other);
     await service.setEmbedder(gate);
     // The switch itself does not wait for the re-embedding; readers see the new model at once.
-    expect(activeVectors(db)?.modelId).toBe(OTHER);
+    expect(slot.get()?.modelId).toBe(OTHER);
     expect(await vectors(OTHER)).toEqual([]);
     expect(await vectors(MODEL)).toHaveLength(10);
     const indexes = async () =>
@@ -411,11 +413,11 @@ describe.skipIf(!VECTORS)('EmbeddingQueue', () => {
     await memories.create({ type: 'world', content: 'No model here.', source: 'user', actor: 'person' });
     await service.idle();
     expect(await vectors()).toEqual([]);
-    expect(activeVectors(db)).toBeNull();
+    expect(slot.get()).toBeNull();
     await service.setEmbedder(tiny);
-    expect(activeVectors(db)).not.toBeNull();
+    expect(slot.get()).not.toBeNull();
     await service.setEmbedder(null);
-    expect(activeVectors(db)).toBeNull();
+    expect(slot.get()).toBeNull();
     expect(service.status()).toMatchObject({ model: null, complete: false });
   });
 
@@ -435,7 +437,7 @@ describe.skipIf(!VECTORS)('EmbeddingQueue', () => {
     await service.close();
     expect(finished).toBe(true);
     expect(await vectors()).toHaveLength(1);
-    expect(activeVectors(db)).toBeNull();
+    expect(slot.get()).toBeNull();
     await memories.create({ type: 'world', content: 'Nobody embeds this one.', source: 'user', actor: 'person' });
     await new Promise((r) => setTimeout(r, 50));
     expect(await vectors()).toHaveLength(1);
@@ -446,7 +448,7 @@ describe.skipIf(!VECTORS)('the query embedding for readers', () => {
   it('answers within the budget, and null when the model is slower', async () => {
     start();
     await service.setEmbedder(tiny);
-    const v = await activeVectors(db)!.embedQuery('where is the lighthouse', 2000);
+    const v = await slot.get()!.embedQuery('where is the lighthouse', 2000);
     expect(v).toBeInstanceOf(Float32Array);
     expect(v!.length).toBe(32);
     const slow = wrap(tiny, async (texts, o) => {
@@ -455,7 +457,7 @@ describe.skipIf(!VECTORS)('the query embedding for readers', () => {
     });
     await service.setEmbedder(slow);
     const started = performance.now();
-    expect(await activeVectors(db)!.embedQuery('something else entirely', 50)).toBeNull();
+    expect(await slot.get()!.embedQuery('something else entirely', 50)).toBeNull();
     expect(performance.now() - started).toBeLessThan(250);
   });
 });

@@ -13,7 +13,7 @@
 // downloaded under the same id) loses its old vectors at once and is rebuilt.
 import type { MemoryChange } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
-import { setActiveVectors, usableVectorWeight, type ActiveVectors } from './active.js';
+import { usableVectorWeight, type ActiveVectors, type VectorSlot } from './active.js';
 import { pgvectorSupport } from '../db/pgvector.js';
 import type { Embedder } from './types.js';
 import {
@@ -95,6 +95,8 @@ export interface EmbeddingStatus {
 
 export interface EmbeddingServiceOptions {
   db: Database;
+  /** Where readers (recall, the memory store, deep sleep) find the model this service makes ready. */
+  vectors: VectorSlot;
   log?: Log;
   /** Backfill progress (a host event later). */
   onProgress?: (progress: EmbeddingProgress) => void;
@@ -158,6 +160,7 @@ export function createEmbeddingService(options: EmbeddingServiceOptions): Embedd
 
 export class EmbeddingQueue implements EmbeddingService {
   private readonly db: Database;
+  private readonly vectors: VectorSlot;
   private readonly log: Log;
   private readonly onProgress: (p: EmbeddingProgress) => void;
   private readonly batchSize: number;
@@ -197,6 +200,7 @@ export class EmbeddingQueue implements EmbeddingService {
 
   constructor(o: EmbeddingServiceOptions) {
     this.db = o.db;
+    this.vectors = o.vectors;
     this.log = o.log ?? (() => {});
     this.onProgress = o.onProgress ?? (() => {});
     this.batchSize = Math.max(1, o.batchSize ?? BATCH_SIZE);
@@ -359,12 +363,12 @@ export class EmbeddingQueue implements EmbeddingService {
     this.embedder = null;
   }
 
-  // ---- what readers use (registered per database: recall, the near-duplicate check) ----
+  // ---- what readers use (the host's vector slot: recall, the near-duplicate check) ----
 
   private publish(): void {
     const e = this.embedder;
     if (!e || this.closed) {
-      setActiveVectors(this.db, null);
+      this.vectors.set(null);
       return;
     }
     const self = this;
@@ -375,7 +379,7 @@ export class EmbeddingQueue implements EmbeddingService {
       embedQuery: (text, budgetMs, signal) => self.embedQuery(e, text, budgetMs, signal),
       embedPassages: (texts, budgetMs) => self.embedPassages(e, texts, budgetMs),
     };
-    setActiveVectors(this.db, active);
+    this.vectors.set(active);
   }
 
   private async embedQuery(e: Embedder, text: string, budgetMs: number, signal?: AbortSignal): Promise<Float32Array | null> {

@@ -7,7 +7,7 @@
 import type { EmbeddingsStatus, MemoryChange, Message } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { openEmbedder } from './embedder.js';
-import { usableVectorWeight } from './active.js';
+import { usableVectorWeight, type VectorSlot } from './active.js';
 import { pgvectorSupport } from '../db/pgvector.js';
 import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from './queue.js';
 import type { Embedder } from './types.js';
@@ -17,6 +17,8 @@ type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
 
 export interface SearchByMeaningDeps {
   db: Database;
+  /** Set to the model once it is ready; recall and the memory store read it from here. */
+  vectors: VectorSlot;
   /** Where installed models live (<dataDir>/models). */
   modelsDir: string;
   events: HostEvents;
@@ -40,6 +42,7 @@ export class SearchByMeaning {
   constructor(private readonly deps: SearchByMeaningDeps) {
     this.service = createEmbeddingService({
       db: deps.db,
+      vectors: deps.vectors,
       log: deps.log,
       onProgress: (p) => {
         this.progress = p;

@@ -14,7 +14,8 @@ import type { z } from 'zod';
 import { isValidTimeZone, sleepDay } from '../../shared/sleep-day.js';
 import { ChatEngine } from '../agent/chat.js';
 import { createTurnMemory } from '../agent/memory-turn.js';
-import { recall, semanticSearch, warmRecallIndex } from '../memory/recall/index.js';
+import { Recall } from '../memory/recall/index.js';
+import { VectorSlot } from '../embed/active.js';
 import { buildResident } from '../memory/resident.js';
 import { MemoryStore } from '../memory/store.js';
 import { SelfLayer } from '../companion/self-layer.js';
@@ -92,7 +93,9 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
   const graphIndexer = new GraphIndexer(db, graph, log);
   // Search by meaning: the chosen on-device model embeds every stored message and memory in the
   // background; without one (the default) memory search is by words alone.
-  const meaning = new SearchByMeaning({ db, modelsDir: modelsDir(dataDir), events, log });
+  const vectors = new VectorSlot();
+  const meaning = new SearchByMeaning({ db, vectors, modelsDir: modelsDir(dataDir), events, log });
+  const recall = new Recall({ db, vectors });
   const conversations = new Conversations(
     db,
     (message) => {
@@ -126,12 +129,13 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
       meaning.memoryChanged(change);
     },
     log,
+    vectors,
   );
-  const memory = createTurnMemory({ db, store: memories, settings, conversations, events, log });
+  const memory = createTurnMemory({ db, store: memories, recall, settings, conversations, events, log });
   const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, memory, now, log });
 
   const sleep = new SleepService(
-    { db, dataDir, store: memories, settings, providers, selfLayer, events, now, log, freeBytes: options.freeBytes },
+    { db, dataDir, store: memories, recall, vectors, graph, settings, providers, selfLayer, events, now, log, freeBytes: options.freeBytes },
     options.sleep,
   );
 
@@ -154,7 +158,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
   // Loads in the background: the first searches run on words until the model is ready.
   void meaning.use(started.models.embedding);
   // Build the recall index in the background: the first search would otherwise pay for it.
-  void warmRecallIndex(db).catch((err: Error) => log('warn', `recall index warm-up failed: ${err.message}`));
+  void recall.warm().catch((err: Error) => log('warn', `recall index warm-up failed: ${err.message}`));
   const recovered = await conversations.recoverInterrupted();
   if (recovered) log('info', `kept ${recovered} interrupted repl${recovered === 1 ? 'y' : 'ies'} as partial`);
   // Messages and memories written before the graph existed, or queued when the app last closed.
@@ -259,7 +263,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
     'memories.list': async (input) => {
       if (!input.query?.trim()) return memories.list(input);
       // Searching uses the companion's own recall, so the person sees what it would find.
-      const hits = await semanticSearch(db, { query: input.query, types: input.types, limit: input.limit ?? 50 });
+      const hits = await recall.semantic({ query: input.query, types: input.types, limit: input.limit ?? 50 });
       const ids = hits.flatMap((h) => (h.link.kind === 'memory' ? [h.link.memoryId] : []));
       const found = new Map((await memories.getMany(ids)).map((m) => [m.id, m]));
       const items = ids.flatMap((id) => (found.has(id) ? [found.get(id)!] : [])).filter((m) => input.pinned === undefined || m.pinned === input.pinned);
@@ -286,7 +290,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
       const { ids: _ids, ...preview } = await buildResident(db, { topN: s.memory.residentTopN, log });
       return preview;
     },
-    'recall.search': (input) => recall(db, { query: input.query, sources: input.sources, limit: input.limit }),
+    'recall.search': (input) => recall.search({ query: input.query, sources: input.sources, limit: input.limit }),
 
     'chat.send': async (input) => {
       const { conversationId, content } = input;

@@ -17,6 +17,7 @@ import {
   type SaveMemoryResult,
 } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
+import { VectorSlot } from '../embed/active.js';
 import { duplicateProbes, vectorDuplicate, type ProbeVector } from '../embed/duplicates.js';
 import { findSecret, secretRefusal } from './secret-filter.js';
 import { segmentForIndex } from './segment.js';
@@ -282,12 +283,14 @@ export class MemoryStore {
     private readonly db: Database,
     private readonly onChange: (change: MemoryChange) => void = () => {},
     private readonly log: Log = () => {},
+    /** The embedding model in use, for the near-duplicate check by meaning; empty: by words only. */
+    private readonly vectors: VectorSlot = new VectorSlot(),
   ) {}
 
   async create(w: MemoryWrite): Promise<SaveMemoryResult> {
     const write = this.checkWrite(w);
     // Embedded before the transaction: no model call while the database is held.
-    const [vector] = write.keepApart ? [null] : await duplicateProbes(this.db, [write.content]);
+    const [vector] = write.keepApart ? [null] : await duplicateProbes(this.vectors.get(), [write.content]);
     return this.write((tx, journal) => this.createIn(tx, journal, write, undefined, vector));
   }
 
@@ -347,7 +350,7 @@ export class MemoryStore {
     });
     // One model call for the list (none without a model), after the guards: a refused save is never embedded.
     const embeddable = checked.filter((c): c is CheckedWrite => !(c instanceof ApiError) && !c.keepApart);
-    const probes = await duplicateProbes(this.db, embeddable.map((c) => c.content));
+    const probes = await duplicateProbes(this.vectors.get(), embeddable.map((c) => c.content));
     const vectors = new Map(embeddable.map((c, i) => [c, probes[i] ?? null]));
     const items: (PreparedCreate | ApiError)[] = [];
     const seen = new Set<string>();

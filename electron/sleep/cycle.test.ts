@@ -31,6 +31,7 @@ import { SettingsStore } from '../settings/settings.js';
 import type { Host } from '../host/types.js';
 import type { SecretStore } from '../settings/secrets.js';
 import { MemoryStore } from '../memory/store.js';
+import { hostReaders } from './testing/fixture.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import { runCycle, type SleepStep } from './dag.js';
 import { MEMORY_LINE, TRANSCRIPT_LINE, type LightSleepAnswer } from './schemas.js';
@@ -264,14 +265,16 @@ const DEPENDANTS = ['snapshot', 'deep-sleep', 'dream', 'mood-trend', 'digest'];
 const noSecrets: SecretStore = { kind: 'owner-only-file', get: async () => undefined, set: async () => {}, delete: async () => {} };
 
 function depsFor(db: Database, dir: string, extra: Partial<SleepStepDeps> = {}): SleepStepDeps {
+  const events = new HostEvents();
   return {
     db,
     dataDir: dir,
     store: new MemoryStore(db),
+    ...hostReaders(db, events),
     settings: new SettingsStore(db, () => {}),
     providers: new Providers(db, noSecrets, { modelsDir: modelsDir(dir) }),
     selfLayer: new SelfLayer(db),
-    events: new HostEvents(),
+    events,
     now: () => at(TODAY, 12),
     log: () => {},
     // A full disk: no snapshot dumps in the runner tests (the full-night test takes a real one).

@@ -18,6 +18,7 @@ import { SettingsStore } from '../settings/settings.js';
 import type { Host } from '../host/types.js';
 import type { SecretStore } from '../settings/secrets.js';
 import { MemoryStore } from '../memory/store.js';
+import { hostReaders } from './testing/fixture.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import { runCycle, type SleepStep } from './dag.js';
 import {
@@ -367,14 +368,16 @@ describe('the night budget and the profile call', () => {
     model.fixed = {};
     const dir = copyOfBlank();
     db = await openDatabase(dir);
+    const events = new HostEvents();
     deps = {
       db,
       dataDir: dir,
       store: new MemoryStore(db),
+      ...hostReaders(db, events),
       settings: new SettingsStore(db, () => {}),
       providers: new Providers(db, noSecrets, { modelsDir: modelsDir(dir) }),
       selfLayer: new SelfLayer(db),
-      events: new HostEvents(),
+      events,
       now: () => at(TODAY, 12),
       log: () => {},
       freeBytes: () => 1,

@@ -4,18 +4,21 @@ import { openDatabase, type Database } from '../../db/open.js';
 import { Conversations } from '../../conversations/conversations.js';
 import { MemoryStore } from '../../memory/store.js';
 import { dbTemplate, tempDataDir } from '../../testing/host.js';
+import { Recall } from '../../memory/recall/index.js';
 import { recallTools } from './recall-tools.js';
 import { toolRegistry } from './registry.js';
 
 let db: Database;
+let recall: Recall;
 let dir: string;
 let lisbon: number;
 let tea: number;
-const tools = () => new Map(recallTools(db).map((t) => [t.spec.name, t]));
+const tools = () => new Map(recallTools(db, recall).map((t) => [t.spec.name, t]));
 
 beforeAll(async () => {
   dir = tempDataDir('anima-recall-tools-');
   db = await openDatabase(dir, { template: dbTemplate() });
+  recall = new Recall({ db });
   const store = new MemoryStore(db);
   lisbon = (await store.create({ type: 'world', content: 'Mara lives in Lisbon.', source: 'user', actor: 'person' })).memory.id;
   tea = (await store.create({ type: 'preference', content: 'Mara prefers green tea.', source: 'user', actor: 'person' })).memory.id;
@@ -97,7 +100,7 @@ describe('recall tools', () => {
   });
 
   it('work through the registry', async () => {
-    const registry = toolRegistry(recallTools(db));
+    const registry = toolRegistry(recallTools(db, recall));
     expect(registry.specs().map((s) => s.name)).toEqual(['memory_recall', 'memory_semantic_search']);
     const out = await registry.run({ id: 'c1', name: 'memory_semantic_search', arguments: { query: 'Lisbon' } });
     expect(out).toContain(`[[anima:${lisbon}]]`);

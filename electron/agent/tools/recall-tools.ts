@@ -6,7 +6,7 @@ import { MEMORY_TYPES, RECALL_SOURCES, type MemoryType, type RecallSource } from
 import type { Database } from '../../db/open.js';
 import type { ToolSpec } from '../../llm/types.js';
 import { resolveEntityName } from '../../memory/recall/graph-walk.js';
-import { recallDetailed, type DetailedHit } from '../../memory/recall/index.js';
+import type { DetailedHit, Recall } from '../../memory/recall/index.js';
 import { buildQuery, MAX_QUERY_CHARS } from '../../memory/recall/query.js';
 import type { Tool } from './registry.js';
 
@@ -172,7 +172,7 @@ async function guarded(run: () => Promise<string>): Promise<string> {
   }
 }
 
-export function recallTools(db: Database): Tool[] {
+export function recallTools(db: Database, recall: Recall): Tool[] {
   return [
     {
       spec: recallSpec,
@@ -185,7 +185,7 @@ export function recallTools(db: Database): Tool[] {
           const sources = listArg<RecallSource>(args, 'memory_types', RECALL_SOURCES);
           const limit = limitArg(args);
           const about = name !== undefined ? await entityFor(db, name) : undefined;
-          return describe(await recallDetailed(db, { query, sources, limit, entityIds: about ? [about.id] : undefined }), query, about);
+          return describe(await recall.detailed({ query, sources, limit, entityIds: about ? [about.id] : undefined }), query, about);
         }),
     },
     {
@@ -195,7 +195,7 @@ export function recallTools(db: Database): Tool[] {
           const query = queryArg(args);
           const types = listArg<MemoryType>(args, 'types', MEMORY_TYPES);
           const limit = limitArg(args);
-          return describe(await recallDetailed(db, { query, sources: ['semantic'], memoryTypes: types, limit }), query);
+          return describe(await recall.detailed({ query, sources: ['semantic'], memoryTypes: types, limit }), query);
         }),
     },
   ];

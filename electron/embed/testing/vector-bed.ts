@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDatabase, type Database } from '../../db/open.js';
 import { dbTemplate, tempDataDir } from '../../testing/host.js';
+import { VectorSlot } from '../active.js';
 import { openEmbedder } from '../embedder.js';
 import type { Embedder } from '../types.js';
 
@@ -15,6 +16,8 @@ const SOURCE = fileURLToPath(new URL(`../../models/testing/models/${MODEL}`, imp
 
 export interface VectorBed {
   db: Database;
+  /** The slot the queue publishes the model to and recall reads it from. */
+  vectors: VectorSlot;
   dir: string;
   modelsDir: string;
   tiny: Embedder;
@@ -31,6 +34,7 @@ export async function openVectorBed(prefix: string): Promise<VectorBed> {
   const other = await openEmbedder({ modelsDir, modelId: OTHER });
   return {
     db,
+    vectors: new VectorSlot(),
     dir,
     modelsDir,
     tiny,

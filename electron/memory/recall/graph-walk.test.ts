@@ -12,10 +12,13 @@ import { dbTemplate, tempDataDir } from '../../testing/host.js';
 import { MemoryStore } from '../store.js';
 import { BONUS_BRANCHES, GRAPH_WEIGHT, fuse } from './fusion.js';
 import { GRAPH_DECAY, graphWalk, resolveEntityName, specificity, type WalkInput } from './graph-walk.js';
-import { GRAPH_WALK_DEFAULT, recall, recallDetailed, warmRecallIndex } from './index.js';
-import { sidecarFor } from './sidecar.js';
+import { GRAPH_WALK_DEFAULT, Recall } from './index.js';
+import { warmIndexes } from './search.js';
+import { Sidecar } from './sidecar.js';
+import { RECALL_SOURCES } from '../../../shared/api.js';
 
 let db: Database;
+let recall: Recall;
 let dir: string;
 let conversations: Conversations;
 let memories: MemoryStore;
@@ -78,9 +81,12 @@ function named(hits: RecallHit[]): string[] {
   return hits.map((h) => (h.link.kind === 'message' ? (byMsg.get(h.link.messageId) ?? '?') : h.link.kind === 'memory' ? (byMem.get(h.link.memoryId) ?? '?') : h.link.kind));
 }
 
+let walkSidecar: Sidecar | undefined;
+
 /** A walk seeded by one message at full score. */
 async function walkFrom(seed: string, extra: Partial<WalkInput> = {}, tuning = {}) {
-  await warmRecallIndex(db);
+  const sidecar = (walkSidecar ??= new Sidecar(db));
+  await warmIndexes({ db, sidecar, vectors: null }, RECALL_SOURCES);
   const input: WalkInput = {
     direct: [{ source: 'session', key: seq[seed]!, score: 1 }],
     sources: ['session', 'semantic'],
@@ -88,7 +94,7 @@ async function walkFrom(seed: string, extra: Partial<WalkInput> = {}, tuning = {
     depth: 30,
     ...extra,
   };
-  return graphWalk(db, sidecarFor(db), input, tuning);
+  return graphWalk(db, sidecar, input, tuning);
 }
 
 const itemsOf = (r: Awaited<ReturnType<typeof walkFrom>>, source: 'session' | 'semantic' = 'session') => r.lists.find((l) => l.source === source)?.items ?? [];
@@ -97,6 +103,7 @@ const namesOf = (items: { key: number }[]) => items.map((i) => Object.entries(se
 beforeAll(async () => {
   dir = tempDataDir('anima-graph-walk-');
   db = await openDatabase(dir, { template: dbTemplate() });
+  recall = new Recall({ db });
   conversations = new Conversations(db);
   memories = new MemoryStore(db);
   convSeed = (await conversations.create('Seed')).id;
@@ -275,12 +282,12 @@ describe('graph walk: scoring', () => {
 describe('graph walk in recall', () => {
   it('is off by default and on when asked; its items come after the direct hits', async () => {
     expect(GRAPH_WALK_DEFAULT).toBe(false);
-    const plain = named(await recall(db, { query: 'quarterly garden report', sources: ['session', 'semantic'] }));
+    const plain = named(await recall.search({ query: 'quarterly garden report', sources: ['session', 'semantic'] }));
     expect(plain).toEqual(['seed', 'weakDirect']);
-    expect(named(await recall(db, { query: 'quarterly garden report', sources: ['session', 'semantic'], graphWalk: false }))).toEqual(plain);
+    expect(named(await recall.search({ query: 'quarterly garden report', sources: ['session', 'semantic'], graphWalk: false }))).toEqual(plain);
 
     const timings = { graphMs: 0, walks: 0 };
-    const walked = await recallDetailed(db, { query: 'quarterly garden report', sources: ['session', 'semantic'], graphWalk: true, timings });
+    const walked = await recall.detailed({ query: 'quarterly garden report', sources: ['session', 'semantic'], graphWalk: true, timings });
     const names = named(walked.map((d) => d.hit));
     expect(names.slice(0, 2)).toEqual(['seed', 'weakDirect']);
     expect(names).toEqual(expect.arrayContaining(['alder2', 'birch', 'dogwood', 'mem:birchTea']));
@@ -291,22 +298,22 @@ describe('graph walk in recall', () => {
     // A direct hit keeps the score it had without the walk (the graph branch adds no ceiling).
     expect(walked[0]!.hit.score).toBe(1);
     expect(walked.find((d) => named([d.hit])[0] === 'weakDirect')!.hit.score).toBe(
-      (await recall(db, { query: 'quarterly garden report', sources: ['session'] }))[1]!.score,
+      (await recall.search({ query: 'quarterly garden report', sources: ['session'] }))[1]!.score,
     );
   });
 
   it('takes a weight, 0 turning the branch off', async () => {
     const q = { query: 'quarterly garden report', sources: ['session' as const], graphWalk: true };
-    expect(named(await recall(db, { ...q, graphWeight: 0 }))).toEqual(['seed', 'weakDirect']);
-    const light = await recall(db, { ...q, graphWeight: 0.1 });
-    const heavy = await recall(db, { ...q, graphWeight: 1 });
+    expect(named(await recall.search({ ...q, graphWeight: 0 }))).toEqual(['seed', 'weakDirect']);
+    const light = await recall.search({ ...q, graphWeight: 0.1 });
+    const heavy = await recall.search({ ...q, graphWeight: 1 });
     const scoreOf = (hits: RecallHit[], name: string) => hits[named(hits).indexOf(name)]!.score;
     expect(scoreOf(heavy, 'birch')).toBeCloseTo(scoreOf(light, 'birch') * 10, 3);
     expect(GRAPH_WEIGHT).toBeGreaterThan(0);
   });
 
   it('keeps to the conversations asked for', async () => {
-    const names = named(await recall(db, { query: 'quarterly garden report', sources: ['session'], conversationIds: [convSeed, convItems], graphWalk: true }));
+    const names = named(await recall.search({ query: 'quarterly garden report', sources: ['session'], conversationIds: [convSeed, convItems], graphWalk: true }));
     expect(names).toContain('birch');
     expect(names).not.toContain('birchElsewhere');
     expect(names).not.toContain('weakDirect');
@@ -329,7 +336,7 @@ describe('graph walk in recall', () => {
 });
 
 describe('memory_recall about one entity', () => {
-  const tool = () => recallTools(db).find((t) => t.spec.name === 'memory_recall')!;
+  const tool = () => recallTools(db, recall).find((t) => t.spec.name === 'memory_recall')!;
   let bob: number;
 
   beforeAll(async () => {
@@ -379,7 +386,7 @@ describe('memory_recall about one entity', () => {
     expect(out).not.toContain('We drank tea');
     expect(out).not.toContain('Mina prefers black tea');
     // recall() takes entity ids directly, with the other restrictions.
-    const hits = await recall(db, { query: 'tea', entityIds: [bob], sources: ['semantic'] });
+    const hits = await recall.search({ query: 'tea', entityIds: [bob], sources: ['semantic'] });
     expect(hits.map((h) => h.link)).toEqual([{ kind: 'memory', memoryId: mem.bobTea }]);
   });
 

@@ -4,7 +4,8 @@ import type { MemoryType } from '../../../shared/api.js';
 import { openDatabase, type Database } from '../../db/open.js';
 import { dbTemplate, tempDataDir } from '../../testing/host.js';
 import { MemoryStore } from '../store.js';
-import { ONE_LINE_CHARS, formatPassive, passiveRecall } from './passive.js';
+import { Recall } from './index.js';
+import { ONE_LINE_CHARS, formatPassive } from './passive.js';
 
 const long = `Mara's garden plan:\n${'tomatoes, beans and squash along the south fence; '.repeat(6).trim()}`;
 const flatLong = long.replace(/\s+/g, ' ');
@@ -48,11 +49,13 @@ describe('formatPassive', () => {
 
 describe('passiveRecall', () => {
   let db: Database;
+  let recall: Recall;
   let dir: string;
   const ids: Record<string, number> = {};
   beforeAll(async () => {
     dir = tempDataDir('anima-passive-');
     db = await openDatabase(dir, { template: dbTemplate() });
+    recall = new Recall({ db });
     const store = new MemoryStore(db);
     const save = async (name: string, type: MemoryType, content: string) => {
       ids[name] = (await store.create({ type, content, source: 'user', actor: 'person' })).memory.id;
@@ -71,48 +74,48 @@ describe('passiveRecall', () => {
   const base = { limit: 5, minScore: 0, minRelativeScore: 0, maxChars: 2000 };
 
   it('injects active semantic memories the message calls up, best first', async () => {
-    const r = await passiveRecall(db, { ...base, query: 'Does Mara still live in Lisbon, or Porto?' });
+    const r = await recall.passive({ ...base, query: 'Does Mara still live in Lisbon, or Porto?' });
     expect(r.memories.map((m) => m.id)).toEqual([ids.lisbon, ids.tea]);
     expect(r.memories[0]).toEqual({ id: ids.lisbon, type: 'world', content: 'Sam’s sister Mara lives in Lisbon and works as a nurse in Lisbon.', score: 1 });
     expect(r.text).toBe(`- (world) Sam’s sister Mara lives in Lisbon and works as a nurse in Lisbon. [[anima:${ids.lisbon}]]\n- (preference) Mara prefers green tea. [[anima:${ids.tea}]]`);
   });
 
   it('drops hits below min_score and below min_relative_score of the best', async () => {
-    const all = await passiveRecall(db, { ...base, query: 'Mara Lisbon nurse' });
+    const all = await recall.passive({ ...base, query: 'Mara Lisbon nurse' });
     // "nurse" and "mara" weigh the same here, and the two one-word matches are as long: the newer first
     expect(all.memories.map((m) => m.id)).toEqual([ids.lisbon, ids.nurse, ids.tea]);
     const [, second, third] = all.memories;
-    const rel = await passiveRecall(db, { ...base, query: 'Mara Lisbon nurse', minRelativeScore: (second!.score + third!.score) / 2 });
+    const rel = await recall.passive({ ...base, query: 'Mara Lisbon nurse', minRelativeScore: (second!.score + third!.score) / 2 });
     expect(rel.memories.map((m) => m.id)).toEqual([ids.lisbon, ids.nurse]);
-    const abs = await passiveRecall(db, { ...base, query: 'Mara Lisbon nurse', minScore: 0.99 });
+    const abs = await recall.passive({ ...base, query: 'Mara Lisbon nurse', minScore: 0.99 });
     expect(abs.memories.map((m) => m.id)).toEqual([ids.lisbon]);
-    expect((await passiveRecall(db, { ...base, query: 'Mara Lisbon nurse', limit: 1 })).memories.map((m) => m.id)).toEqual([ids.lisbon]);
+    expect((await recall.passive({ ...base, query: 'Mara Lisbon nurse', limit: 1 })).memories.map((m) => m.id)).toEqual([ids.lisbon]);
   });
 
   it('leaves out excluded memories (those the resident block carries) without shortening the list', async () => {
-    const r = await passiveRecall(db, { ...base, limit: 2, query: 'Mara Lisbon nurse', excludeIds: [ids.lisbon!] });
+    const r = await recall.passive({ ...base, limit: 2, query: 'Mara Lisbon nurse', excludeIds: [ids.lisbon!] });
     expect(r.memories.map((m) => m.id)).toEqual([ids.nurse, ids.tea]);
     expect(r.memories[0]!.score).toBe(1);
   });
 
   it('keeps the block within max_chars', async () => {
-    const r = await passiveRecall(db, { ...base, query: 'Mara Lisbon nurse', maxChars: 120 });
+    const r = await recall.passive({ ...base, query: 'Mara Lisbon nurse', maxChars: 120 });
     expect(r.text.length).toBeLessThanOrEqual(120);
     expect(r.memories.map((m) => m.id)).toEqual([ids.lisbon]);
   });
 
   it('returns nothing for nothing', async () => {
     for (const query of ['', '???', 'AND', 'the of', 'weather tomorrow']) {
-      expect(await passiveRecall(db, { ...base, query })).toEqual({ memories: [], text: '' });
+      expect(await recall.passive({ ...base, query })).toEqual({ memories: [], text: '' });
     }
-    expect(await passiveRecall(db, { ...base, query: 'Mara', limit: 0 })).toEqual({ memories: [], text: '' });
+    expect(await recall.passive({ ...base, query: 'Mara', limit: 0 })).toEqual({ memories: [], text: '' });
   });
 
   it('returns empty, quickly, when the search takes longer than timeoutMs', async () => {
     // A database that answers after a second.
     const slow = { query: () => new Promise((resolve) => setTimeout(() => resolve({ rows: [] }), 1000)) } as unknown as Database;
     const start = performance.now();
-    expect(await passiveRecall(slow, { ...base, query: 'Mara', timeoutMs: 30 })).toEqual({ memories: [], text: '' });
+    expect(await new Recall({ db: slow }).passive({ ...base, query: 'Mara', timeoutMs: 30 })).toEqual({ memories: [], text: '' });
     expect(performance.now() - start).toBeLessThan(500);
   });
 });

@@ -2,8 +2,10 @@
 // as a block for the model. It must never hold the turn up: past `timeoutMs` it returns nothing
 // (the search finishes in the background and warms the index for the next turn).
 import type { MemoryType } from '../../../shared/api.js';
-import type { Database } from '../../db/open.js';
-import { recallDetailed } from './index.js';
+import type { DetailedHit, RecallInternals, RecallOptions } from './search.js';
+
+/** The search passive recall runs (Recall.detailed). */
+export type DetailedSearch = (o: RecallOptions & RecallInternals) => Promise<DetailedHit[]>;
 
 export interface PassiveOptions {
   query: string;
@@ -59,11 +61,11 @@ export function formatPassive<T extends { id: number; type: MemoryType; content:
   return { kept, text: kept.map((m, i) => entry(m, oneLine[i]!)).join('\n') };
 }
 
-export async function passiveRecall(db: Database, o: PassiveOptions): Promise<PassiveResult> {
+export async function passiveRecall(search: DetailedSearch, o: PassiveOptions): Promise<PassiveResult> {
   const limit = Math.max(0, Math.floor(o.limit));
   if (limit === 0 || !(o.maxChars > 0)) return EMPTY;
-  const search = (async (): Promise<PassiveResult> => {
-    const hits = await recallDetailed(db, { query: o.query, sources: ['semantic'], limit, excludeMemoryIds: o.excludeIds });
+  const found = (async (): Promise<PassiveResult> => {
+    const hits = await search({ query: o.query, sources: ['semantic'], limit, excludeMemoryIds: o.excludeIds });
     const best = hits[0]?.hit.score ?? 0;
     const chosen = hits
       .filter((d) => d.hit.link.kind === 'memory')
@@ -78,15 +80,15 @@ export async function passiveRecall(db: Database, o: PassiveOptions): Promise<Pa
     return { memories: kept, text };
   })();
   const timeoutMs = o.timeoutMs ?? DEFAULT_PASSIVE_TIMEOUT_MS;
-  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) return search;
+  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) return found;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<PassiveResult>((resolve) => {
     timer = setTimeout(() => resolve(EMPTY), timeoutMs);
   });
   // A search that loses the race may still fail later: that must not surface as an unhandled rejection.
-  search.catch(() => {});
+  found.catch(() => {});
   try {
-    return await Promise.race([search, timeout]);
+    return await Promise.race([found, timeout]);
   } finally {
     clearTimeout(timer);
   }

@@ -7,9 +7,10 @@ import { openDatabase, type Database } from '../../db/open.js';
 import { Conversations } from '../../conversations/conversations.js';
 import { dbTemplate, tempDataDir } from '../../testing/host.js';
 import { MemoryStore } from '../store.js';
-import { dropRecallIndex, recall, semanticSearch } from './index.js';
+import { Recall } from './index.js';
 
 let db: Database;
+let recall: Recall;
 let dir: string;
 let conversations: Conversations;
 let store: MemoryStore;
@@ -49,6 +50,7 @@ async function counts() {
 beforeAll(async () => {
   dir = tempDataDir('anima-recall-');
   db = await openDatabase(dir, { template: dbTemplate() });
+  recall = new Recall({ db });
   conversations = new Conversations(db);
   store = new MemoryStore(db);
   a = (await conversations.create('Baking')).id;
@@ -79,7 +81,7 @@ afterAll(async () => {
 
 describe('recall', () => {
   it('finds a semantic memory, with its type, text, time and link', async () => {
-    const hits = await recall(db, { query: 'Where does Mara live these days?', sources: ['semantic'] });
+    const hits = await recall.search({ query: 'Where does Mara live these days?', sources: ['semantic'] });
     expect(hits.map((h) => h.link)).toEqual([
       { kind: 'memory', memoryId: mem.lisbon },
       { kind: 'memory', memoryId: mem.tea },
@@ -91,7 +93,7 @@ describe('recall', () => {
   });
 
   it('finds past conversation turns (session), linked to their message, with the turn after it', async () => {
-    const hits = await recall(db, { query: 'sourdough', sources: ['session'] });
+    const hits = await recall.search({ query: 'sourdough', sources: ['session'] });
     expect(hits[0]).toEqual({
       source: 'session',
       memoryType: 'session',
@@ -106,7 +108,7 @@ describe('recall', () => {
   });
 
   it('finds limbic (anchors, imprints) and autobiographical (narratives) diary blocks, never dreams, digests or hidden blocks', async () => {
-    const limbic = await recall(db, { query: 'thunderstorm', sources: ['limbic'] });
+    const limbic = await recall.search({ query: 'thunderstorm', sources: ['limbic'] });
     expect(limbic).toEqual([
       {
         source: 'limbic',
@@ -117,76 +119,76 @@ describe('recall', () => {
         link: { kind: 'diary', day: '2024-03-05', blockId: diary.storm },
       },
     ]);
-    const auto = await recall(db, { query: 'lighthouse', sources: ['autobiographical'] });
+    const auto = await recall.search({ query: 'lighthouse', sources: ['autobiographical'] });
     // The dream mentions a lighthouse too, but a dream is not something that happened.
     expect(auto.map((h) => (h.link.kind === 'diary' ? h.link.blockId : 0))).toEqual([diary.lighthouse]);
     expect(auto.find((h) => h.link.kind === 'diary' && h.link.blockId === diary.lighthouse)!.text).toBe(
       'The lighthouse walk — We talked about the lighthouse Sam visited as a child.',
     );
-    expect(await recall(db, { query: 'lighthouse', sources: ['limbic'] })).toEqual([]);
+    expect(await recall.search({ query: 'lighthouse', sources: ['limbic'] })).toEqual([]);
     // Hidden by the person: out of recall at once, back after undo.
     await db.query('UPDATE diary_blocks SET hidden_at = now() WHERE id = $1', [diary.storm]);
-    expect(await recall(db, { query: 'thunderstorm', sources: ['limbic'] })).toEqual([]);
+    expect(await recall.search({ query: 'thunderstorm', sources: ['limbic'] })).toEqual([]);
     await db.query('UPDATE diary_blocks SET hidden_at = NULL WHERE id = $1', [diary.storm]);
-    expect(await recall(db, { query: 'thunderstorm', sources: ['limbic'] })).toHaveLength(1);
+    expect(await recall.search({ query: 'thunderstorm', sources: ['limbic'] })).toHaveLength(1);
   });
 
   it('returns one list over all four sources by default', async () => {
-    const hits = await recall(db, { query: 'crust lisbon thunderstorm lighthouse' });
+    const hits = await recall.search({ query: 'crust lisbon thunderstorm lighthouse' });
     expect(new Set(hits.map((h) => h.source))).toEqual(new Set(['semantic', 'session', 'limbic', 'autobiographical']));
     // best first
     expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((x, y) => y - x));
-    expect((await recall(db, { query: 'crust lisbon thunderstorm lighthouse', limit: 2 })).length).toBe(2);
+    expect((await recall.search({ query: 'crust lisbon thunderstorm lighthouse', limit: 2 })).length).toBe(2);
   });
 
   it('restricts session hits to the conversations asked for (statistics included)', async () => {
-    const both = await recall(db, { query: 'garden', sources: ['session'] });
+    const both = await recall.search({ query: 'garden', sources: ['session'] });
     expect(said(both)).toEqual(['gardenB', 'gardenA', 'email', 'crust']);
-    const onlyB = await recall(db, { query: 'garden', sources: ['session'], conversationIds: [b] });
+    const onlyB = await recall.search({ query: 'garden', sources: ['session'], conversationIds: [b] });
     expect(said(onlyB)).toEqual(['gardenB', 'email']);
     expect(onlyB[0]!.link).toEqual({ kind: 'message', conversationId: b, messageId: msg.gardenB });
     expect(onlyB[0]!.score).toBe(1);
-    expect(await recall(db, { query: 'garden', sources: ['session'], conversationIds: ['no-such-conversation'] })).toEqual([]);
-    expect(await recall(db, { query: 'garden', sources: ['session'], conversationIds: [] })).toEqual([]);
+    expect(await recall.search({ query: 'garden', sources: ['session'], conversationIds: ['no-such-conversation'] })).toEqual([]);
+    expect(await recall.search({ query: 'garden', sources: ['session'], conversationIds: [] })).toEqual([]);
   });
 
   it('ranks the neighbours of a matching turn: the answer after the question', async () => {
-    const hits = await recall(db, { query: 'crust', sources: ['session'], conversationIds: [a] });
+    const hits = await recall.search({ query: 'crust', sources: ['session'], conversationIds: [a] });
     expect(said(hits)).toEqual(['crustQ', 'crust', 'sourdough', 'gardenA']);
   });
 
   it('returns active memories only, and follows updates', async () => {
-    expect((await semanticSearch(db, { query: 'cat Pepper' })).map((h) => h.link)).toEqual([{ kind: 'memory', memoryId: mem.cat }]);
+    expect((await recall.semantic({ query: 'cat Pepper' })).map((h) => h.link)).toEqual([{ kind: 'memory', memoryId: mem.cat }]);
     await store.forget(mem.cat!, 'person');
-    expect(await semanticSearch(db, { query: 'cat Pepper' })).toEqual([]);
-    expect(await recall(db, { query: 'cat Pepper' })).toEqual([]);
+    expect(await recall.semantic({ query: 'cat Pepper' })).toEqual([]);
+    expect(await recall.search({ query: 'cat Pepper' })).toEqual([]);
     await store.update(mem.tea!, { content: 'Mara prefers jasmine tea now.' }, 'person');
-    expect((await semanticSearch(db, { query: 'jasmine' })).map((h) => h.text)).toEqual(['Mara prefers jasmine tea now.']);
-    expect(await semanticSearch(db, { query: 'coffee' })).toEqual([]);
+    expect((await recall.semantic({ query: 'jasmine' })).map((h) => h.text)).toEqual(['Mara prefers jasmine tea now.']);
+    expect(await recall.semantic({ query: 'coffee' })).toEqual([]);
   });
 
   it('filters semantic hits by memory type', async () => {
-    expect((await semanticSearch(db, { query: 'Mara', types: ['preference'] })).map((h) => h.link)).toEqual([{ kind: 'memory', memoryId: mem.tea }]);
-    expect((await semanticSearch(db, { query: 'Mara', types: ['world'] })).map((h) => h.link)).toEqual([{ kind: 'memory', memoryId: mem.lisbon }]);
-    expect(await semanticSearch(db, { query: 'Mara', types: ['procedural'] })).toEqual([]);
+    expect((await recall.semantic({ query: 'Mara', types: ['preference'] })).map((h) => h.link)).toEqual([{ kind: 'memory', memoryId: mem.tea }]);
+    expect((await recall.semantic({ query: 'Mara', types: ['world'] })).map((h) => h.link)).toEqual([{ kind: 'memory', memoryId: mem.lisbon }]);
+    expect(await recall.semantic({ query: 'Mara', types: ['procedural'] })).toEqual([]);
   });
 
   it('honours AND, NOT and phrases', async () => {
     // Matches of an explicit query are exactly what it asks for: no neighbours.
-    expect(said(await recall(db, { query: 'garden NOT tomatoes', sources: ['session'] }))).toEqual(['gardenA']);
-    expect(said(await recall(db, { query: 'garden AND tomatoes', sources: ['session'] }))).toEqual(['gardenB']);
-    expect(said(await recall(db, { query: '"crust was perfect"', sources: ['session'] }))).toEqual(['crust']);
-    expect(await recall(db, { query: '"perfect crust"', sources: ['session'] })).toEqual([]);
+    expect(said(await recall.search({ query: 'garden NOT tomatoes', sources: ['session'] }))).toEqual(['gardenA']);
+    expect(said(await recall.search({ query: 'garden AND tomatoes', sources: ['session'] }))).toEqual(['gardenB']);
+    expect(said(await recall.search({ query: '"crust was perfect"', sources: ['session'] }))).toEqual(['crust']);
+    expect(await recall.search({ query: '"perfect crust"', sources: ['session'] })).toEqual([]);
   });
 
   it('finds a misspelt word through the trigram branch', async () => {
-    const hits = await recall(db, { query: 'educaton', sources: ['session'] });
+    const hits = await recall.search({ query: 'educaton', sources: ['session'] });
     // its two neighbours tie; the newer row first
     expect(said(hits)).toEqual(['crust', 'gardenA', 'crustQ']);
   });
 
   it('finds 「邮箱」 from 「你的邮箱是啥」', async () => {
-    const hits = await recall(db, { query: '「你的邮箱是啥」', sources: ['session'] });
+    const hits = await recall.search({ query: '「你的邮箱是啥」', sources: ['session'] });
     expect(said(hits)).toEqual(['email', 'gardenB']);
     expect(hits[0]!.text).toBe('我的邮箱是 mara@example.com');
   });
@@ -194,24 +196,24 @@ describe('recall', () => {
   it('keeps up with new, streaming, replaced and background messages', async () => {
     const c = (await conversations.create('Later')).id;
     const streaming = await conversations.append({ conversationId: c, role: 'assistant', content: 'zeppelin', status: 'streaming' });
-    expect(await recall(db, { query: 'zeppelin', sources: ['session'] })).toEqual([]);
+    expect(await recall.search({ query: 'zeppelin', sources: ['session'] })).toEqual([]);
     await conversations.finish(streaming.id, { content: 'A zeppelin flew over.', status: 'complete', error: null, model: null });
-    expect((await recall(db, { query: 'zeppelin', sources: ['session'] })).map((h) => h.text)).toEqual(['A zeppelin flew over.']);
+    expect((await recall.search({ query: 'zeppelin', sources: ['session'] })).map((h) => h.text)).toEqual(['A zeppelin flew over.']);
     const old = await conversations.append({ conversationId: c, role: 'user', content: 'kumquat first draft', status: 'complete' });
-    expect((await recall(db, { query: 'kumquat', sources: ['session'] })).map((h) => h.text)).toEqual(['kumquat first draft', 'A zeppelin flew over.']);
+    expect((await recall.search({ query: 'kumquat', sources: ['session'] })).map((h) => h.text)).toEqual(['kumquat first draft', 'A zeppelin flew over.']);
     const edited = await conversations.append({ conversationId: c, role: 'user', content: 'kumquat second draft', status: 'complete' });
     await conversations.markReplaced([old.id], edited.id);
     // The replaced version is gone, and the turn before it is now the edited one's neighbour.
-    expect((await recall(db, { query: 'kumquat', sources: ['session'] })).map((h) => h.text)).toEqual(['kumquat second draft', 'A zeppelin flew over.']);
+    expect((await recall.search({ query: 'kumquat', sources: ['session'] })).map((h) => h.text)).toEqual(['kumquat second draft', 'A zeppelin flew over.']);
     await db.query(`INSERT INTO conversations (id, kind, title) VALUES ('bg-1', 'background', 'Sleep')`);
     await conversations.append({ conversationId: 'bg-1', role: 'assistant', content: 'quokka notes from the night', status: 'complete' });
-    expect(await recall(db, { query: 'quokka', sources: ['session'] })).toEqual([]);
+    expect(await recall.search({ query: 'quokka', sources: ['session'] })).toEqual([]);
   });
 
   it('gives the same answers after the index is dropped and rebuilt', async () => {
-    const before = await recall(db, { query: 'garden crust lisbon lighthouse thunderstorm' });
-    dropRecallIndex(db);
-    expect(await recall(db, { query: 'garden crust lisbon lighthouse thunderstorm' })).toEqual(before);
+    const before = await recall.search({ query: 'garden crust lisbon lighthouse thunderstorm' });
+    recall.drop();
+    expect(await recall.search({ query: 'garden crust lisbon lighthouse thunderstorm' })).toEqual(before);
   });
 
   it('answers bad input with an empty list, never an SQL error, and changes nothing', async () => {
@@ -236,25 +238,25 @@ describe('recall', () => {
       '"the of"',
     ];
     for (const query of bad) {
-      const hits = await recall(db, { query });
+      const hits = await recall.search({ query });
       expect(Array.isArray(hits), query.slice(0, 20)).toBe(true);
     }
-    expect(await recall(db, { query: 'AND' })).toEqual([]);
-    expect(await recall(db, { query: '😀🎉🔥' })).toEqual([]);
-    expect(await recall(db, { query: 'NOT garden' })).toEqual([]);
-    expect(said(await recall(db, { query: '我爱☕coffee 和 garden 花园', sources: ['session'] }))).toEqual(['gardenB', 'gardenA', 'email', 'crust']);
+    expect(await recall.search({ query: 'AND' })).toEqual([]);
+    expect(await recall.search({ query: '😀🎉🔥' })).toEqual([]);
+    expect(await recall.search({ query: 'NOT garden' })).toEqual([]);
+    expect(said(await recall.search({ query: '我爱☕coffee 和 garden 花园', sources: ['session'] }))).toEqual(['gardenB', 'gardenA', 'email', 'crust']);
     expect(await counts()).toEqual(before);
   });
 
   it('clamps the limit; unknown sources search nothing', async () => {
-    expect((await recall(db, { query: 'garden crust', limit: 0 })).length).toBe(1);
-    expect((await recall(db, { query: 'garden crust', limit: 1.7 })).length).toBe(1);
-    expect(await recall(db, { query: 'garden', sources: ['nonsense' as 'session'] })).toEqual([]);
+    expect((await recall.search({ query: 'garden crust', limit: 0 })).length).toBe(1);
+    expect((await recall.search({ query: 'garden crust', limit: 1.7 })).length).toBe(1);
+    expect(await recall.search({ query: 'garden', sources: ['nonsense' as 'session'] })).toEqual([]);
   });
 
   it('stops when cancelled', async () => {
     const controller = new AbortController();
     controller.abort(new Error('stop'));
-    await expect(recall(db, { query: 'garden', signal: controller.signal })).rejects.toThrow('stop');
+    await expect(recall.search({ query: 'garden', signal: controller.signal })).rejects.toThrow('stop');
   });
 });

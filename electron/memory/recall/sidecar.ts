@@ -269,22 +269,6 @@ export class Sidecar {
   }
 }
 
-const sidecars = new WeakMap<Database, Sidecar>();
-
-export function sidecarFor(db: Database): Sidecar {
-  let s = sidecars.get(db);
-  if (!s) {
-    s = new Sidecar(db);
-    sidecars.set(db, s);
-  }
-  return s;
-}
-
-/** Forgets the derived indexes of this database; the next search rebuilds them from the tables. */
-export function dropSidecar(db: Database): void {
-  sidecars.delete(db);
-}
-
 export async function readMaxima(db: Database): Promise<Maxima> {
   const r = (
     await db.query<{ seq: number | null; mem: number | null; chg: number | null; dia: number | null }>(

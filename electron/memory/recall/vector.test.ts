@@ -5,15 +5,14 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RecallHit } from '../../../shared/api.js';
 import type { Database } from '../../db/open.js';
-import { activeVectors } from '../../embed/active.js';
+import type { VectorSlot } from '../../embed/active.js';
 import { similarMemoryPairs } from '../../embed/duplicates.js';
 import { pgvectorSupport } from '../../db/pgvector.js';
 import { createEmbeddingService, type EmbeddingService } from '../../embed/queue.js';
 import type { Embedder } from '../../embed/types.js';
 import { Conversations } from '../../conversations/conversations.js';
 import { MemoryStore } from '../store.js';
-import { recall, recallDetailed } from './index.js';
-import { passiveRecall } from './passive.js';
+import { Recall } from './index.js';
 import { VECTOR_FLOOR, vectorBranches } from './vector.js';
 import { MODEL, OTHER, openVectorBed, wrap, type VectorBed } from '../../embed/testing/vector-bed.js';
 
@@ -24,6 +23,8 @@ let bed: VectorBed;
 let db: Database;
 let tiny: Embedder;
 let other: Embedder;
+let vectors: VectorSlot;
+let recall: Recall;
 let service: EmbeddingService;
 let store: MemoryStore;
 let conversations: Conversations;
@@ -31,7 +32,8 @@ let logs: string[];
 
 beforeAll(async () => {
   bed = await openVectorBed('anima-recall-vector-');
-  ({ db, tiny, other } = bed);
+  ({ db, vectors, tiny, other } = bed);
+  recall = new Recall({ db, vectors });
 });
 
 afterAll(async () => {
@@ -42,8 +44,8 @@ beforeEach(async () => {
   await db.exec(`DELETE FROM embeddings; UPDATE embedding_state SET model = NULL, dimensions = NULL, complete_at = NULL;
     DELETE FROM memory_references; DELETE FROM memory_changes; DELETE FROM memories; DELETE FROM messages; DELETE FROM conversations;`);
   logs = [];
-  service = createEmbeddingService({ db, log: (level, m) => logs.push(`${level}: ${m}`), vectorWeight: 1 });
-  store = new MemoryStore(db, (c) => service.memoryChanged(c));
+  service = createEmbeddingService({ db, vectors, log: (level, m) => logs.push(`${level}: ${m}`), vectorWeight: 1 });
+  store = new MemoryStore(db, (c) => service.memoryChanged(c), undefined, vectors);
   conversations = new Conversations(db, (m) => service.messageStored(m));
 });
 
@@ -70,36 +72,36 @@ describe.skipIf(!VECTORS)('the vector branch', () => {
     // Both match "tea" and "hot" once in two words: a tie for full text, broken by the newer first.
     const [same, reworded] = await setUp(['The tea was hot.', 'Hot tea!', 'The cat is called Pepper.']);
     const query = 'the tea was hot';
-    const without = await recall(db, { query, sources: ['semantic'], vectorWeight: 0 });
+    const without = await recall.search({ query, sources: ['semantic'], vectorWeight: 0 });
     expect(ids(without)).toEqual([reworded, same]);
     // The query's own words are nearest to the memory saying exactly them.
-    const withVectors = await recallDetailed(db, { query, sources: ['semantic'], vectorWeight: 1, vectorBudgetMs: 5000 });
+    const withVectors = await recall.detailed({ query, sources: ['semantic'], vectorWeight: 1, vectorBudgetMs: 5000 });
     expect(ids(withVectors.map((d) => d.hit))).toEqual([same, reworded]);
     // No model: exactly what recall gives without the branch.
     await service.setEmbedder(null);
-    expect(await recall(db, { query, sources: ['semantic'], vectorWeight: 1 })).toEqual(without);
+    expect(await recall.search({ query, sources: ['semantic'], vectorWeight: 1 })).toEqual(without);
   });
 
   it('is off by default (weight 0) even with a model set', async () => {
     service.setVectorWeight(0);
     const [same, reworded] = await setUp(['The tea was hot.', 'Hot tea!']);
-    expect(activeVectors(db)?.weight).toBe(0);
-    const hits = await recall(db, { query: 'the tea was hot', sources: ['semantic'] });
+    expect(vectors.get()?.weight).toBe(0);
+    const hits = await recall.search({ query: 'the tea was hot', sources: ['semantic'] });
     expect(ids(hits)).toEqual([reworded, same]);
     service.setVectorWeight(1);
-    expect(ids(await recallDetailed(db, { query: 'the tea was hot', sources: ['semantic'], vectorBudgetMs: 5000 }).then((d) => d.map((x) => x.hit)))).toEqual([same, reworded]);
+    expect(ids(await recall.detailed({ query: 'the tea was hot', sources: ['semantic'], vectorBudgetMs: 5000 }).then((d) => d.map((x) => x.hit)))).toEqual([same, reworded]);
   });
 
   it('drops neighbours below the relevance floor', async () => {
     await setUp(['Mara likes green tea.', 'Green tea grows on hills in Japan.', 'The cat is called Pepper.']);
-    const vector = (await activeVectors(db)!.embedQuery('quarterly tax filing deadline', 5000))!;
+    const vector = (await vectors.get()!.embedQuery('quarterly tax filing deadline', 5000))!;
     const search = { vector, modelId: MODEL, dimensions: 32, sources: ['semantic' as const], depth: 10 };
     expect(await vectorBranches(db, search)).toEqual([]);
     // Without the floor the same query is "near" everything.
     const unfloored = await vectorBranches(db, { ...search, floor: -1 });
     expect(unfloored[0]!.items).toHaveLength(3);
     // A related query clears it, scored above the floor on a 0–1 scale.
-    const related = (await activeVectors(db)!.embedQuery('Mara likes green tea.', 5000))!;
+    const related = (await vectors.get()!.embedQuery('Mara likes green tea.', 5000))!;
     const lists = await vectorBranches(db, { ...search, vector: related });
     expect(lists[0]!.items[0]!.score).toBeCloseTo(1, 4);
     expect(lists[0]!.items.every((i) => i.score > 0 && i.score <= 1)).toBe(true);
@@ -115,11 +117,11 @@ describe.skipIf(!VECTORS)('the vector branch', () => {
     await service.setEmbedder(slow);
     await service.backfill();
     const started = performance.now();
-    const hits = await recall(db, { query: 'the tea was hot', sources: ['semantic'], vectorWeight: 1 });
+    const hits = await recall.search({ query: 'the tea was hot', sources: ['semantic'], vectorWeight: 1 });
     expect(performance.now() - started).toBeLessThan(350);
     expect(ids(hits)).toEqual([reworded, same]);
     // Passive recall (250 ms budget) gets the lexical result in time too.
-    const passive = await passiveRecall(db, { query: 'the tea was hot', limit: 5, minScore: 0, minRelativeScore: 0, maxChars: 2000 });
+    const passive = await recall.passive({ query: 'the tea was hot', limit: 5, minScore: 0, minRelativeScore: 0, maxChars: 2000 });
     expect(passive.memories.map((m) => m.id)).toEqual([reworded, same]);
   });
 
@@ -135,11 +137,11 @@ describe.skipIf(!VECTORS)('the vector branch', () => {
     await service.setEmbedder(gated);
     expect((await db.query('SELECT 1 FROM embeddings WHERE model = $1', [MODEL])).rows).toHaveLength(2);
     // The old model's vectors are still there, but recall asks the new one, which has none yet.
-    const during = await recall(db, { query: 'the tea was hot', sources: ['semantic'], vectorWeight: 1, vectorBudgetMs: 5000 } as never);
+    const during = await recall.search({ query: 'the tea was hot', sources: ['semantic'], vectorWeight: 1, vectorBudgetMs: 5000 } as never);
     expect(ids(during)).toEqual([reworded, same]);
     open();
     await service.backfill();
-    const after = await recallDetailed(db, { query: 'the tea was hot', sources: ['semantic'], vectorWeight: 1, vectorBudgetMs: 5000 });
+    const after = await recall.detailed({ query: 'the tea was hot', sources: ['semantic'], vectorWeight: 1, vectorBudgetMs: 5000 });
     expect(ids(after.map((d) => d.hit))).toEqual([same, reworded]);
     expect((await db.query<{ model: string }>('SELECT DISTINCT model FROM embeddings')).rows).toEqual([{ model: OTHER }]);
   });
@@ -154,7 +156,7 @@ describe.skipIf(!VECTORS)('the vector branch', () => {
     await service.backfill();
     await service.idle();
     const seqOf = async (id: string) => Number((await db.query<{ s: number }>('SELECT seq::float8 AS s FROM messages WHERE id = $1', [id])).rows[0]!.s);
-    const vector = (await activeVectors(db)!.embedQuery('The tea was hot.', 5000))!;
+    const vector = (await vectors.get()!.embedQuery('The tea was hot.', 5000))!;
     const search = { vector, modelId: MODEL, dimensions: 32, sources: ['session' as const], depth: 10 };
     // Within conversation a: its exact turn first, never b's.
     const inA = (await vectorBranches(db, { ...search, conversationIds: [a] }))[0]!.items.map((i) => i.key);
@@ -165,7 +167,7 @@ describe.skipIf(!VECTORS)('the vector branch', () => {
     expect(all.slice(0, 2).sort()).toEqual([await seqOf(exact.id), await seqOf(elsewhere.id)].sort());
     // And through recall, restricted to a.
     const link = (h: RecallHit) => (h.link.kind === 'message' ? h.link.messageId : '');
-    const hits = await recallDetailed(db, { query: 'the tea was hot', sources: ['session'], conversationIds: [a], vectorWeight: 1, vectorBudgetMs: 5000 });
+    const hits = await recall.detailed({ query: 'the tea was hot', sources: ['session'], conversationIds: [a], vectorWeight: 1, vectorBudgetMs: 5000 });
     expect(hits.map((d) => link(d.hit))).toContain(exact.id);
     expect(hits.map((d) => link(d.hit))).not.toContain(elsewhere.id);
   });
@@ -229,7 +231,7 @@ describe.skipIf(!VECTORS)('near-duplicates by meaning', () => {
     const first = await store.create({ type: 'preference', content: ORIGINAL, source: 'user', actor: 'person' });
     const second = await store.create({ type: 'preference', content: REWORDING, source: 'user', actor: 'person' });
     const world = await store.create({ type: 'world', content: REWORDING + '!', source: 'user', actor: 'person' });
-    expect(await similarMemoryPairs(db, [first.memory.id])).toEqual([]); // no model: nothing
+    expect(await similarMemoryPairs(db, vectors.get(), [first.memory.id])).toEqual([]); // no model: nothing
     await service.setEmbedder(understanding(tiny));
     await service.backfill();
     await service.idle();
@@ -242,22 +244,22 @@ describe.skipIf(!VECTORS)('near-duplicates by meaning', () => {
     await service.idle();
     calls.length = 0;
     // The rewording (same vector here) of the same type; the world memory is another type.
-    expect(await similarMemoryPairs(db, [first.memory.id])).toEqual([[first.memory.id, second.memory.id]]);
+    expect(await similarMemoryPairs(db, vectors.get(), [first.memory.id])).toEqual([[first.memory.id, second.memory.id]]);
     expect(calls).toEqual([]); // read from the table, no model call
     // Words changed since the vector was made: not proposed until re-embedded.
     await db.query('UPDATE embeddings SET content_hash = $1 WHERE source = $2 AND source_id = $3', ['stale', 'memory', second.memory.id]);
-    expect(await similarMemoryPairs(db, [first.memory.id])).toEqual([]);
+    expect(await similarMemoryPairs(db, vectors.get(), [first.memory.id])).toEqual([]);
     await db.query('UPDATE embeddings SET content_hash = md5($1) WHERE source = $2 AND source_id = $3', [REWORDING, 'memory', second.memory.id]);
     // Forgotten: never proposed.
     await store.forget(second.memory.id, 'person');
-    expect(await similarMemoryPairs(db, [first.memory.id, world.memory.id])).toEqual([]);
+    expect(await similarMemoryPairs(db, vectors.get(), [first.memory.id, world.memory.id])).toEqual([]);
   });
 
   it('leaves merge candidates below the bar alone', async () => {
     const [a, b] = await setUp(['The tea was hot.', 'Hot tea!']);
     const near = (await nearestTo(a!, b!))[0]!;
-    expect(await similarMemoryPairs(db, [a!], near - 0.001)).toEqual([[a, b]]);
-    expect(await similarMemoryPairs(db, [a!], Math.min(1, near + 0.001))).toEqual([]);
+    expect(await similarMemoryPairs(db, vectors.get(), [a!], near - 0.001)).toEqual([[a, b]]);
+    expect(await similarMemoryPairs(db, vectors.get(), [a!], Math.min(1, near + 0.001))).toEqual([]);
   });
 });
 

@@ -18,7 +18,6 @@ import { estimateTokens } from '../../llm/context.js';
 import { nameKey } from '../../graph/names.js';
 import type { EntityKind } from '../../graph/store.js';
 import { MAX_RESIDENT_PINNED } from '../../memory/resident.js';
-import { semanticSearch } from '../../memory/recall/index.js';
 import { similarMemoryPairs } from '../../embed/duplicates.js';
 import { BudgetExhaustedError, type BackgroundModel } from '../background.js';
 import { CycleStop, StepFailure, type SleepStep, type StepContext } from '../dag.js';
@@ -26,7 +25,7 @@ import { contradictionAnswer, entityHeading, memoryLine, mergeAnswer, PROFILE_SO
 import type { z } from 'zod';
 import { LIGHT_SLEEP } from './light-sleep.js';
 import { SNAPSHOT } from './simple.js';
-import { graphOf, modelForRun, type SleepStepDeps } from './deps.js';
+import { modelForRun, type SleepStepDeps } from './deps.js';
 
 export const DEEP_SLEEP = 'deep-sleep';
 const CURSOR = 'deep-sleep:memory_changes';
@@ -151,7 +150,7 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
         profiles: 0,
       };
       const bump = (k: string, n = 1) => (stats[k] = (stats[k] ?? 0) + n);
-      const graph = graphOf(deps);
+      const graph = deps.graph;
 
       // What was written since the last deep sleep (by anyone but deep sleep itself), oldest first.
       const cursorRow = (await deps.db.query<{ value: number }>(`SELECT value::float8 AS value FROM sleep_cursors WHERE name = $1`, [CURSOR])).rows[0];
@@ -231,7 +230,7 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
         // Round 1: contradictions and expiry, each new memory with its nearest neighbours in the store.
         const neighbours = new Map<number, number[]>();
         for (const [id, m] of reviewed) {
-          const hits = await semanticSearch(deps.db, { query: m.content.slice(0, 500), limit: NEIGHBOURS + 1 });
+          const hits = await deps.recall.semantic({ query: m.content.slice(0, 500), limit: NEIGHBOURS + 1 });
           neighbours.set(id, hits.flatMap((h) => (h.link.kind === 'memory' && h.link.memoryId !== id ? [h.link.memoryId] : [])).slice(0, NEIGHBOURS));
         }
         const around = await activeMemories(deps, [...new Set([...neighbours.values()].flat())]);
@@ -317,7 +316,7 @@ export function deepSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mode
             ).rows
           : [];
         // With an embedding model, also what says the same in other words (stored vectors, no model call).
-        const byMeaning = await similarMemoryPairs(deps.db, [...current.keys()]);
+        const byMeaning = await similarMemoryPairs(deps.db, deps.vectors.get(), [...current.keys()]);
         const mergeGroups = new Map<number, Set<number>>();
         const grouped = (a: number, b: number) => mergeGroups.get(a)?.has(b) || mergeGroups.get(b)?.has(a);
         for (const [a, b] of [...similar.map((r) => [Number(r.a), Number(r.b)] as const), ...byMeaning]) {
@@ -418,7 +417,7 @@ interface ProfileTarget {
  * 'observation' memory, written with its link in one batch, superseding the entity's older profile.
  */
 async function profileRound(deps: SleepStepDeps, ctx: StepContext, { ask, budgetFor, bump }: ProfileTools): Promise<void> {
-  const graph = graphOf(deps);
+  const graph = deps.graph;
   // One profile call per sleep day: a night run again ("sleep now" twice) leaves the rest to the next one.
   const profiledTonight = await deps.db.query(
     `SELECT 1 FROM auto_llm_runs a JOIN sleep_runs r ON r.id = a.run_id WHERE r.sleep_day = $1 AND a.purpose = 'deep-sleep:profiles' LIMIT 1`,

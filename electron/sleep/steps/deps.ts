@@ -2,11 +2,12 @@
 // are visible in one place and tests can build the same thing on a temporary database.
 import type { SelfLayer } from '../../companion/self-layer.js';
 import type { Database } from '../../db/open.js';
-import { batchedEntityChanges } from '../../graph/indexer.js';
-import { EntityStore } from '../../graph/store.js';
+import type { VectorSlot } from '../../embed/active.js';
+import type { EntityStore } from '../../graph/store.js';
 import type { HostEvents } from '../../events/events.js';
 import type { Providers } from '../../providers/providers.js';
 import type { SettingsStore } from '../../settings/settings.js';
+import type { Recall } from '../../memory/recall/index.js';
 import type { MemoryStore } from '../../memory/store.js';
 import { BackgroundModel } from '../background.js';
 import type { StepContext } from '../dag.js';
@@ -17,6 +18,12 @@ export interface SleepStepDeps {
   db: Database;
   dataDir: string;
   store: MemoryStore;
+  /** The host's recall: deep sleep's neighbours are what the companion itself would find. */
+  recall: Recall;
+  /** The embedding model in use, for deep sleep's merge candidates by meaning; empty: none. */
+  vectors: VectorSlot;
+  /** The host's entity graph: typed relations and profile links are written where the Graph view reads. */
+  graph: EntityStore;
   settings: SettingsStore;
   providers: Providers;
   selfLayer: SelfLayer;
@@ -31,24 +38,6 @@ export interface SleepStepDeps {
   quietForMs?: () => number;
   /** How long the snapshot waits for a quiet moment before leaving it (and deep sleep) to the next night. Default 60 s. */
   snapshotWaitMs?: number;
-  /** The entity graph (typed relations, profiles); by default one of its own on `db` (graphOf). */
-  graph?: EntityStore;
-}
-
-const graphs = new WeakMap<SleepStepDeps, EntityStore>();
-
-/**
- * The entity graph the steps write relations and profile links to: `deps.graph`, else one store on
- * the same database, shared by the steps of this deps object, telling the views through 'graph.changed'.
- */
-export function graphOf(deps: SleepStepDeps): EntityStore {
-  if (deps.graph) return deps.graph;
-  let graph = graphs.get(deps);
-  if (!graph) {
-    graph = new EntityStore(deps.db, deps.log, batchedEntityChanges((entityIds) => deps.events.emit('graph.changed', { entityIds })));
-    graphs.set(deps, graph);
-  }
-  return graph;
 }
 
 /**

@@ -24,7 +24,7 @@ import {
   transcriptLine,
   type LightSleepAnswer,
 } from '../schemas.js';
-import { graphOf, localStamp, modelForRun, type SleepStepDeps } from './deps.js';
+import { localStamp, modelForRun, type SleepStepDeps } from './deps.js';
 
 export const LIGHT_SLEEP = 'light-sleep';
 /** A message longer than this is cut in the transcript: the gist survives, the context does not overflow. */
@@ -399,7 +399,7 @@ async function recordRelations(
     }
   }
   if (!wanted.length) return;
-  const graph = graphOf(deps);
+  const graph = deps.graph;
   const ids = await graph.ensureEntities(wanted.flatMap((w) => [w.subject, w.object]).flatMap((e) => ('name' in e ? [e.name] : [])));
   const idOf = (e: RelationEnd) => ('fixed' in e ? e.fixed : ids.get(e.key));
   for (const w of wanted) {

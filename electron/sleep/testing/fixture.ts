@@ -12,9 +12,20 @@ import { modelsDir, Providers } from '../../providers/providers.js';
 import { OwnerOnlyFileSecretStore } from '../../settings/secrets.js';
 import { SettingsStore, type SettingsPatch } from '../../settings/settings.js';
 import { MemoryStore } from '../../memory/store.js';
+import { Recall } from '../../memory/recall/index.js';
+import { VectorSlot } from '../../embed/active.js';
+import { batchedEntityChanges } from '../../graph/indexer.js';
+import { EntityStore } from '../../graph/store.js';
 import type { SleepStep } from '../dag.js';
 import { SleepService } from '../service.js';
 import type { SleepStepDeps } from '../steps/deps.js';
+
+/** What createHost hands the sleep steps besides the stores: recall, the vector slot (empty) and the graph, on `db`. */
+export function hostReaders(db: Database, events: HostEvents): Pick<SleepStepDeps, 'recall' | 'vectors' | 'graph'> {
+  const vectors = new VectorSlot();
+  const graph = new EntityStore(db, () => {}, batchedEntityChanges((entityIds) => events.emit('graph.changed', { entityIds })));
+  return { vectors, recall: new Recall({ db, vectors }), graph };
+}
 
 export interface SeedMessage {
   /** A key naming the conversation; one conversation is created per key. */
@@ -137,6 +148,7 @@ export async function sleepService(
     db,
     dataDir,
     store: new MemoryStore(db),
+    ...hostReaders(db, events),
     settings,
     providers,
     selfLayer,
