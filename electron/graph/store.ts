@@ -416,6 +416,12 @@ export class EntityStore {
     };
   }
 
+  /** The earliest instant any relation's valid time names (the time slider's start), or null without relations. */
+  async earliestValidTime(): Promise<string | null> {
+    const r = await this.db.query<{ t: Date | null }>(`SELECT least(min(valid_from), min(valid_to)) AS t FROM entity_edges`);
+    return r.rows[0]?.t?.toISOString() ?? null;
+  }
+
   /**
    * Where a neighbourhood view opens when no one chose: the most mentioned entity other than the two
    * fixed ones, or, when nothing has been mentioned yet (an imported graph), the person — every

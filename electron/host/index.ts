@@ -327,9 +327,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
       // Without a date the graph is as it is now: relations whose valid time closed are history, seen on the time slider.
       const filter = { kinds: input.kinds, at: input.at ?? now().toISOString() };
       const totals = await graph.graph({ ...filter, limit: 1 });
-      const earliest = (
-        await db.query<{ t: Date | null }>(`SELECT least(min(valid_from), min(valid_to)) AS t FROM entity_edges`)
-      ).rows[0]?.t?.toISOString() ?? null;
+      const earliest = await graph.earliestValidTime();
       // Up to this many the whole graph is drawn; above it, a neighbourhood the view can explore from.
       if (input.centerId === undefined && (totals.totalEntities ?? 0) <= WHOLE_GRAPH_LIMIT) {
         // Every edge among the drawn entities: a hub's edges are what make it a hub on the map.
