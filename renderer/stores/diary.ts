@@ -6,6 +6,8 @@ import type { DiaryBlock, DiaryDay, MoodPoint, RecallHit, RecallSource } from '.
 import { api } from '../api/index.js';
 import type { MoodRange } from '../lib/mood.js';
 import { useApp } from './app.js';
+import { idle, type Loadable } from './loadable.js';
+import { createSearchSlice, emptySearch, type SearchSlice } from './searchSlice.js';
 
 export const DAYS_PAGE = 14;
 const MAX_DAYS = 90;
@@ -17,12 +19,6 @@ const DREAMS_LIMIT = 366;
 /** How far "go to this day" pages back before giving up. */
 const MAX_PAGES_TO_FIND = 12;
 
-interface Loadable {
-  loaded: boolean;
-  loading: boolean;
-  error: unknown;
-}
-
 export interface DiaryFocus {
   day: string;
   blockId: number | null;
@@ -30,12 +26,10 @@ export interface DiaryFocus {
   seq: number;
 }
 
-export interface DiaryState {
+export interface DiaryState extends SearchSlice<RecallHit> {
   days: Loadable & { items: DiaryDay[]; hasMore: boolean; loadingOlder: boolean; olderError: unknown };
   mood: Loadable & { points: MoodPoint[] };
   range: MoodRange;
-  query: string;
-  search: Loadable & { query: string; hits: RecallHit[] };
   focus: DiaryFocus | null;
   dreams: Loadable & { items: DiaryBlock[] };
   openDreamId: number | null;
@@ -44,8 +38,6 @@ export interface DiaryState {
   loadOlder(): Promise<void>;
   refreshMood(): Promise<void>;
   setRange(range: MoodRange): void;
-  setQuery(query: string): void;
-  runSearch(): Promise<void>;
   /** Show this day (and block): pages back until it is loaded, then asks the view to scroll to it. */
   goToDay(day: string, blockId?: number | null): Promise<void>;
   clearFocus(): void;
@@ -61,14 +53,10 @@ export interface DiaryState {
   refreshShown(): void;
 }
 
-const idle = (): Loadable => ({ loaded: false, loading: false, error: null });
-
 let daysSeq = 0;
 let moodSeq = 0;
-let searchSeq = 0;
 let dreamsSeq = 0;
 let focusSeq = 0;
-let searchTimer: ReturnType<typeof setTimeout> | undefined;
 let changedTimer: ReturnType<typeof setTimeout> | undefined;
 
 // ---- pure helpers (tested) ----
@@ -117,13 +105,18 @@ export function hitDay(hit: RecallHit): { day: string; blockId: number } | null 
 
 // ---- the store ----
 
+const search = createSearchSlice<DiaryState, RecallHit>({
+  debounceMs: 250,
+  search: (query) => api().call('recall.search', { query, sources: DIARY_SEARCH_SOURCES, limit: DIARY_SEARCH_LIMIT }),
+});
+
 function initialData() {
   return {
     days: { ...idle(), items: [], hasMore: false, loadingOlder: false, olderError: null },
     mood: { ...idle(), points: [] },
     range: 7 as MoodRange,
     query: '',
-    search: { ...idle(), query: '', hits: [] },
+    search: emptySearch<RecallHit>(),
     focus: null,
     dreams: { ...idle(), items: [] },
     openDreamId: null,
@@ -132,6 +125,7 @@ function initialData() {
 
 export const useDiary = create<DiaryState>()((set, get) => ({
   ...initialData(),
+  ...search.actions(set, get),
 
   async refreshDays() {
     const seq = ++daysSeq;
@@ -176,31 +170,6 @@ export const useDiary = create<DiaryState>()((set, get) => ({
 
   setRange(range) {
     set({ range });
-  },
-
-  setQuery(query) {
-    set({ query });
-    clearTimeout(searchTimer);
-    if (!query.trim()) {
-      searchSeq++;
-      set({ search: { ...idle(), query: '', hits: [] } });
-      return;
-    }
-    set({ search: { ...get().search, loading: true } });
-    searchTimer = setTimeout(() => void get().runSearch(), 250);
-  },
-
-  async runSearch() {
-    const query = get().query.trim();
-    if (!query) return;
-    const seq = ++searchSeq;
-    set({ search: { ...get().search, loading: true } });
-    try {
-      const hits = await api().call('recall.search', { query, sources: DIARY_SEARCH_SOURCES, limit: DIARY_SEARCH_LIMIT });
-      if (seq === searchSeq) set({ search: { query, hits, loaded: true, loading: false, error: null } });
-    } catch (error) {
-      if (seq === searchSeq) set({ search: { query, hits: [], loaded: true, loading: false, error } });
-    }
   },
 
   async goToDay(day, blockId = null) {
@@ -277,7 +246,7 @@ export const useDiary = create<DiaryState>()((set, get) => ({
 
 /** Tests start from a clean slate. */
 export function resetDiaryStore(): void {
-  clearTimeout(searchTimer);
+  search.cancel();
   clearTimeout(changedTimer);
   useDiary.setState(initialData());
 }

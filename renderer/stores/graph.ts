@@ -4,7 +4,6 @@
 // merge, hide), each of which the host journals and can undo.
 import { create } from 'zustand';
 import {
-  ApiError,
   ENTITY_KINDS,
   type ApiInput,
   type Entity,
@@ -15,17 +14,13 @@ import {
 } from '../../shared/api.js';
 import { api } from '../api/index.js';
 import { useApp } from './app.js';
+import { idle, isNotFound, type Loadable } from './loadable.js';
+import { createSearchSlice, emptySearch, type SearchSlice } from './searchSlice.js';
 
 export const SEARCH_LIMIT = 12;
 /** The kinds the filter chips offer; the companion and the person are always on the map. */
 export const FILTER_KINDS = ENTITY_KINDS.filter((k): k is Exclude<EntityKind, 'self' | 'user'> => k !== 'self' && k !== 'user');
 export const FIXED_KINDS: readonly EntityKind[] = ['self', 'user'];
-
-interface Loadable {
-  loaded: boolean;
-  loading: boolean;
-  error: unknown;
-}
 
 /** A first and last day (YYYY-MM-DD, UTC) the time slider runs between. */
 export interface DayRange {
@@ -39,7 +34,7 @@ export interface GraphFocus {
   seq: number;
 }
 
-export interface GraphState {
+export interface GraphState extends SearchSlice<Entity> {
   slice: Loadable & { data: GraphSlice | null };
   /** Kinds to show; empty: every kind. */
   kinds: EntityKind[];
@@ -52,8 +47,6 @@ export interface GraphState {
   selectedId: number | null;
   detail: (Loadable & { id: number; data: EntityDetail | null }) | null;
   focus: GraphFocus | null;
-  query: string;
-  search: Loadable & { query: string; hits: Entity[] };
 
   refresh(): Promise<void>;
   toggleKind(kind: EntityKind): void;
@@ -67,8 +60,6 @@ export interface GraphState {
   loadDetail(id: number, quiet?: boolean): Promise<void>;
   /** Centre the map on this entity (and open it), fetching its neighbourhood when it is not drawn. */
   pick(entity: Pick<Entity, 'id' | 'kind'>): Promise<void>;
-  setQuery(query: string): void;
-  runSearch(): Promise<void>;
   /** A search that leaves the toolbar alone (the merge picker's). */
   searchOnly(query: string): Promise<Entity[]>;
 
@@ -195,22 +186,14 @@ export function sortRelations<T extends Pick<EntityEdge, 'relation' | 'weight' |
 
 // ---- the store ----
 
-const idle = (): Loadable => ({ loaded: false, loading: false, error: null });
-
 let sliceSeq = 0;
 let detailSeq = 0;
-let searchSeq = 0;
 let focusSeq = 0;
-let searchTimer: ReturnType<typeof setTimeout> | undefined;
 let atTimer: ReturnType<typeof setTimeout> | undefined;
 let changedTimer: ReturnType<typeof setTimeout> | undefined;
 
 function today(): string {
   return new Date().toISOString().slice(0, 10);
-}
-
-function isNotFound(err: unknown): boolean {
-  return err instanceof ApiError && err.code === 'not_found';
 }
 
 function initialData() {
@@ -224,12 +207,21 @@ function initialData() {
     detail: null,
     focus: null,
     query: '',
-    search: { ...idle(), query: '', hits: [] },
+    search: emptySearch<Entity>(),
   } satisfies Partial<GraphState>;
 }
 
+/** Entities for a search; merged ones are left out (each lives on in the one it became part of). */
+async function findEntities(query: string): Promise<Entity[]> {
+  const hits = await api().call('graph.search', { query, limit: SEARCH_LIMIT });
+  return hits.filter((h) => h.status !== 'merged');
+}
+
+const search = createSearchSlice<GraphState, Entity>({ debounceMs: 150, search: findEntities, runDropsPending: true });
+
 export const useGraph = create<GraphState>()((set, get) => ({
   ...initialData(),
+  ...search.actions(set, get),
 
   async refresh() {
     const seq = ++sliceSeq;
@@ -319,35 +311,8 @@ export const useGraph = create<GraphState>()((set, get) => ({
     set({ focus: { id: entity.id, seq: ++focusSeq } });
   },
 
-  setQuery(query) {
-    set({ query });
-    clearTimeout(searchTimer);
-    if (!query.trim()) {
-      searchSeq++;
-      set({ search: { ...idle(), query: '', hits: [] } });
-      return;
-    }
-    set({ search: { ...get().search, loading: true } });
-    searchTimer = setTimeout(() => void get().runSearch(), 150);
-  },
-
-  async runSearch() {
-    clearTimeout(searchTimer);
-    const query = get().query.trim();
-    if (!query) return;
-    const seq = ++searchSeq;
-    set({ search: { ...get().search, loading: true } });
-    try {
-      const hits = await api().call('graph.search', { query, limit: SEARCH_LIMIT });
-      if (seq === searchSeq) set({ search: { query, hits: hits.filter((h) => h.status !== 'merged'), loaded: true, loading: false, error: null } });
-    } catch (error) {
-      if (seq === searchSeq) set({ search: { query, hits: [], loaded: true, loading: false, error } });
-    }
-  },
-
-  async searchOnly(query) {
-    const hits = await api().call('graph.search', { query, limit: SEARCH_LIMIT });
-    return hits.filter((h) => h.status !== 'merged');
+  searchOnly(query) {
+    return findEntities(query);
   },
 
   async rename(id, name) {
@@ -418,7 +383,7 @@ function putEntity(entity: Entity): void {
 
 /** Tests start from a clean slate. */
 export function resetGraphStore(): void {
-  clearTimeout(searchTimer);
+  search.cancel();
   clearTimeout(atTimer);
   clearTimeout(changedTimer);
   useGraph.setState(initialData());

@@ -1,17 +1,18 @@
 import { create } from 'zustand';
-import {
-  ApiError,
-  type ApiEvents,
-  type ApiInput,
-  type ApiOutputs,
-  type Memory,
-  type MemoryChange,
-  type RecallHit,
-  type ResidentPreview,
-  type SaveMemoryResult,
+import type {
+  ApiEvents,
+  ApiInput,
+  ApiOutputs,
+  Memory,
+  MemoryChange,
+  RecallHit,
+  ResidentPreview,
+  SaveMemoryResult,
 } from '../../shared/api.js';
 import { api } from '../api/index.js';
 import { useApp } from './app.js';
+import { idle, isNotFound, type Loadable } from './loadable.js';
+import { createSearchSlice, emptySearch, type SearchSlice } from './searchSlice.js';
 import {
   DEFAULT_FILTERS,
   filtersAreDefault,
@@ -33,13 +34,7 @@ const MAX_PAGE = 200;
 /** The Memories view's search is the companion's own recall, over long-term memories only. */
 export const SEARCH_SOURCES = ['semantic'] as const;
 
-interface Loadable {
-  loaded: boolean;
-  loading: boolean;
-  error: unknown;
-}
-
-export interface MemoriesState {
+export interface MemoriesState extends SearchSlice<RecallHit> {
   /** Every memory looked at in this window, by id: chips, popovers and search results read from it. */
   cache: Record<number, CacheEntry>;
   /** What chat.injected said about a memory, shown until the full memory has been fetched. */
@@ -47,10 +42,8 @@ export interface MemoriesState {
   /** Live "remembered N things" for replies still being written, by message id. */
   injectedLive: Record<string, number[]>;
 
-  query: string;
   filters: MemoryFilters;
   list: Loadable & { items: Memory[]; total: number };
-  search: Loadable & { query: string; hits: RecallHit[] };
   /** Whether any memory exists at all, in any state: the honest empty state needs to know. */
   anyAtAll: boolean | null;
   panel: 'none' | 'detail' | 'add';
@@ -69,11 +62,9 @@ export interface MemoriesState {
   /** Whatever is on screen is fetched again; with chips too after the event stream came back. */
   refreshShown(alsoChips?: boolean): void;
 
-  setQuery(query: string): void;
   setFilters(filters: MemoryFilters): void;
   refreshList(): Promise<void>;
   loadMore(): Promise<void>;
-  runSearch(): Promise<void>;
   select(id: number | null): void;
   openAdd(): void;
   closePanel(): void;
@@ -100,20 +91,12 @@ export interface MemoryFlash {
   changeId: number | null;
 }
 
-const idle = (): Loadable => ({ loaded: false, loading: false, error: null });
-
 let listSeq = 0;
-let searchSeq = 0;
 let detailSeq = 0;
 let pinsSeq = 0;
 let residentSeq = 0;
-let searchTimer: ReturnType<typeof setTimeout> | undefined;
 let changedTimer: ReturnType<typeof setTimeout> | undefined;
 const inflight = new Map<number, Promise<void>>();
-
-function isNotFound(err: unknown): boolean {
-  return err instanceof ApiError && err.code === 'not_found';
-}
 
 /** The store's data before anything is loaded — also what a reset returns to. */
 function initialData() {
@@ -124,7 +107,7 @@ function initialData() {
     query: '',
     filters: DEFAULT_FILTERS,
     list: { ...idle(), items: [], total: 0 },
-    search: { ...idle(), query: '', hits: [] },
+    search: emptySearch<RecallHit>(),
     anyAtAll: null,
     panel: 'none',
     selectedId: null,
@@ -135,8 +118,18 @@ function initialData() {
   } satisfies Partial<MemoriesState>;
 }
 
+const search = createSearchSlice<MemoriesState, RecallHit>({
+  debounceMs: 250,
+  search: (query) => api().call('recall.search', { query, sources: [...SEARCH_SOURCES], limit: SEARCH_LIMIT }),
+  // Hits carry the words, not the counts or the state: the cards need the memories themselves.
+  afterHits: (hits, get) => Promise.all(memoryIdsOfHits(hits).map((id) => get().ensure(id))),
+  // An emptied box shows the list again.
+  onCleared: (get) => void get().refreshList(),
+});
+
 export const useMemories = create<MemoriesState>()((set, get) => ({
   ...initialData(),
+  ...search.actions(set, get),
 
   ensure(id) {
     const entry = get().cache[id];
@@ -206,19 +199,6 @@ export const useMemories = create<MemoriesState>()((set, get) => ({
     }
   },
 
-  setQuery(query) {
-    set({ query });
-    clearTimeout(searchTimer);
-    if (!query.trim()) {
-      searchSeq++;
-      set({ search: { ...idle(), query: '', hits: [] } });
-      void get().refreshList();
-      return;
-    }
-    set({ search: { ...get().search, loading: true } });
-    searchTimer = setTimeout(() => void get().runSearch(), 250);
-  },
-
   setFilters(filters) {
     set({ filters, list: { ...get().list, items: [], total: 0, loaded: false } });
     if (!get().query.trim()) void get().refreshList();
@@ -259,22 +239,6 @@ export const useMemories = create<MemoriesState>()((set, get) => ({
       primeCache(items);
     } catch (error) {
       if (seq === listSeq) set({ list: { ...get().list, loading: false, error } });
-    }
-  },
-
-  async runSearch() {
-    const query = get().query.trim();
-    if (!query) return;
-    const seq = ++searchSeq;
-    set({ search: { ...get().search, loading: true } });
-    try {
-      const hits = await api().call('recall.search', { query, sources: [...SEARCH_SOURCES], limit: SEARCH_LIMIT });
-      if (seq !== searchSeq) return;
-      set({ search: { query, hits, loaded: true, loading: false, error: null } });
-      // Hits carry the words, not the counts or the state: the cards need the memories themselves.
-      await Promise.all(memoryIdsOfHits(hits).map((id) => get().ensure(id)));
-    } catch (error) {
-      if (seq === searchSeq) set({ search: { query, hits: [], loaded: true, loading: false, error } });
     }
   },
 
@@ -439,7 +403,7 @@ export function selectMemory(id: number): void {
 
 /** Tests start from a clean slate. */
 export function resetMemoriesStore(): void {
-  clearTimeout(searchTimer);
+  search.cancel();
   clearTimeout(changedTimer);
   inflight.clear();
   useMemories.setState(initialData());

@@ -14,17 +14,12 @@ import type {
 } from '../../shared/api.js';
 import { api } from '../api/index.js';
 import { useApp } from './app.js';
+import { idle, type Loadable } from './loadable.js';
 
 export const RUNS_LIMIT = 10;
 export const AUDIT_PAGE = 25;
 export const AUDIT_FILTERS = ['all', 'ok', 'error', 'invalid'] as const;
 export type AuditFilter = (typeof AUDIT_FILTERS)[number];
-
-interface Loadable {
-  loaded: boolean;
-  loading: boolean;
-  error: unknown;
-}
 
 export interface SleepState {
   status: Loadable & { data: SleepStatus | null };
@@ -62,8 +57,6 @@ export interface SleepState {
   noteMemoriesChanged(): void;
   refreshShown(): void;
 }
-
-const idle = (): Loadable => ({ loaded: false, loading: false, error: null });
 
 let statusSeq = 0;
 let runsSeq = 0;
