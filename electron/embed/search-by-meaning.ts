@@ -4,7 +4,7 @@
 //
 // Nothing here can fail a chat turn or the host's start: a model that will not load, or a build whose
 // database cannot hold vectors, leaves memory search on words, with the reason in the status line.
-import type { EmbeddingsStatus, MemoryChange, Message } from '../../shared/api.js';
+import type { EmbeddingsStatus, MemoryChange, Message, Settings } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { openEmbedder } from './embedder.js';
 import { usableVectorWeight, type VectorSlot } from './active.js';
@@ -88,6 +88,26 @@ export class SearchByMeaning {
   /** The model the settings name, loaded or not. */
   get chosen(): string | null {
     return this.wanted;
+  }
+
+  /**
+   * Follows the host from now on: the settings as they are (`started`), every later settings change
+   * (whoever made it), each night's diary blocks once it is over, and the chosen model downloaded again
+   * after it would not load. Loading runs in the background: searches use words until it is ready.
+   */
+  start(started: Settings): void {
+    this.deps.events.on((event, payload) => {
+      if (event === 'settings.changed') {
+        this.setVectorWeight(payload.memory.vectorWeight);
+        void this.use(payload.models.embedding);
+      }
+      if (event === 'sleep.finished') this.catchUp();
+      if (event === 'models.changed' && payload.models.some((m) => m.id === this.chosen && m.state === 'installed') && this.status().state === 'unavailable') {
+        void this.use(this.chosen, { retry: true });
+      }
+    });
+    this.setVectorWeight(started.memory.vectorWeight);
+    void this.use(started.models.embedding);
   }
 
   private async switchTo(modelId: string | null, retry: boolean): Promise<void> {

@@ -147,7 +147,8 @@ async function launch(options: Parameters<typeof makeElectron>[0] = {}) {
 async function launchReady(options: Parameters<typeof makeElectron>[0] = {}) {
   const e = await launch(options);
   e.ready();
-  await settle();
+  // The window opens after the host starts, asynchronously: wait for it rather than for a fixed time.
+  await vi.waitFor(() => expect(e.windows).toHaveLength(1));
   return e;
 }
 
@@ -208,8 +209,6 @@ describe('after ready', () => {
       secretStorage: 'os-encrypted',
     });
 
-    // The window opens asynchronously after the host starts: on a loaded machine, later than settle().
-    await vi.waitFor(() => expect(e.windows).toHaveLength(1));
     const win = e.windows[0]!;
     expect(win.options.webPreferences).toMatchObject({
       contextIsolation: true,
@@ -261,16 +260,18 @@ describe('after ready', () => {
     const e = await launchReady();
     const win = e.windows[0]!;
     e.children[0]!.emit('exit', 139);
-    await settle();
-    expect(e.dialog.showMessageBox).toHaveBeenCalledTimes(1);
-    expect(e.children).toHaveLength(2);
-    expect(win.webContents.postMessage).toHaveBeenCalledWith('anima:port', null, [expect.objectContaining({ end: 'renderer' })]);
+    await vi.waitFor(() => {
+      expect(e.dialog.showMessageBox).toHaveBeenCalledTimes(1);
+      expect(e.children).toHaveLength(2);
+      expect(win.webContents.postMessage).toHaveBeenCalledWith('anima:port', null, [expect.objectContaining({ end: 'renderer' })]);
+    });
 
     e.children[1]!.emit('exit', 139);
-    await settle();
+    await vi.waitFor(() => {
+      expect(e.dialog.showMessageBox).toHaveBeenCalledTimes(2);
+      expect(win.webContents.send).toHaveBeenCalledWith('anima:host-down');
+    });
     expect(e.children).toHaveLength(2);
-    expect(win.webContents.send).toHaveBeenCalledWith('anima:host-down');
-    expect(e.dialog.showMessageBox).toHaveBeenCalledTimes(2);
   });
 
   it('on quit, asks the host to close and only then lets the app quit', async () => {
@@ -283,8 +284,7 @@ describe('after ready', () => {
     expect(e.app.quit).not.toHaveBeenCalled();
 
     child.emit('exit', 0);
-    await settle();
-    expect(e.app.quit).toHaveBeenCalledTimes(1);
+    await vi.waitFor(() => expect(e.app.quit).toHaveBeenCalledTimes(1));
     expect(e.dialog.showMessageBox).not.toHaveBeenCalled(); // a requested exit is not a crash
 
     const second = { preventDefault: vi.fn() };

@@ -28,7 +28,7 @@ import {
   type InstalledModel,
 } from './download.js';
 import type { HostEvents } from '../events/events.js';
-import type { SettingsPatch, SettingsStore } from '../settings/settings.js';
+import type { SettingsStore } from '../settings/settings.js';
 
 /** What createHost accepts besides HostOptions for on-device models. */
 export interface HostModelOptions {
@@ -248,7 +248,7 @@ export class LocalModels {
     const entry = this.entry(id);
     if (this.downloads.cancel(id)) await this.settled(id);
     const settings = await this.deps.settings.get();
-    if (settings.models.embedding === id) await this.updateSettings({ models: { embedding: null } });
+    if (settings.models.embedding === id) await this.deps.settings.update({ models: { embedding: null } });
     if (entry.task === 'chat') await this.deps.unloadChatModel?.().catch(() => undefined);
     try {
       await deleteModel(this.deps.modelsDir, id);
@@ -278,14 +278,8 @@ export class LocalModels {
 
   async useForEmbeddings(id: string | null): Promise<Settings> {
     await this.checkEmbeddingChoice(id);
-    const next = await this.updateSettings({ models: { embedding: id } });
+    const next = await this.deps.settings.update({ models: { embedding: id } });
     await this.changed(id);
-    return next;
-  }
-
-  private async updateSettings(patch: SettingsPatch): Promise<Settings> {
-    const next = await this.deps.settings.update(patch);
-    this.deps.events.emit('settings.changed', next);
     return next;
   }
 

@@ -90,6 +90,8 @@ export class SettingsStore {
   constructor(
     private readonly db: Database,
     private readonly notice: (message: string) => void,
+    /** Every committed update, whoever made it (the API, a model deleted, a connection removed): the host announces it. */
+    private readonly onChanged: (settings: Settings) => void = () => {},
   ) {}
 
   async get(): Promise<Settings> {
@@ -136,6 +138,7 @@ export class SettingsStore {
       }
     });
     this.cache = next;
+    this.onChanged(next);
     return next;
   }
 }

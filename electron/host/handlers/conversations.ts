@@ -1,0 +1,24 @@
+import type { DomainHandlers, HostServices } from './types.js';
+
+export const conversationsHandlers = (s: HostServices): DomainHandlers<'conversations'> => {
+  const changed = (conversationId: string) => s.events.emit('conversations.changed', { conversationId });
+  return {
+    'conversations.list': (input) => s.conversations.list(input),
+    'conversations.create': async (input) => {
+      const created = await s.conversations.create(input.title);
+      changed(created.id);
+      return created;
+    },
+    'conversations.get': async ({ id }) => ({ conversation: await s.conversations.get(id), messages: await s.conversations.messages(id) }),
+    'conversations.rename': async ({ id, title }) => {
+      const renamed = await s.conversations.rename(id, title);
+      changed(id);
+      return renamed;
+    },
+    'conversations.archive': async ({ id, archived }) => {
+      const result = await s.conversations.archive(id, archived);
+      changed(id);
+      return result;
+    },
+  };
+};

@@ -1,0 +1,52 @@
+// What every handler module is written against: the typed handler map and the host's services.
+import type { z } from 'zod';
+import type { ApiMethod, ApiOutputs, inputs } from '../../../shared/api.js';
+import type { ChatEngine } from '../../agent/chat.js';
+import type { SelfLayer } from '../../companion/self-layer.js';
+import type { Conversations } from '../../conversations/conversations.js';
+import type { Database } from '../../db/open.js';
+import type { SearchByMeaning } from '../../embed/search-by-meaning.js';
+import type { HostEvents } from '../../events/events.js';
+import type { EntityStore } from '../../graph/store.js';
+import type { Recall } from '../../memory/recall/index.js';
+import type { MemoryStore } from '../../memory/store.js';
+import type { LocalModels } from '../../models/local-models.js';
+import type { Providers } from '../../providers/providers.js';
+import type { SecretStore } from '../../settings/secrets.js';
+import type { SettingsStore } from '../../settings/settings.js';
+import type { SleepService } from '../../sleep/service.js';
+import type { Log } from '../../../shared/log.js';
+
+/** The typed handler map: each method receives its already-validated input. */
+export type Handlers = { [K in ApiMethod]: (input: z.output<(typeof inputs)[K]>) => Promise<ApiOutputs[K]> };
+
+/** The handlers of one domain: the methods named `<domain>.…`. */
+export type DomainHandlers<D extends string> = Pick<Handlers, Extract<ApiMethod, `${D}.${string}`>>;
+
+/** Everything createHost builds, as the handlers see it. */
+export interface HostServices {
+  version: string;
+  dataDir: string;
+  mode: 'electron' | 'browser';
+  /** Problems found at start (a reset setting, an unreadable secrets file), shown once in the window. */
+  notices: readonly string[];
+  /** Probe for model servers on this machine when asked. */
+  detectLocalServers: boolean;
+  now: () => Date;
+  log: Log;
+  /** For the sleep room's read functions (sleep/read.ts), which own their SQL. */
+  db: Database;
+  events: HostEvents;
+  secrets: SecretStore;
+  settings: SettingsStore;
+  providers: Providers;
+  localModels: LocalModels;
+  meaning: SearchByMeaning;
+  selfLayer: SelfLayer;
+  conversations: Conversations;
+  memories: MemoryStore;
+  recall: Recall;
+  graph: EntityStore;
+  chat: ChatEngine;
+  sleep: SleepService;
+}
