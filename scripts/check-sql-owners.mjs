@@ -43,8 +43,13 @@ const OWNERS = [
 const READERS = [
   {
     folder: 'electron/memory/recall/',
-    tables: ['messages', 'conversations', 'memories', 'memory_changes', 'diary_blocks'],
-    reason: 'recall is the search read-model over the indexed text: it searches messages, memories and the diary',
+    tables: ['messages', 'conversations', 'memories', 'memory_changes', 'diary_blocks', 'embeddings'],
+    reason: 'recall is the search read-model over the indexed text: it searches messages, memories, the diary and their vectors',
+  },
+  {
+    folder: 'electron/embed/',
+    tables: ['messages', 'memories', 'diary_blocks'],
+    reason: 'vectors are a derived index of the text: the queue reads what it embeds and joins vectors back to live rows',
   },
 ];
 

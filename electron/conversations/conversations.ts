@@ -38,6 +38,23 @@ interface MessageRow {
 const MESSAGE_COLUMNS =
   'id, conversation_id, role, content, status, error, model, created_at, replaced_by, speaker, injected_memory_ids';
 
+/** A chat message as the sleep cycle reads it: with its conversation's title and its place in the order (seq). */
+export interface TranscriptMessage {
+  id: string;
+  conversationId: string;
+  title: string;
+  seq: number;
+  role: 'user' | 'assistant';
+  content: string;
+  status: MessageStatus;
+  speaker: string | null;
+  replacedBy: string | null;
+  createdAt: Date;
+}
+
+/** Watermarks as unnest() reads them: conversation ids and the last seq read in each. */
+const watermarkParams = (after: Map<string, number>) => [[...after.keys()], [...after.values()]];
+
 export function toMessage(r: MessageRow): Message {
   return {
     id: r.id,
@@ -90,6 +107,20 @@ const SUMMARY_SELECT = `
   SELECT c.id, c.title, c.archived, c.created_at, c.updated_at, c.system_prompt, c.system_prompt_day, c.system_prompt_built_at,
     (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL) AS message_count,
     (SELECT m.content FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL ORDER BY m.seq DESC LIMIT 1) AS preview`;
+
+/**
+ * The finished person/companion messages of chat conversations whose body contains `marker` — what the
+ * memory room counts citations from. Takes the caller's transaction: the recount reads and writes in one.
+ */
+export async function chatMessagesContaining(q: Pick<Database, 'query'>, marker: string): Promise<{ id: string; content: string }[]> {
+  const like = `%${marker.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const rows = await q.query<{ id: string; content: string }>(
+    `SELECT m.id, m.content FROM messages m JOIN conversations c ON c.id = m.conversation_id
+     WHERE c.kind = 'chat' AND m.status <> 'streaming' AND m.content LIKE $1`,
+    [like],
+  );
+  return rows.rows;
+}
 
 export class Conversations {
   /**
@@ -289,6 +320,47 @@ export class Conversations {
        WHERE status = 'streaming'`,
     );
     return res.affectedRows ?? 0;
+  }
+
+  // ---- past a watermark: what the sleep cycle has not read yet ----
+
+  /**
+   * The messages of chat conversations past each one's watermark (`after`: conversation id → the
+   * last seq read; a conversation not in it is read from its start), by conversation, in order.
+   */
+  async chatMessagesAfter(after: Map<string, number>): Promise<TranscriptMessage[]> {
+    const rows = await this.db.query<{ id: string; conversation_id: string; title: string; seq: number; role: 'user' | 'assistant'; content: string; status: MessageStatus; speaker: string | null; replaced_by: string | null; created_at: Date }>(
+      `SELECT m.id, m.conversation_id, c.title, m.seq::float8 AS seq, m.role, m.content, m.status, m.speaker, m.replaced_by, m.created_at
+         FROM messages m
+         JOIN conversations c ON c.id = m.conversation_id
+         LEFT JOIN unnest($1::text[], $2::bigint[]) AS w (conversation_id, last_seq) ON w.conversation_id = m.conversation_id
+        WHERE c.kind = 'chat' AND m.seq > coalesce(w.last_seq, 0)
+        ORDER BY m.conversation_id, m.seq`,
+      watermarkParams(after),
+    );
+    return rows.rows.map((r) => ({
+      id: r.id,
+      conversationId: r.conversation_id,
+      title: r.title,
+      seq: Number(r.seq),
+      role: r.role,
+      content: r.content,
+      status: r.status,
+      speaker: r.speaker,
+      replacedBy: r.replaced_by,
+      createdAt: r.created_at,
+    }));
+  }
+
+  /** Whether a chat message past its conversation's watermark (as chatMessagesAfter) was written before `before`. */
+  async hasChatMessageAfter(after: Map<string, number>, before: Date): Promise<boolean> {
+    const r = await this.db.query(
+      `SELECT 1 FROM messages m JOIN conversations c ON c.id = m.conversation_id
+         LEFT JOIN unnest($1::text[], $2::bigint[]) AS w (conversation_id, last_seq) ON w.conversation_id = m.conversation_id
+        WHERE c.kind = 'chat' AND m.seq > coalesce(w.last_seq, 0) AND m.created_at < $3 LIMIT 1`,
+      [...watermarkParams(after), before.toISOString()],
+    );
+    return r.rows.length > 0;
   }
 }
 

@@ -13,6 +13,7 @@
 // downloaded under the same id) loses its old vectors at once and is rebuilt.
 import type { MemoryChange } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
+import { RECALLED_DIARY_KINDS } from '../memory/recall/sidecar.js';
 import { usableVectorWeight, type ActiveVectors, type VectorSlot } from './active.js';
 import { pgvectorSupport } from '../db/pgvector.js';
 import type { Embedder } from './types.js';
@@ -62,9 +63,9 @@ const CLOSE_GRACE_MS = 5000;
 const PROGRESS_MS = 500;
 /** …and written to embedding_state at most this often. */
 const STATE_MS = 5000;
-/** Diary kinds recall searches. Dreams never come back from recall and digests are not indexed. */
-const DIARY_KINDS = ['anchor', 'imprint', 'narrative'];
-const DIARY_KINDS_SQL = DIARY_KINDS.map(sqlLiteral).join(', ');
+/** Only what recall can return gets a vector: dreams never come back from recall and digests are not indexed. */
+const EMBEDDED_DIARY_KINDS: readonly string[] = RECALLED_DIARY_KINDS;
+const EMBEDDED_DIARY_KINDS_SQL = EMBEDDED_DIARY_KINDS.map(sqlLiteral).join(', ');
 const QUERY_CACHE = 64;
 
 export interface EmbeddingProgress {
@@ -648,7 +649,7 @@ export class EmbeddingQueue implements EmbeddingService {
         [diaryIds],
       );
       for (const r of rows.rows) {
-        if (r.hidden || !DIARY_KINDS.includes(r.kind)) drop.diary.push(Number(r.id));
+        if (r.hidden || !EMBEDDED_DIARY_KINDS.includes(r.kind)) drop.diary.push(Number(r.id));
         else texts.push({ source: 'diary', sourceId: Number(r.id), text: r.title ? `${r.title}\n${r.body}` : r.body });
       }
     }
@@ -725,7 +726,7 @@ export class EmbeddingQueue implements EmbeddingService {
     // A memory whose words changed since its vector was made counts as missing.
     memory: `FROM memories m WHERE m.status = 'active'
       AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.source = 'memory' AND e.source_id = m.id AND e.model = $1 AND e.dimensions = $2 AND e.content_hash = md5(m.content))`,
-    diary: `FROM diary_blocks m WHERE m.kind IN (${DIARY_KINDS_SQL}) AND m.hidden_at IS NULL
+    diary: `FROM diary_blocks m WHERE m.kind IN (${EMBEDDED_DIARY_KINDS_SQL}) AND m.hidden_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.source = 'diary' AND e.source_id = m.id AND e.model = $1 AND e.dimensions = $2)`,
   };
 
@@ -776,7 +777,7 @@ export class EmbeddingQueue implements EmbeddingService {
         const swept = await this.db.query(
           `DELETE FROM embeddings e WHERE
              (e.source = 'memory' AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = e.source_id AND m.status = 'active'))
-          OR (e.source = 'diary' AND NOT EXISTS (SELECT 1 FROM diary_blocks d WHERE d.id = e.source_id AND d.hidden_at IS NULL AND d.kind IN (${DIARY_KINDS_SQL})))
+          OR (e.source = 'diary' AND NOT EXISTS (SELECT 1 FROM diary_blocks d WHERE d.id = e.source_id AND d.hidden_at IS NULL AND d.kind IN (${EMBEDDED_DIARY_KINDS_SQL})))
           OR (e.source = 'message' AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.seq = e.source_id AND m.replaced_by IS NULL))`,
         );
         this.stats.deleted += swept.affectedRows ?? 0;

@@ -4,6 +4,8 @@
 // just text — the brackets are what make a citation deliberate.
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 
+import { chatMessagesContaining } from '../conversations/conversations.js';
+
 type Queryable = PGlite | Transaction;
 
 // Up to 15 digits: every id a bigint identity will hand out, and nothing that overflows a double.
@@ -70,13 +72,10 @@ export interface RefSyncResult {
 export async function syncReferenceCounts(db: PGlite): Promise<RefSyncResult> {
   return db.transaction(async (tx) => {
     const activeEnd = await chainEnds(tx);
-    const messages = await tx.query<{ id: string; content: string }>(
-      `SELECT m.id, m.content FROM messages m JOIN conversations c ON c.id = m.conversation_id
-       WHERE c.kind = 'chat' AND m.status <> 'streaming' AND m.content LIKE '%[[anima:%'`,
-    );
+    const messages = await chatMessagesContaining(tx, '[[anima:');
     const messageIds: string[] = [];
     const memoryIds: number[] = [];
-    for (const message of messages.rows) {
+    for (const message of messages) {
       const credited = new Set<number>();
       for (const id of parseCitations(message.content)) {
         const end = activeEnd.get(id);

@@ -54,11 +54,11 @@ import { usableVectorWeight, type ActiveVectors } from '../../embed/active.js';
 import { VECTOR_BUDGET_MS, vectorBranches } from './vector.js';
 import {
   AUTOBIOGRAPHICAL_KINDS,
-  DIARY_KINDS,
+  INDEXED_DIARY_KINDS,
   DiaryIndex,
   LIMBIC_KINDS,
   MemoryIndex,
-  type DiaryKind,
+  type IndexedDiaryKind,
   type Maxima,
   type Sidecar,
 } from './sidecar.js';
@@ -172,7 +172,7 @@ export interface DetailedHit {
   speaker?: string | null;
   conversationId?: string;
   /** diary hits */
-  kind?: DiaryKind;
+  kind?: IndexedDiaryKind;
 }
 
 function abortIfNeeded(signal?: AbortSignal): void {
@@ -546,7 +546,7 @@ function entityBranches(side: Sidecar, about: EntityItems, sources: RecallSource
     } else {
       const kinds = source === 'limbic' ? LIMBIC_KINDS : AUTOBIOGRAPHICAL_KINDS;
       const d = side.diary;
-      take(source, about.diary, (slot) => kinds.includes(DIARY_KINDS[d.index.groupOf(slot)]!), d.index);
+      take(source, about.diary, (slot) => kinds.includes(INDEXED_DIARY_KINDS[d.index.groupOf(slot)]!), d.index);
     }
   }
   return out;
@@ -645,7 +645,7 @@ async function fetchHits(
     tasks.push(
       (async () => {
         const rows = (
-          await db.query<{ id: number; day: string; kind: DiaryKind; title: string | null; body: string; created_at: Date }>(
+          await db.query<{ id: number; day: string; kind: IndexedDiaryKind; title: string | null; body: string; created_at: Date }>(
             // A block the person hid stays in the derived index until it is rebuilt; it is dropped here.
             `SELECT id::float8 AS id, day, kind, title, body, created_at FROM diary_blocks WHERE id = ANY($1::bigint[]) AND hidden_at IS NULL`,
             [diaryKeys],

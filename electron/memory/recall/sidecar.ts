@@ -13,7 +13,7 @@
 // Cost of one pull when nothing changed: a single query of four index-only max() lookups, folded into
 // the query that normalises the search words (index.ts).
 import type { Database } from '../../db/open.js';
-import { MEMORY_TYPES, type MemoryType } from '../../../shared/api.js';
+import { DIARY_KINDS, MEMORY_TYPES, type DiaryKind, type MemoryType } from '../../../shared/api.js';
 import { LexicalIndex, parseTsvector } from './lexical-index.js';
 import { Vocabulary } from './vocabulary.js';
 
@@ -28,12 +28,15 @@ const CHUNK = 2000;
 /** Lets queued work (IPC, a streaming reply) run between two chunks of a build. */
 const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export const DIARY_KINDS = ['anchor', 'imprint', 'narrative', 'dream'] as const;
-export type DiaryKind = (typeof DIARY_KINDS)[number];
+/** The diary kinds the recall index holds, in the order of their group numbers: all but digests (a list of changes, not something lived). */
+export const INDEXED_DIARY_KINDS = DIARY_KINDS.filter((k): k is Exclude<DiaryKind, 'digest'> => k !== 'digest');
+export type IndexedDiaryKind = (typeof INDEXED_DIARY_KINDS)[number];
 /** Anchors and imprints are limbic memory; narratives and dreams are autobiographical. */
-export const LIMBIC_KINDS: DiaryKind[] = ['anchor', 'imprint'];
+export const LIMBIC_KINDS: IndexedDiaryKind[] = ['anchor', 'imprint'];
 // Dreams are indexed but never recalled: they are the companion's inventions, not something that happened.
-export const AUTOBIOGRAPHICAL_KINDS: DiaryKind[] = ['narrative'];
+export const AUTOBIOGRAPHICAL_KINDS: IndexedDiaryKind[] = ['narrative'];
+/** The diary kinds recall can return. */
+export const RECALLED_DIARY_KINDS: readonly IndexedDiaryKind[] = [...LIMBIC_KINDS, ...AUTOBIOGRAPHICAL_KINDS];
 
 export interface Maxima {
   seq: number;
@@ -101,9 +104,9 @@ class DiaryIndex {
   index = new LexicalIndex();
   vocab = new Vocabulary();
   lastId = 0;
-  static scope(kinds: readonly DiaryKind[]): Uint8Array {
-    const mask = new Uint8Array(DIARY_KINDS.length);
-    for (const k of kinds) mask[DIARY_KINDS.indexOf(k)] = 1;
+  static scope(kinds: readonly IndexedDiaryKind[]): Uint8Array {
+    const mask = new Uint8Array(INDEXED_DIARY_KINDS.length);
+    for (const k of kinds) mask[INDEXED_DIARY_KINDS.indexOf(k)] = 1;
     return mask;
   }
 }
@@ -257,7 +260,7 @@ export class Sidecar {
         )
       ).rows;
       for (const r of rows) {
-        const g = DIARY_KINDS.indexOf(r.kind as DiaryKind);
+        const g = INDEXED_DIARY_KINDS.indexOf(r.kind as IndexedDiaryKind);
         if (g >= 0) {
           d.index.put(Number(r.id), g, parseTsvector(r.v));
           d.vocab.addText(r.text);
