@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-const fake = vi.hoisted(() => ({ current: null as null | ReturnType<typeof import('./main.test.js')['makeElectron']> }));
+const fake = vi.hoisted(() => ({ current: null as null | ReturnType<typeof makeElectron> }));
 
 vi.mock('electron', () => {
   // Each export reads from the current test's fake, created by launch().
