@@ -1,6 +1,6 @@
 import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ErrorNote } from '../../components/ErrorNote.js';
+import { RetryNote } from '../../components/LoadPanel.js';
 import { reportError } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
 import { useConversations } from '../../stores/conversations.js';
@@ -55,7 +55,6 @@ function Welcome({ hasConversation }: { hasConversation: boolean }) {
 }
 
 export function ChatView() {
-  const { t } = useTranslation();
   const openId = useChat((s) => s.openId);
   const messages = useChat((s) => (s.openId ? s.messages[s.openId] : undefined));
   const streamingId = useChat((s) => (s.openId ? s.streaming[s.openId] : undefined));
@@ -79,11 +78,7 @@ export function ChatView() {
         <ConversationHeader />
         {loadError && !messages ? (
           <div className="conv-load-error">
-            <ErrorNote error={loadError}>
-              <button type="button" className="button small" onClick={() => openId && void useChat.getState().open(openId)}>
-                {t('common.retry')}
-              </button>
-            </ErrorNote>
+            <RetryNote error={loadError} onRetry={() => openId && void useChat.getState().open(openId)} />
           </div>
         ) : openId && messages && !isEmpty ? (
           <MessageList key={openId} conversationId={openId} messages={messages} streamingId={streamingId} stoppedByUser={stoppedByUser} />

@@ -6,9 +6,9 @@ import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DiaryBlock, DiaryDay, Mood, RecallHit } from '../../../shared/api.js';
 import { useDayLabels, useTimeFormat } from '../../app/hooks.js';
-import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { Illustration } from '../../components/Illustration.js';
+import { Loading, RetryNote } from '../../components/LoadPanel.js';
 import { SleepNowButton, useNextSleepWords } from '../../components/SleepNow.js';
 import { paragraphs } from '../../lib/days.js';
 import { arousalWord, moodColor, moodLabels, valenceWord } from '../../lib/mood.js';
@@ -198,15 +198,7 @@ function SearchResults() {
     void s.goToDay(target.day, target.blockId);
   };
 
-  if (search.error) {
-    return (
-      <ErrorNote error={search.error}>
-        <button type="button" className="button small" onClick={() => void useDiary.getState().runSearch()}>
-          {t('common.retry')}
-        </button>
-      </ErrorNote>
-    );
-  }
+  if (search.error) return <RetryNote error={search.error} onRetry={() => void useDiary.getState().runSearch()} />;
   const hits = search.hits.filter((h) => hitDay(h));
   if (search.loaded && !hits.length && !search.loading) {
     return <p className="diary-note">{t('diary.search.empty', { query: query.trim() })}</p>;
@@ -275,15 +267,7 @@ function Timeline() {
     return () => clearTimeout(id);
   }, [glow]);
 
-  if (days.error && !days.items.length) {
-    return (
-      <ErrorNote error={days.error}>
-        <button type="button" className="button small" onClick={() => void useDiary.getState().refreshDays()}>
-          {t('common.retry')}
-        </button>
-      </ErrorNote>
-    );
-  }
+  if (days.error && !days.items.length) return <RetryNote error={days.error} onRetry={() => void useDiary.getState().refreshDays()} />;
   return (
     <>
       <section ref={list} className="diary-days" aria-label={t('diary.daysLabel')} aria-busy={days.loading || undefined}>
@@ -293,11 +277,7 @@ function Timeline() {
       </section>
       <div className="diary-more">
         {days.olderError ? (
-          <ErrorNote error={days.olderError} compact>
-            <button type="button" className="button small" onClick={() => void useDiary.getState().loadOlder()}>
-              {t('common.retry')}
-            </button>
-          </ErrorNote>
+          <RetryNote error={days.olderError} compact onRetry={() => void useDiary.getState().loadOlder()} />
         ) : days.hasMore ? (
           <button type="button" className="button" data-testid="diary-older" disabled={days.loadingOlder} onClick={() => void useDiary.getState().loadOlder()}>
             {days.loadingOlder ? <span className="spinner" aria-hidden="true" /> : null}
@@ -333,9 +313,7 @@ export function DiaryView() {
           {!empty ? <p className="diary-intro">{t('diary.intro')}</p> : null}
         </header>
         {!days.loaded ? (
-          <p className="help" aria-busy="true">
-            {t('common.loading')}
-          </p>
+          <Loading />
         ) : empty ? (
           <Empty />
         ) : (

@@ -5,7 +5,7 @@ import { useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { MoodPoint } from '../../../shared/api.js';
 import { useDayLabels } from '../../app/hooks.js';
-import { ErrorNote } from '../../components/ErrorNote.js';
+import { LoadPanel } from '../../components/LoadPanel.js';
 import { arousalWord, moodChart, moodColor, MOOD_RANGES, valenceWord, type ChartModel, type MoodRange } from '../../lib/mood.js';
 import { useApp } from '../../stores/app.js';
 import { useDiary } from '../../stores/diary.js';
@@ -124,21 +124,15 @@ export function MoodChart() {
           ))}
         </div>
       </div>
-      {mood.error && !mood.points.length ? (
-        <ErrorNote error={mood.error} compact>
-          <button type="button" className="button small" onClick={() => void useDiary.getState().refreshMood()}>
-            {t('common.retry')}
-          </button>
-        </ErrorNote>
-      ) : !mood.loaded ? (
-        <p className="help mood-loading" aria-busy="true">
-          {t('common.loading')}
-        </p>
-      ) : mood.points.length ? (
-        <Chart points={mood.points} range={range} />
-      ) : (
-        <p className="help">{t('diary.chart.empty')}</p>
-      )}
+      <LoadPanel
+        error={mood.points.length ? null : mood.error}
+        loaded={mood.loaded}
+        compact
+        loadingClassName="help mood-loading"
+        onRetry={() => void useDiary.getState().refreshMood()}
+      >
+        {mood.points.length ? <Chart points={mood.points} range={range} /> : <p className="help">{t('diary.chart.empty')}</p>}
+      </LoadPanel>
     </section>
   );
 }

@@ -4,9 +4,9 @@ import { useEffect, useRef, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DiaryBlock } from '../../../shared/api.js';
 import { useDayLabels } from '../../app/hooks.js';
-import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { Illustration } from '../../components/Illustration.js';
+import { LoadPanel } from '../../components/LoadPanel.js';
 import { SleepNowButton, useNextSleepWords } from '../../components/SleepNow.js';
 import { paragraphs } from '../../lib/days.js';
 import { useApp } from '../../stores/app.js';
@@ -179,21 +179,9 @@ export function DreamsView() {
           <h1 className="page-title">{t('dreams.title')}</h1>
           {dreams.items.length ? <p className="diary-intro">{t('dreams.intro')}</p> : null}
         </header>
-        {dreams.error && !dreams.items.length ? (
-          <ErrorNote error={dreams.error}>
-            <button type="button" className="button small" onClick={() => void useDiary.getState().refreshDreams()}>
-              {t('common.retry')}
-            </button>
-          </ErrorNote>
-        ) : !dreams.loaded ? (
-          <p className="help" aria-busy="true">
-            {t('common.loading')}
-          </p>
-        ) : empty ? (
-          <Empty />
-        ) : (
-          <DreamList dreams={dreams.items} returnTo={returnTo} />
-        )}
+        <LoadPanel error={dreams.items.length ? null : dreams.error} loaded={dreams.loaded} onRetry={() => void useDiary.getState().refreshDreams()}>
+          {empty ? <Empty /> : <DreamList dreams={dreams.items} returnTo={returnTo} />}
+        </LoadPanel>
       </div>
     </div>
   );

@@ -9,12 +9,14 @@ import { openMemory } from '../../app/actions.js';
 import { useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { LoadPanel } from '../../components/LoadPanel.js';
 import { TypeBadge } from '../../components/MemoryBits.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatCount } from '../../lib/memories.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
 import { sortRelations, useGraph, validityOf } from '../../stores/graph.js';
+import { isNotFound } from '../../stores/loadable.js';
 import { historyText } from './history.js';
 import { useDayFormat, useRelationLabel } from './hooks.js';
 
@@ -592,20 +594,10 @@ export function EntityPanel({ id }: { id: number }) {
       <div className="graph-panel-body">
         {detail?.data ? (
           <Loaded data={detail.data} />
-        ) : detail?.error ? (
-          detail.error instanceof ApiError && detail.error.code === 'not_found' ? (
-            <p className="graph-note-inline">{t('graph.panel.notFound')}</p>
-          ) : (
-            <ErrorNote error={detail.error}>
-              <button type="button" className="button small" onClick={() => void useGraph.getState().loadDetail(id)}>
-                {t('common.retry')}
-              </button>
-            </ErrorNote>
-          )
+        ) : isNotFound(detail?.error) ? (
+          <p className="graph-note-inline">{t('graph.panel.notFound')}</p>
         ) : (
-          <p className="help" aria-busy="true">
-            {t('common.loading')}
-          </p>
+          <LoadPanel error={detail?.error} loaded={false} onRetry={() => void useGraph.getState().loadDetail(id)} />
         )}
       </div>
     </aside>

@@ -7,6 +7,7 @@ import type { Entity } from '../../../shared/api.js';
 import { useMediaQuery } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { Loading, RetryNote } from '../../components/LoadPanel.js';
 import { SleepNowButton, useNextSleepWords } from '../../components/SleepNow.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatCount } from '../../lib/memories.js';
@@ -333,11 +334,7 @@ export function GraphView() {
           <ModeBanner />
           {slice.error ? (
             <div className="graph-error">
-              <ErrorNote error={slice.error} compact>
-                <button type="button" className="button small" onClick={() => void useGraph.getState().refresh()}>
-                  {t('common.retry')}
-                </button>
-              </ErrorNote>
+              <RetryNote error={slice.error} compact onRetry={() => void useGraph.getState().refresh()} />
             </div>
           ) : null}
           {data && !data.nodes.length && (kinds.length || at) ? (
@@ -347,11 +344,7 @@ export function GraphView() {
           ) : null}
         </div>
 
-        {!data && !slice.error ? (
-          <p className="graph-loading" aria-busy="true">
-            {t('common.loading')}
-          </p>
-        ) : null}
+        {!data && !slice.error ? <Loading className="graph-loading" /> : null}
         {empty ? <EmptyNote /> : null}
 
         {!empty && data ? (

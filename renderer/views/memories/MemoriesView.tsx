@@ -4,9 +4,9 @@ import { memo, useEffect, useRef, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { MEMORY_STATUSES, MEMORY_TYPES, type Memory, type RecallHit } from '../../../shared/api.js';
 import { useTimeFormat } from '../../app/hooks.js';
-import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { Illustration } from '../../components/Illustration.js';
+import { Loading, RetryNote } from '../../components/LoadPanel.js';
 import { MemoryCounts, StatusBadge, TypeBadge } from '../../components/MemoryBits.js';
 import { currentLocale } from '../../i18n/index.js';
 import {
@@ -210,11 +210,7 @@ function MemoryList() {
     if (search.error) {
       return (
         <div className="mem-list-note">
-          <ErrorNote error={search.error}>
-            <button type="button" className="button small" onClick={() => void useMemories.getState().runSearch()}>
-              {t('common.retry')}
-            </button>
-          </ErrorNote>
+          <RetryNote error={search.error} onRetry={() => void useMemories.getState().runSearch()} />
         </div>
       );
     }
@@ -243,15 +239,11 @@ function MemoryList() {
   if (list.error && !list.items.length) {
     return (
       <div className="mem-list-note">
-        <ErrorNote error={list.error}>
-          <button type="button" className="button small" onClick={() => void useMemories.getState().refreshList()}>
-            {t('common.retry')}
-          </button>
-        </ErrorNote>
+        <RetryNote error={list.error} onRetry={() => void useMemories.getState().refreshList()} />
       </div>
     );
   }
-  if (!list.loaded) return <p className="mem-list-empty" aria-busy="true">{t('common.loading')}</p>;
+  if (!list.loaded) return <Loading className="mem-list-empty" />;
   if (!list.items.length) {
     if (!filtersAreDefault(filters)) {
       return (

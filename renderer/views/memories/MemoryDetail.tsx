@@ -6,6 +6,7 @@ import { ApiError, MAX_MEMORY_CHARS, MEMORY_TYPES, type Memory, type MemoryChang
 import { useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { LoadPanel } from '../../components/LoadPanel.js';
 import { modKeyLabel } from '../../lib/platform.js';
 import { MemoryCounts, StatusBadge, TypeBadge } from '../../components/MemoryBits.js';
 import {
@@ -19,6 +20,7 @@ import {
   sourceKey,
 } from '../../lib/memories.js';
 import { reportError, useApp } from '../../stores/app.js';
+import { isNotFound } from '../../stores/loadable.js';
 import { useMemories, type MemoryDetail } from '../../stores/memories.js';
 
 /** A refused save in words: the host's own reason for invalid input, the usual sentence otherwise. */
@@ -505,20 +507,10 @@ export function MemoryDetailPanel({ id }: { id: number }) {
       <div className="mem-side-body">
         {detail?.data ? (
           <Loaded data={detail.data} />
-        ) : detail?.error ? (
-          detail.error instanceof ApiError && detail.error.code === 'not_found' ? (
-            <p className="mem-note">{t('memories.notFound')}</p>
-          ) : (
-            <ErrorNote error={detail.error}>
-              <button type="button" className="button small" onClick={() => void useMemories.getState().loadDetail(id)}>
-                {t('common.retry')}
-              </button>
-            </ErrorNote>
-          )
+        ) : isNotFound(detail?.error) ? (
+          <p className="mem-note">{t('memories.notFound')}</p>
         ) : (
-          <p className="help" aria-busy="true">
-            {t('common.loading')}
-          </p>
+          <LoadPanel error={detail?.error} loaded={false} onRetry={() => void useMemories.getState().loadDetail(id)} />
         )}
       </div>
     </div>

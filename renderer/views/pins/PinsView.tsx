@@ -4,9 +4,9 @@ import { useCallback, useEffect, useRef, useState, type DragEvent } from 'react'
 import { useTranslation } from 'react-i18next';
 import type { Memory } from '../../../shared/api.js';
 import { openMemory } from '../../app/actions.js';
-import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { Illustration } from '../../components/Illustration.js';
+import { LoadPanel } from '../../components/LoadPanel.js';
 import { MemoryCounts, StatusBadge, TypeBadge } from '../../components/MemoryBits.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatCount, moveBy, moveTo } from '../../lib/memories.js';
@@ -260,44 +260,36 @@ function Resident() {
         ) : null}
       </div>
       <p className="help">{t('pins.resident.intro')}</p>
-      {resident.error && !data ? (
-        <ErrorNote error={resident.error} compact>
-          <button type="button" className="button small" onClick={() => void useMemories.getState().refreshResident()}>
-            {t('common.retry')}
-          </button>
-        </ErrorNote>
-      ) : data ? (
-        <>
-          {data.chars > 0 ? (
-            <p className="resident-size" data-testid="resident-size">
-              <strong>{t('pins.resident.size', { chars: formatCount(data.chars, locale), tokens: formatCount(data.estimatedTokens, locale) })}</strong>
-              <span className="resident-parts">
-                {' · '}
-                {t('pins.resident.parts', { pinned: formatCount(data.pinned, locale), referenced: formatCount(data.referenced, locale) })}
-              </span>
-            </p>
-          ) : null}
-          {data.pinnedCut > 0 ? (
-            <p className="resident-cut" role="note" data-testid="resident-cut">
-              <Icon name="alert" size={15} />
-              {t('pins.resident.cut', { count: data.pinnedCut, max: RESIDENT_PIN_CAP })}
-            </p>
-          ) : null}
-          {data.text ? (
-            <pre className="resident-text" data-testid="resident-preview" tabIndex={0} aria-label={t('pins.resident.label')}>
-              {data.text}
-            </pre>
-          ) : (
-            <p className="resident-empty" data-testid="resident-preview">
-              {t('pins.resident.empty')}
-            </p>
-          )}
-        </>
-      ) : (
-        <p className="help" aria-busy="true">
-          {t('common.loading')}
-        </p>
-      )}
+      <LoadPanel error={data ? null : resident.error} loaded={Boolean(data)} compact onRetry={() => void useMemories.getState().refreshResident()}>
+        {data ? (
+          <>
+            {data.chars > 0 ? (
+              <p className="resident-size" data-testid="resident-size">
+                <strong>{t('pins.resident.size', { chars: formatCount(data.chars, locale), tokens: formatCount(data.estimatedTokens, locale) })}</strong>
+                <span className="resident-parts">
+                  {' · '}
+                  {t('pins.resident.parts', { pinned: formatCount(data.pinned, locale), referenced: formatCount(data.referenced, locale) })}
+                </span>
+              </p>
+            ) : null}
+            {data.pinnedCut > 0 ? (
+              <p className="resident-cut" role="note" data-testid="resident-cut">
+                <Icon name="alert" size={15} />
+                {t('pins.resident.cut', { count: data.pinnedCut, max: RESIDENT_PIN_CAP })}
+              </p>
+            ) : null}
+            {data.text ? (
+              <pre className="resident-text" data-testid="resident-preview" tabIndex={0} aria-label={t('pins.resident.label')}>
+                {data.text}
+              </pre>
+            ) : (
+              <p className="resident-empty" data-testid="resident-preview">
+                {t('pins.resident.empty')}
+              </p>
+            )}
+          </>
+        ) : null}
+      </LoadPanel>
     </section>
   );
 }
@@ -340,19 +332,9 @@ export function PinsView() {
           ) : (
             <>
               <p className="pins-intro">{t('pins.intro')}</p>
-              {pins.error && !pins.items.length ? (
-                <ErrorNote error={pins.error}>
-                  <button type="button" className="button small" onClick={() => void useMemories.getState().refreshPins()}>
-                    {t('common.retry')}
-                  </button>
-                </ErrorNote>
-              ) : !pins.loaded ? (
-                <p className="help" aria-busy="true">
-                  {t('common.loading')}
-                </p>
-              ) : (
+              <LoadPanel error={pins.items.length ? null : pins.error} loaded={pins.loaded} onRetry={() => void useMemories.getState().refreshPins()}>
                 <PinList />
-              )}
+              </LoadPanel>
             </>
           )}
         </section>

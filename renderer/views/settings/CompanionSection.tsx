@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { SELF_BLOCK_KEYS, type SelfBlock, type SelfBlockKey } from '../../../shared/api.js';
 import { useTimeFormat } from '../../app/hooks.js';
-import { ErrorNote } from '../../components/ErrorNote.js';
+import { RetryNote } from '../../components/LoadPanel.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { useSelf } from '../../stores/self.js';
 
@@ -131,13 +131,7 @@ export function CompanionSection() {
   return (
     <div className="settings-section" data-testid="settings-section-companion">
       <p className="section-intro">{t('companion.intro')}</p>
-      {error ? (
-        <ErrorNote error={error}>
-          <button type="button" className="button small" onClick={() => void useSelf.getState().load()}>
-            {t('common.retry')}
-          </button>
-        </ErrorNote>
-      ) : null}
+      {error ? <RetryNote error={error} onRetry={() => void useSelf.getState().load()} /> : null}
       {!loaded ? <p className="empty-line">{t('common.loading')}</p> : null}
       {SELF_BLOCK_KEYS.map((key) => {
         const block = blocks[key];

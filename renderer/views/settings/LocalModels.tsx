@@ -8,6 +8,7 @@ import { useTranslation } from 'react-i18next';
 import type { LocalModel, LocalModelTask, ModelDownloadProgress } from '../../../shared/api.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { RetryNote } from '../../components/LoadPanel.js';
 import { currentLocale } from '../../i18n/index.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { formatBytes, languageNames, percentDone, searchModel, timeLeft, useModels } from '../../stores/models.js';
@@ -555,13 +556,7 @@ export function LocalModels() {
         {t('models.local.title')}
       </h3>
       <p className="help lm-intro">{t('models.local.intro')}</p>
-      {error && !items.length ? (
-        <ErrorNote error={error}>
-          <button type="button" className="button small" onClick={() => void useModels.getState().refresh().catch(() => {})}>
-            {t('common.retry')}
-          </button>
-        </ErrorNote>
-      ) : null}
+      {error && !items.length ? <RetryNote error={error} onRetry={() => void useModels.getState().refresh().catch(() => {})} /> : null}
       {!loaded ? (
         <p className="detect-status" role="status">
           <span className="spinner" aria-hidden="true" /> {t('common.loading')}

@@ -5,8 +5,8 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { AuditEntry } from '../../../shared/api.js';
 import { useTimeFormat } from '../../app/hooks.js';
-import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { LoadPanel } from '../../components/LoadPanel.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatCompact, formatDuration } from '../../lib/night.js';
 import { AUDIT_FILTERS, AUDIT_PAGE, useSleep } from '../../stores/sleep.js';
@@ -96,81 +96,73 @@ function AuditDialog() {
             <Icon name="close" size={18} />
           </button>
         </header>
-        {detail.error ? (
-          <ErrorNote error={detail.error} compact>
-            <button type="button" className="button small" onClick={() => void useSleep.getState().openAudit(detail.id)}>
-              {t('common.retry')}
-            </button>
-          </ErrorNote>
-        ) : !d ? (
-          <p className="help" aria-busy="true">
-            {t('common.loading')}
-          </p>
-        ) : (
-          <div className="audit-dialog-body">
-            <dl className="audit-facts">
-              <div>
-                <dt>{t('sleep.audit.cols.time')}</dt>
-                <dd>{full(d.createdAt)}</dd>
-              </div>
-              <div>
-                <dt>{t('sleep.audit.cols.status')}</dt>
-                <dd>
-                  <StatusBadge status={d.status} />
-                </dd>
-              </div>
-              <div>
-                <dt>{t('sleep.audit.cols.step')}</dt>
-                <dd>
-                  {stepName(d.stepId)}
-                  {d.runId !== null ? <span className="audit-muted"> · {t('sleep.audit.run', { id: d.runId })}</span> : null}
-                </dd>
-              </div>
-              <div>
-                <dt>{t('sleep.audit.cols.model')}</dt>
-                <dd className="mono">{d.model}</dd>
-              </div>
-              <div>
-                <dt>{t('sleep.audit.cols.duration')}</dt>
-                <dd>{formatDuration(d.durationMs, locale)}</dd>
-              </div>
-              <div>
-                <dt>{t('sleep.audit.cols.tokens')}</dt>
-                <dd>{tokens(d, locale, t)}</dd>
-              </div>
-            </dl>
-            {d.error ? (
-              <p className="audit-error" role="note">
-                <Icon name="alert" size={15} />
-                <span>{d.error}</span>
-              </p>
-            ) : null}
-            <section className="audit-text" aria-labelledby={`${titleId}-prompt`}>
-              <div className="audit-text-head">
-                <h3 id={`${titleId}-prompt`}>{t('sleep.audit.prompt')}</h3>
-                <span className="audit-muted">{t('sleep.audit.chars', { count: d.prompt.length, formatted: formatCompact(d.prompt.length, locale) })}</span>
-                <CopyButton text={d.prompt} />
-              </div>
-              <pre className="audit-pre" data-testid="audit-prompt" tabIndex={0} aria-labelledby={`${titleId}-prompt`}>
-                {d.prompt}
-              </pre>
-            </section>
-            <section className="audit-text" aria-labelledby={`${titleId}-response`}>
-              <div className="audit-text-head">
-                <h3 id={`${titleId}-response`}>{t('sleep.audit.response')}</h3>
-                <span className="audit-muted">{t('sleep.audit.chars', { count: d.response.length, formatted: formatCompact(d.response.length, locale) })}</span>
-                {d.response ? <CopyButton text={d.response} /> : null}
-              </div>
-              {d.response ? (
-                <pre className="audit-pre" data-testid="audit-response" tabIndex={0} aria-labelledby={`${titleId}-response`}>
-                  {d.response}
+        <LoadPanel error={detail.error} loaded={Boolean(d)} compact onRetry={() => void useSleep.getState().openAudit(detail.id)}>
+          {d ? (
+            <div className="audit-dialog-body">
+              <dl className="audit-facts">
+                <div>
+                  <dt>{t('sleep.audit.cols.time')}</dt>
+                  <dd>{full(d.createdAt)}</dd>
+                </div>
+                <div>
+                  <dt>{t('sleep.audit.cols.status')}</dt>
+                  <dd>
+                    <StatusBadge status={d.status} />
+                  </dd>
+                </div>
+                <div>
+                  <dt>{t('sleep.audit.cols.step')}</dt>
+                  <dd>
+                    {stepName(d.stepId)}
+                    {d.runId !== null ? <span className="audit-muted"> · {t('sleep.audit.run', { id: d.runId })}</span> : null}
+                  </dd>
+                </div>
+                <div>
+                  <dt>{t('sleep.audit.cols.model')}</dt>
+                  <dd className="mono">{d.model}</dd>
+                </div>
+                <div>
+                  <dt>{t('sleep.audit.cols.duration')}</dt>
+                  <dd>{formatDuration(d.durationMs, locale)}</dd>
+                </div>
+                <div>
+                  <dt>{t('sleep.audit.cols.tokens')}</dt>
+                  <dd>{tokens(d, locale, t)}</dd>
+                </div>
+              </dl>
+              {d.error ? (
+                <p className="audit-error" role="note">
+                  <Icon name="alert" size={15} />
+                  <span>{d.error}</span>
+                </p>
+              ) : null}
+              <section className="audit-text" aria-labelledby={`${titleId}-prompt`}>
+                <div className="audit-text-head">
+                  <h3 id={`${titleId}-prompt`}>{t('sleep.audit.prompt')}</h3>
+                  <span className="audit-muted">{t('sleep.audit.chars', { count: d.prompt.length, formatted: formatCompact(d.prompt.length, locale) })}</span>
+                  <CopyButton text={d.prompt} />
+                </div>
+                <pre className="audit-pre" data-testid="audit-prompt" tabIndex={0} aria-labelledby={`${titleId}-prompt`}>
+                  {d.prompt}
                 </pre>
-              ) : (
-                <p className="help">{t('sleep.audit.noResponse')}</p>
-              )}
-            </section>
-          </div>
-        )}
+              </section>
+              <section className="audit-text" aria-labelledby={`${titleId}-response`}>
+                <div className="audit-text-head">
+                  <h3 id={`${titleId}-response`}>{t('sleep.audit.response')}</h3>
+                  <span className="audit-muted">{t('sleep.audit.chars', { count: d.response.length, formatted: formatCompact(d.response.length, locale) })}</span>
+                  {d.response ? <CopyButton text={d.response} /> : null}
+                </div>
+                {d.response ? (
+                  <pre className="audit-pre" data-testid="audit-response" tabIndex={0} aria-labelledby={`${titleId}-response`}>
+                    {d.response}
+                  </pre>
+                ) : (
+                  <p className="help">{t('sleep.audit.noResponse')}</p>
+                )}
+              </section>
+            </div>
+          ) : null}
+        </LoadPanel>
       </div>
     </dialog>
   );
@@ -206,105 +198,97 @@ export function AuditLog() {
         </div>
       </div>
 
-      {audit.error && !audit.items.length ? (
-        <ErrorNote error={audit.error} compact>
-          <button type="button" className="button small" onClick={() => void useSleep.getState().refreshAudit()}>
-            {t('common.retry')}
-          </button>
-        </ErrorNote>
-      ) : !audit.loaded ? (
-        <p className="help" aria-busy="true">
-          {t('common.loading')}
-        </p>
-      ) : !audit.items.length ? (
-        <p className="sleep-empty-note">{audit.filter === 'all' ? t('sleep.audit.empty') : t('sleep.audit.emptyFiltered')}</p>
-      ) : (
-        <>
-          <div className="audit-scroll">
-            <table className="audit-table" aria-busy={audit.loading || undefined}>
-              <thead>
-                <tr>
-                  <th scope="col">{t('sleep.audit.cols.time')}</th>
-                  <th scope="col">{t('sleep.audit.cols.purpose')}</th>
-                  <th scope="col">{t('sleep.audit.cols.step')}</th>
-                  <th scope="col">{t('sleep.audit.cols.model')}</th>
-                  <th scope="col" className="num">
-                    {t('sleep.audit.cols.duration')}
-                  </th>
-                  <th scope="col" className="num">
-                    {t('sleep.audit.cols.tokens')}
-                  </th>
-                  <th scope="col">{t('sleep.audit.cols.status')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {audit.items.map((e) => (
-                  <tr
-                    key={e.id}
-                    className={openId === e.id ? 'selected' : undefined}
-                    data-testid="audit-row"
-                    data-id={e.id}
-                    data-status={e.status}
-                    onClick={() => void useSleep.getState().openAudit(e.id)}
-                  >
-                    <td className="audit-when">
-                      <time dateTime={e.createdAt} title={full(e.createdAt)}>
-                        {when(e.createdAt, true)}
-                      </time>
-                    </td>
-                    <td>
-                      <button
-                        type="button"
-                        className="audit-open"
-                        aria-haspopup="dialog"
-                        aria-expanded={openId === e.id}
-                        onClick={(ev) => {
-                          ev.stopPropagation();
-                          void useSleep.getState().openAudit(e.id);
-                        }}
-                      >
-                        {e.purpose}
-                      </button>
-                    </td>
-                    <td>{e.stepId ? stepName(e.stepId) : '—'}</td>
-                    <td className="mono audit-model" title={e.model}>
-                      {e.model}
-                    </td>
-                    <td className="num">{formatDuration(e.durationMs, locale)}</td>
-                    <td className="num">{tokens(e, locale, t)}</td>
-                    <td>
-                      <StatusBadge status={e.status} />
-                    </td>
+      <LoadPanel error={audit.items.length ? null : audit.error} loaded={audit.loaded} compact onRetry={() => void useSleep.getState().refreshAudit()}>
+        {!audit.items.length ? (
+          <p className="sleep-empty-note">{audit.filter === 'all' ? t('sleep.audit.empty') : t('sleep.audit.emptyFiltered')}</p>
+        ) : (
+          <>
+            <div className="audit-scroll">
+              <table className="audit-table" aria-busy={audit.loading || undefined}>
+                <thead>
+                  <tr>
+                    <th scope="col">{t('sleep.audit.cols.time')}</th>
+                    <th scope="col">{t('sleep.audit.cols.purpose')}</th>
+                    <th scope="col">{t('sleep.audit.cols.step')}</th>
+                    <th scope="col">{t('sleep.audit.cols.model')}</th>
+                    <th scope="col" className="num">
+                      {t('sleep.audit.cols.duration')}
+                    </th>
+                    <th scope="col" className="num">
+                      {t('sleep.audit.cols.tokens')}
+                    </th>
+                    <th scope="col">{t('sleep.audit.cols.status')}</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <div className="audit-pager">
-            <span>{t('sleep.audit.range', { from: formatCompact(from, locale), to: formatCompact(to, locale), total: formatCompact(audit.total, locale) })}</span>
-            <div className="audit-pager-buttons">
-              <button
-                type="button"
-                className="button small"
-                data-testid="audit-newer"
-                disabled={audit.offset === 0 || audit.loading}
-                onClick={() => useSleep.getState().auditPage(audit.offset - AUDIT_PAGE)}
-              >
-                {t('sleep.audit.newer')}
-              </button>
-              <button
-                type="button"
-                className="button small"
-                data-testid="audit-older"
-                disabled={to >= audit.total || audit.loading}
-                onClick={() => useSleep.getState().auditPage(audit.offset + AUDIT_PAGE)}
-              >
-                {t('sleep.audit.older')}
-              </button>
+                </thead>
+                <tbody>
+                  {audit.items.map((e) => (
+                    <tr
+                      key={e.id}
+                      className={openId === e.id ? 'selected' : undefined}
+                      data-testid="audit-row"
+                      data-id={e.id}
+                      data-status={e.status}
+                      onClick={() => void useSleep.getState().openAudit(e.id)}
+                    >
+                      <td className="audit-when">
+                        <time dateTime={e.createdAt} title={full(e.createdAt)}>
+                          {when(e.createdAt, true)}
+                        </time>
+                      </td>
+                      <td>
+                        <button
+                          type="button"
+                          className="audit-open"
+                          aria-haspopup="dialog"
+                          aria-expanded={openId === e.id}
+                          onClick={(ev) => {
+                            ev.stopPropagation();
+                            void useSleep.getState().openAudit(e.id);
+                          }}
+                        >
+                          {e.purpose}
+                        </button>
+                      </td>
+                      <td>{e.stepId ? stepName(e.stepId) : '—'}</td>
+                      <td className="mono audit-model" title={e.model}>
+                        {e.model}
+                      </td>
+                      <td className="num">{formatDuration(e.durationMs, locale)}</td>
+                      <td className="num">{tokens(e, locale, t)}</td>
+                      <td>
+                        <StatusBadge status={e.status} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
             </div>
-          </div>
-        </>
-      )}
+            <div className="audit-pager">
+              <span>{t('sleep.audit.range', { from: formatCompact(from, locale), to: formatCompact(to, locale), total: formatCompact(audit.total, locale) })}</span>
+              <div className="audit-pager-buttons">
+                <button
+                  type="button"
+                  className="button small"
+                  data-testid="audit-newer"
+                  disabled={audit.offset === 0 || audit.loading}
+                  onClick={() => useSleep.getState().auditPage(audit.offset - AUDIT_PAGE)}
+                >
+                  {t('sleep.audit.newer')}
+                </button>
+                <button
+                  type="button"
+                  className="button small"
+                  data-testid="audit-older"
+                  disabled={to >= audit.total || audit.loading}
+                  onClick={() => useSleep.getState().auditPage(audit.offset + AUDIT_PAGE)}
+                >
+                  {t('sleep.audit.older')}
+                </button>
+              </div>
+            </div>
+          </>
+        )}
+      </LoadPanel>
       {open ? <AuditDialog /> : null}
     </section>
   );

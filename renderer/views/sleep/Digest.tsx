@@ -5,8 +5,8 @@ import { useTranslation } from 'react-i18next';
 import type { DigestChange, SleepProposal } from '../../../shared/api.js';
 import { openMemory } from '../../app/actions.js';
 import { useDayLabels, useTimeFormat } from '../../app/hooks.js';
-import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { LoadPanel } from '../../components/LoadPanel.js';
 import { reportError } from '../../stores/app.js';
 import { useSleep } from '../../stores/sleep.js';
 
@@ -103,60 +103,52 @@ export function Digest() {
       <h2 className="sleep-section-title" id={titleId}>
         {t('sleep.digest.title')}
       </h2>
-      {digest.error && !d ? (
-        <ErrorNote error={digest.error} compact>
-          <button type="button" className="button small" onClick={() => void useSleep.getState().refreshDigest()}>
-            {t('common.retry')}
-          </button>
-        </ErrorNote>
-      ) : !digest.loaded ? (
-        <p className="help" aria-busy="true">
-          {t('common.loading')}
-        </p>
-      ) : !d ? (
-        <p className="sleep-empty-note">{t('sleep.digest.none')}</p>
-      ) : (
-        <>
-          <p className="digest-when">
-            {relative(d.day) === 'today'
-              ? t('sleep.digest.afterToday')
-              : relative(d.day) === 'yesterday'
-                ? t('sleep.digest.afterYesterday')
-                : t('sleep.digest.after', { day: long(d.day) })}{' '}
-            ·{' '}
-            <time dateTime={d.createdAt} title={full(d.createdAt)}>
-              {when(d.createdAt, true)}
-            </time>
-          </p>
-          <p className="digest-summary" data-testid="digest-summary">
-            {d.summary}
-          </p>
-          <ul className="chips digest-diary" aria-label={t('sleep.digest.diaryLabel')}>
-            {(['anchors', 'imprints', 'narratives', 'dreams'] as const).map((k) => (
-              <li key={k} className="chip">
-                {t(`sleep.digest.diaryParts.${k}`)} <strong>{d.diary[k]}</strong>
-              </li>
-            ))}
-          </ul>
-          {nothingChanged ? <p className="sleep-empty-note">{t('sleep.digest.nothingChanged')}</p> : null}
-          <Changes kind="added" title={t('sleep.digest.added')} items={d.added} />
-          <Changes kind="changed" title={t('sleep.digest.changed')} items={d.changed} />
-          <Changes kind="superseded" title={t('sleep.digest.superseded')} items={d.superseded} />
-          {d.proposals.length ? (
-            <section className="digest-group" data-group="proposals" aria-labelledby={`${titleId}-p`}>
-              <h3 className="digest-group-title" id={`${titleId}-p`}>
-                {t('sleep.digest.proposals')} <span className="digest-count">{d.proposals.length}</span>
-              </h3>
-              <p className="help">{t('sleep.digest.proposalsHelp')}</p>
-              <ul className="digest-list">
-                {d.proposals.map((p) => (
-                  <Proposal key={p.id} proposal={p} />
-                ))}
-              </ul>
-            </section>
-          ) : null}
-        </>
-      )}
+      <LoadPanel error={d ? null : digest.error} loaded={digest.loaded} compact onRetry={() => void useSleep.getState().refreshDigest()}>
+        {!d ? (
+          <p className="sleep-empty-note">{t('sleep.digest.none')}</p>
+        ) : (
+          <>
+            <p className="digest-when">
+              {relative(d.day) === 'today'
+                ? t('sleep.digest.afterToday')
+                : relative(d.day) === 'yesterday'
+                  ? t('sleep.digest.afterYesterday')
+                  : t('sleep.digest.after', { day: long(d.day) })}{' '}
+              ·{' '}
+              <time dateTime={d.createdAt} title={full(d.createdAt)}>
+                {when(d.createdAt, true)}
+              </time>
+            </p>
+            <p className="digest-summary" data-testid="digest-summary">
+              {d.summary}
+            </p>
+            <ul className="chips digest-diary" aria-label={t('sleep.digest.diaryLabel')}>
+              {(['anchors', 'imprints', 'narratives', 'dreams'] as const).map((k) => (
+                <li key={k} className="chip">
+                  {t(`sleep.digest.diaryParts.${k}`)} <strong>{d.diary[k]}</strong>
+                </li>
+              ))}
+            </ul>
+            {nothingChanged ? <p className="sleep-empty-note">{t('sleep.digest.nothingChanged')}</p> : null}
+            <Changes kind="added" title={t('sleep.digest.added')} items={d.added} />
+            <Changes kind="changed" title={t('sleep.digest.changed')} items={d.changed} />
+            <Changes kind="superseded" title={t('sleep.digest.superseded')} items={d.superseded} />
+            {d.proposals.length ? (
+              <section className="digest-group" data-group="proposals" aria-labelledby={`${titleId}-p`}>
+                <h3 className="digest-group-title" id={`${titleId}-p`}>
+                  {t('sleep.digest.proposals')} <span className="digest-count">{d.proposals.length}</span>
+                </h3>
+                <p className="help">{t('sleep.digest.proposalsHelp')}</p>
+                <ul className="digest-list">
+                  {d.proposals.map((p) => (
+                    <Proposal key={p.id} proposal={p} />
+                  ))}
+                </ul>
+              </section>
+            ) : null}
+          </>
+        )}
+      </LoadPanel>
     </section>
   );
 }

@@ -5,8 +5,8 @@ import { useId, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { SleepRun, SleepStepStatus } from '../../../shared/api.js';
 import { useDayLabels, useNow, useTimeFormat } from '../../app/hooks.js';
-import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { LoadPanel } from '../../components/LoadPanel.js';
 import { currentLocale } from '../../i18n/index.js';
 import { useSleep } from '../../stores/sleep.js';
 import { durationMs, formatDuration, formatStat, layoutSteps, statChips, statLabel } from '../../lib/night.js';
@@ -170,25 +170,17 @@ export function RunLog() {
       <h2 className="sleep-section-title" id={titleId}>
         {t('sleep.runsTitle')}
       </h2>
-      {runs.error && !runs.items.length ? (
-        <ErrorNote error={runs.error} compact>
-          <button type="button" className="button small" onClick={() => void useSleep.getState().refreshRuns()}>
-            {t('common.retry')}
-          </button>
-        </ErrorNote>
-      ) : !runs.loaded ? (
-        <p className="help" aria-busy="true">
-          {t('common.loading')}
-        </p>
-      ) : !runs.items.length ? (
-        <p className="sleep-empty-note">{t('sleep.runsEmpty')}</p>
-      ) : (
-        <div className="runs">
-          {runs.items.map((run, i) => (
-            <RunCard key={run.id} run={run} latest={i === 0} />
-          ))}
-        </div>
-      )}
+      <LoadPanel error={runs.items.length ? null : runs.error} loaded={runs.loaded} compact onRetry={() => void useSleep.getState().refreshRuns()}>
+        {!runs.items.length ? (
+          <p className="sleep-empty-note">{t('sleep.runsEmpty')}</p>
+        ) : (
+          <div className="runs">
+            {runs.items.map((run, i) => (
+              <RunCard key={run.id} run={run} latest={i === 0} />
+            ))}
+          </div>
+        )}
+      </LoadPanel>
     </section>
   );
 }

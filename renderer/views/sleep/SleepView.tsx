@@ -3,8 +3,8 @@
 // with undo per item, and the audit log of every background model call.
 import { useEffect, useId } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { RetryNote } from '../../components/LoadPanel.js';
 import { SleepNowButton, useNextSleepWords } from '../../components/SleepNow.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatCompact, share } from '../../lib/night.js';
@@ -128,13 +128,7 @@ function Header() {
         </div>
         {running ? null : <SleepNowButton />}
       </div>
-      {status.error && !status.data ? (
-        <ErrorNote error={status.error} compact>
-          <button type="button" className="button small" onClick={() => void useSleep.getState().refreshStatus()}>
-            {t('common.retry')}
-          </button>
-        </ErrorNote>
-      ) : null}
+      {status.error && !status.data ? <RetryNote error={status.error} compact onRetry={() => void useSleep.getState().refreshStatus()} /> : null}
       <Progress />
       <Budget />
     </header>
