@@ -116,7 +116,7 @@ function memoryText(type: MemoryType): string {
 // ---- build ----
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-bench-recall-'));
 const t0 = performance.now();
-let db: Database = await openDatabase(scratch);
+const db: Database = await openDatabase(scratch);
 const conversations = new Conversations(db);
 const start = Date.UTC(2023, 0, 1);
 const conversationIds: string[] = [];

@@ -372,13 +372,12 @@ export class EmbeddingQueue implements EmbeddingService {
       this.vectors.set(null);
       return;
     }
-    const self = this;
     const active: ActiveVectors = {
       modelId: e.modelId,
       dimensions: e.dimensions,
       weight: this.weight,
-      embedQuery: (text, budgetMs, signal) => self.embedQuery(e, text, budgetMs, signal),
-      embedPassages: (texts, budgetMs) => self.embedPassages(e, texts, budgetMs),
+      embedQuery: (text, budgetMs, signal) => this.embedQuery(e, text, budgetMs, signal),
+      embedPassages: (texts, budgetMs) => this.embedPassages(e, texts, budgetMs),
     };
     this.vectors.set(active);
   }

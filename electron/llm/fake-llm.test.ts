@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FIXTURES_DIR, startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { createProvider } from './index.js';
-import { closedPort, collect, textOf } from './test-support.js';
+import { closedPort, collect } from './test-support.js';
 
 const started: FakeLlm[] = [];
 async function start(options?: Parameters<typeof startFakeLlm>[0]): Promise<FakeLlm> {

@@ -109,7 +109,7 @@ export interface IpcEventLike {
 }
 
 export interface IpcMainLike<E extends IpcEventLike> {
-  handle(channel: string, listener: (event: E, ...args: any[]) => unknown): void;
+  handle(channel: string, listener: (event: E, ...args: unknown[]) => unknown): void;
 }
 
 /**

@@ -481,7 +481,6 @@ class Download {
       files,
     };
     const staging = stagingDir(modelsDir, id);
-    const dir = modelDir(modelsDir, id);
     await this.disk(async () => {
       await fs.rm(staging, { recursive: true, force: true });
       for (const file of files) {
