@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState, type Dispatch, type SetStateAction } from 'react';
 import { useTranslation } from 'react-i18next';
 import { DEFAULT_SLEEP_TIME, sleepDay } from '../../shared/sleep-day.js';
 import { currentLocale } from '../i18n/index.js';
@@ -60,6 +60,17 @@ export function useTimeFormat() {
   );
 
   return { when, full, day, timeZone };
+}
+
+/** State that goes back to `rest` by itself, `ms` after it was set to anything else ("Copied", "Saved", a glow). */
+export function useFleeting<T>(rest: T, ms: number): [T, Dispatch<SetStateAction<T>>] {
+  const [value, setValue] = useState<T>(rest);
+  useEffect(() => {
+    if (value === rest) return;
+    const id = setTimeout(() => setValue(rest), ms);
+    return () => clearTimeout(id);
+  }, [value, rest, ms]);
+  return [value, setValue];
 }
 
 export function useMediaQuery(query: string): boolean {

@@ -4,6 +4,7 @@ import type { Message } from '../../../shared/api.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { CitedText } from '../../components/CitationChip.js';
+import { CopyButton } from '../../components/CopyButton.js';
 import { MarkdownText } from '../../components/Markdown.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
@@ -30,31 +31,6 @@ export interface BubbleProps {
   stoppedByUser: boolean;
   when: string;
   fullWhen: string;
-}
-
-function CopyButton({ text }: { text: string }) {
-  const { t } = useTranslation();
-  const [copied, setCopied] = useState(false);
-  useEffect(() => {
-    if (!copied) return;
-    const id = setTimeout(() => setCopied(false), 1500);
-    return () => clearTimeout(id);
-  }, [copied]);
-  return (
-    <button
-      type="button"
-      className="msg-action"
-      onClick={() => {
-        void navigator.clipboard?.writeText(text).then(
-          () => setCopied(true),
-          () => {},
-        );
-      }}
-    >
-      <Icon name={copied ? 'check' : 'copy'} size={15} />
-      <span>{copied ? t('chat.copied') : t('chat.copy')}</span>
-    </button>
-  );
 }
 
 function EditBox({ initial, onDone }: { initial: string; onDone: () => void }) {
@@ -165,7 +141,7 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
               <time dateTime={m.createdAt} title={fullWhen}>
                 {when}
               </time>
-              <CopyButton text={m.content} />
+              <CopyButton text={m.content} className="msg-action" label={t('chat.copy')} copiedLabel={t('chat.copied')} wrapLabel />
               {isLastUser && !busy ? (
                 <button type="button" className="msg-action" data-testid="edit-last" onClick={() => setEditing(true)}>
                   <Icon name="pencil" size={15} />
@@ -239,7 +215,7 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
           <time dateTime={m.createdAt} title={m.model ? `${fullWhen} · ${t('chat.writtenBy', { model: m.model })}` : fullWhen}>
             {when}
           </time>
-          {m.content ? <CopyButton text={m.content} /> : null}
+          {m.content ? <CopyButton text={m.content} className="msg-action" label={t('chat.copy')} copiedLabel={t('chat.copied')} wrapLabel /> : null}
           {isLastReply && m.status !== 'error' && !busy ? (
             <button type="button" className="msg-action" data-testid="regenerate" onClick={regenerate}>
               <Icon name="regenerate" size={15} />

@@ -2,10 +2,10 @@
 // emotional anchor of each conversation, the imprints (moments that stayed) as quotes, and the
 // companion's own account of the day. The mood chart sits on top; search uses the companion's own
 // recall over what it felt and wrote. Anything can be hidden, with undo.
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DiaryBlock, DiaryDay, Mood, RecallHit } from '../../../shared/api.js';
-import { useDayLabels, useTimeFormat } from '../../app/hooks.js';
+import { useDayLabels, useFleeting, useTimeFormat } from '../../app/hooks.js';
 import { Icon } from '../../components/Icon.js';
 import { Illustration } from '../../components/Illustration.js';
 import { Loading, RetryNote } from '../../components/LoadPanel.js';
@@ -247,7 +247,7 @@ function Timeline() {
   const list = useRef<HTMLElement>(null);
   // The block a search led to glows for a moment; the request itself is used up at once, so coming
   // back to the Diary later does not scroll there again.
-  const [glow, setGlow] = useState<{ day: string; blockId: number | null } | null>(null);
+  const [glow, setGlow] = useFleeting<{ day: string; blockId: number | null } | null>(null, 2400);
 
   useEffect(() => {
     if (!focus) return;
@@ -259,13 +259,7 @@ function Timeline() {
     target.scrollIntoView({ block: 'start', behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
     day.focus({ preventScroll: true });
     setGlow({ day: focus.day, blockId: focus.blockId });
-  }, [focus]);
-
-  useEffect(() => {
-    if (!glow) return;
-    const id = setTimeout(() => setGlow(null), 2400);
-    return () => clearTimeout(id);
-  }, [glow]);
+  }, [focus, setGlow]);
 
   if (days.error && !days.items.length) return <RetryNote error={days.error} onRetry={() => void useDiary.getState().refreshDays()} />;
   return (

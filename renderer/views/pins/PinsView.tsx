@@ -4,6 +4,7 @@ import { useCallback, useEffect, useRef, useState, type DragEvent } from 'react'
 import { useTranslation } from 'react-i18next';
 import type { Memory } from '../../../shared/api.js';
 import { openMemory } from '../../app/actions.js';
+import { CopyButton } from '../../components/CopyButton.js';
 import { Icon } from '../../components/Icon.js';
 import { Illustration } from '../../components/Illustration.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
@@ -227,15 +228,8 @@ function PinList() {
 function Resident() {
   const { t } = useTranslation();
   const resident = useMemories((s) => s.resident);
-  const [copied, setCopied] = useState(false);
   const locale = currentLocale();
   const data = resident.data;
-
-  useEffect(() => {
-    if (!copied) return;
-    const id = setTimeout(() => setCopied(false), 1500);
-    return () => clearTimeout(id);
-  }, [copied]);
 
   return (
     <section className="resident" aria-labelledby="resident-title">
@@ -243,21 +237,7 @@ function Resident() {
         <h2 className="resident-title" id="resident-title">
           {t('pins.resident.title')}
         </h2>
-        {data?.text ? (
-          <button
-            type="button"
-            className="button ghost small"
-            onClick={() => {
-              void navigator.clipboard?.writeText(data.text).then(
-                () => setCopied(true),
-                () => {},
-              );
-            }}
-          >
-            <Icon name={copied ? 'check' : 'copy'} size={15} />
-            {copied ? t('common.copied') : t('pins.resident.copy')}
-          </button>
-        ) : null}
+        {data?.text ? <CopyButton text={data.text} label={t('pins.resident.copy')} /> : null}
       </div>
       <p className="help">{t('pins.resident.intro')}</p>
       <LoadPanel error={data ? null : resident.error} loaded={Boolean(data)} compact onRetry={() => void useMemories.getState().refreshResident()}>

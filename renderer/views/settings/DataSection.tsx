@@ -1,12 +1,11 @@
-import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { CopyButton } from '../../components/CopyButton.js';
 import { Icon } from '../../components/Icon.js';
 import { useApp } from '../../stores/app.js';
 
 export function DataSection() {
   const { t } = useTranslation();
   const info = useApp((s) => s.info);
-  const [copied, setCopied] = useState(false);
   if (!info) return null;
   return (
     <div className="settings-section" data-testid="settings-section-data">
@@ -18,22 +17,7 @@ export function DataSection() {
           <code className="path" data-testid="data-dir">
             {info.dataDir}
           </code>
-          <button
-            type="button"
-            className="button small"
-            onClick={() => {
-              void navigator.clipboard?.writeText(info.dataDir).then(
-                () => {
-                  setCopied(true);
-                  setTimeout(() => setCopied(false), 1500);
-                },
-                () => {},
-              );
-            }}
-          >
-            <Icon name={copied ? 'check' : 'copy'} size={15} />
-            {copied ? t('common.copied') : t('data.copyPath')}
-          </button>
+          <CopyButton text={info.dataDir} label={t('data.copyPath')} className="button small" />
         </div>
       </div>
       <dl className="facts">

@@ -6,6 +6,7 @@
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { LocalModel, LocalModelTask, ModelDownloadProgress } from '../../../shared/api.js';
+import { useFleeting } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { RetryNote } from '../../components/LoadPanel.js';
@@ -429,17 +430,12 @@ function ModelHostSetting() {
   const dataDir = useApp((s) => s.info?.dataDir ?? null);
   const [text, setText] = useState(host);
   const [invalid, setInvalid] = useState(false);
-  const [saved, setSaved] = useState(false);
+  const [saved, setSaved] = useFleeting(false, 2400);
   const input = useRef<HTMLInputElement>(null);
 
   useEffect(() => {
     if (document.activeElement !== input.current) setText(host);
   }, [host]);
-  useEffect(() => {
-    if (!saved) return;
-    const id = setTimeout(() => setSaved(false), 2400);
-    return () => clearTimeout(id);
-  }, [saved]);
 
   const save = (value: string) => {
     const next = value.trim().replace(/\/+$/, '');

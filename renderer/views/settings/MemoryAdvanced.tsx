@@ -2,6 +2,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { MemorySettings } from '../../../shared/api.js';
+import { useFleeting } from '../../app/hooks.js';
 import { Icon } from '../../components/Icon.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatCount, parseBounded, type Bounds } from '../../lib/memories.js';
@@ -38,7 +39,7 @@ export function NumberSetting({
   const uid = useId();
   const [text, setText] = useState(String(value));
   const [invalid, setInvalid] = useState(false);
-  const [saved, setSaved] = useState(false);
+  const [saved, setSaved] = useFleeting(false, 1600);
   const input = useRef<HTMLInputElement>(null);
 
   // A change from elsewhere shows up unless the person is typing here.
@@ -48,12 +49,6 @@ export function NumberSetting({
       setInvalid(false);
     }
   }, [value]);
-
-  useEffect(() => {
-    if (!saved) return;
-    const id = setTimeout(() => setSaved(false), 1600);
-    return () => clearTimeout(id);
-  }, [saved]);
 
   const commit = () => {
     const n = parseBounded(text, bounds);

@@ -1,10 +1,11 @@
 // The audit log: every background model call the sleep cycle made — when, what for, which step and
 // model, how long, how many tokens, and whether the answer was usable. A row opens the call's full
 // prompt and response.
-import { useEffect, useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { AuditEntry } from '../../../shared/api.js';
 import { useTimeFormat } from '../../app/hooks.js';
+import { CopyButton } from '../../components/CopyButton.js';
 import { Icon } from '../../components/Icon.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
 import { currentLocale } from '../../i18n/index.js';
@@ -23,31 +24,6 @@ function tokens(entry: AuditEntry, locale: string, t: (k: string, o?: Record<str
     prompt: entry.promptTokens === null ? '?' : formatCompact(entry.promptTokens, locale),
     completion: entry.completionTokens === null ? '?' : formatCompact(entry.completionTokens, locale),
   });
-}
-
-function CopyButton({ text }: { text: string }) {
-  const { t } = useTranslation();
-  const [copied, setCopied] = useState(false);
-  useEffect(() => {
-    if (!copied) return;
-    const id = setTimeout(() => setCopied(false), 1500);
-    return () => clearTimeout(id);
-  }, [copied]);
-  return (
-    <button
-      type="button"
-      className="button ghost small"
-      onClick={() => {
-        void navigator.clipboard?.writeText(text).then(
-          () => setCopied(true),
-          () => {},
-        );
-      }}
-    >
-      <Icon name={copied ? 'check' : 'copy'} size={14} />
-      {copied ? t('common.copied') : t('common.copy')}
-    </button>
-  );
 }
 
 /** The call in full, in a modal dialog: Escape or the close button returns to the row. */
@@ -140,7 +116,7 @@ function AuditDialog() {
                 <div className="audit-text-head">
                   <h3 id={`${titleId}-prompt`}>{t('sleep.audit.prompt')}</h3>
                   <span className="audit-muted">{t('sleep.audit.chars', { count: d.prompt.length, formatted: formatCompact(d.prompt.length, locale) })}</span>
-                  <CopyButton text={d.prompt} />
+                  <CopyButton text={d.prompt} label={t('common.copy')} iconSize={14} />
                 </div>
                 <pre className="audit-pre" data-testid="audit-prompt" tabIndex={0} aria-labelledby={`${titleId}-prompt`}>
                   {d.prompt}
@@ -150,7 +126,7 @@ function AuditDialog() {
                 <div className="audit-text-head">
                   <h3 id={`${titleId}-response`}>{t('sleep.audit.response')}</h3>
                   <span className="audit-muted">{t('sleep.audit.chars', { count: d.response.length, formatted: formatCompact(d.response.length, locale) })}</span>
-                  {d.response ? <CopyButton text={d.response} /> : null}
+                  {d.response ? <CopyButton text={d.response} label={t('common.copy')} iconSize={14} /> : null}
                 </div>
                 {d.response ? (
                   <pre className="audit-pre" data-testid="audit-response" tabIndex={0} aria-labelledby={`${titleId}-response`}>
