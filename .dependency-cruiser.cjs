@@ -4,8 +4,8 @@
 /** Test code: unit tests, Playwright specs and the test-support folders (fixtures, fakes, the generated test models). */
 const TEST = '(^|/)testing/|\\.(test|spec)\\.[cm]?[jt]sx?$';
 
-/** The folders under electron/ that wire the rooms together or start the process; everything else under electron/ is a domain room. */
-const WIRING = '^electron/(host|main|host-process|serve|cli)/';
+/** What under electron/ wires the rooms together or starts a process (and the CLI); everything else under electron/ is a domain room. */
+const WIRING = '^electron/(host|main|host-process|serve)/|^electron/cli\\.ts$';
 
 /** The electron package, installed (node_modules/electron) or not (this machine has no Electron binary: the bare name stays unresolved). */
 const ELECTRON_PACKAGE = ['^electron$', '^electron/(main|renderer|common|utility)$', '(^|/)node_modules/electron/'];

@@ -53,7 +53,7 @@ const artifacts = [
   // The local chat model's worker thread; electron/llm/local.ts finds it the same way.
   { entry: 'electron/llm/local-worker.ts', outfile: 'dist/electron/local-worker.mjs', format: 'esm' },
   {
-    entry: 'electron/cli/cli.ts',
+    entry: 'electron/cli.ts',
     outfile: 'dist/cli.mjs',
     format: 'esm',
     banner: { js: '#!/usr/bin/env node' },

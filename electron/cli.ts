@@ -5,10 +5,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ApiError } from '../../shared/api.js';
-import { defaultDataDir } from '../host/data-dir.js';
-import { createHost } from '../host/index.js';
-import { startServer } from '../serve/server.js';
+import { ApiError } from '../shared/api.js';
+import { defaultDataDir } from './host/data-dir.js';
+import { createHost } from './host/index.js';
+import { startServer } from './serve/server.js';
 
 const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--no-open]
 
