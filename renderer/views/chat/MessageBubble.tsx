@@ -1,10 +1,11 @@
-import { memo, useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { memo, useRef, useState, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Message } from '../../../shared/api.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { CitedText } from '../../components/CitationChip.js';
 import { CopyButton } from '../../components/CopyButton.js';
+import { useAutosize, useBusy, useFocusAtEnd } from '../../components/useEditor.js';
 import { MarkdownText } from '../../components/Markdown.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
@@ -36,35 +37,20 @@ export interface BubbleProps {
 function EditBox({ initial, onDone }: { initial: string; onDone: () => void }) {
   const { t } = useTranslation();
   const [text, setText] = useState(initial);
-  const [saving, setSaving] = useState(false);
+  const { busy: saving, run } = useBusy({ report: reportError });
   const ref = useRef<HTMLTextAreaElement>(null);
-
-  useEffect(() => {
-    const el = ref.current;
-    if (!el) return;
-    el.focus();
-    el.setSelectionRange(el.value.length, el.value.length);
-  }, []);
-  useEffect(() => {
-    const el = ref.current;
-    if (!el) return;
-    el.style.height = 'auto';
-    el.style.height = `${Math.min(el.scrollHeight, 320)}px`;
-  }, [text]);
+  useFocusAtEnd(ref);
+  useAutosize(ref, text, 320, 0);
 
   const submit = async () => {
     const content = text.trim();
     if (!content || saving) return;
     if (content === initial.trim()) return onDone();
-    setSaving(true);
-    try {
+    await run(async () => {
       await useChat.getState().editLast(content);
       onDone();
       useChat.getState().requestFocus();
-    } catch (err) {
-      setSaving(false);
-      reportError(err);
-    }
+    });
   };
 
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {

@@ -10,6 +10,7 @@ import { useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
+import { useBusy } from '../../components/useEditor.js';
 import { TypeBadge } from '../../components/MemoryBits.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatCount } from '../../lib/memories.js';
@@ -61,8 +62,7 @@ function TextForm({
 }) {
   const { t } = useTranslation();
   const [value, setValue] = useState(initial);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useBusy();
   const input = useRef<HTMLInputElement>(null);
   const id = useId();
 
@@ -73,15 +73,7 @@ function TextForm({
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await onSubmit(value);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    await run(() => onSubmit(value));
   };
 
   return (
@@ -127,8 +119,7 @@ function MergeForm({ entity, onDone }: { entity: Entity; onDone: () => void }) {
   const [searched, setSearched] = useState(false);
   const [other, setOther] = useState<Entity | null>(null);
   const [keepThis, setKeepThis] = useState(true);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, setError, run } = useBusy();
   const input = useRef<HTMLInputElement>(null);
   const id = useId();
 
@@ -157,24 +148,18 @@ function MergeForm({ entity, onDone }: { entity: Entity; onDone: () => void }) {
       live = false;
       clearTimeout(timer);
     };
-  }, [query, entity.id]);
+  }, [query, entity.id, setError]);
 
   const keep = other ? (keepThis ? entity : other) : null;
   const gone = other ? (keepThis ? other : entity) : null;
 
   const confirm = async () => {
     if (!keep || !gone) return;
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       const result = await useGraph.getState().merge(keep.id, gone.id);
       useApp.getState().toast({ tone: 'info', text: t('graph.toasts.merged', { merge: gone.name, keep: keep.name }), action: undoAction(result.changeId, t) });
       onDone();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -263,8 +248,7 @@ type Editing = 'none' | 'rename' | 'alias' | 'merge';
 function Actions({ entity }: { entity: Entity }) {
   const { t } = useTranslation();
   const [editing, setEditing] = useState<Editing>('none');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useBusy();
   const fixed = entity.kind === 'self' || entity.kind === 'user';
   const hidden = entity.status === 'hidden';
   const back = useRef<HTMLButtonElement>(null);
@@ -274,22 +258,15 @@ function Actions({ entity }: { entity: Entity }) {
     requestAnimationFrame(() => back.current?.focus());
   };
 
-  const toggleHidden = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const toggleHidden = () =>
+    run(async () => {
       const result = await useGraph.getState().setHidden(entity.id, !hidden);
       useApp.getState().toast({
         tone: 'info',
         text: t(hidden ? 'graph.toasts.unhidden' : 'graph.toasts.hidden', { name: result.entity.name }),
         action: undoAction(result.changeId, t),
       });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   if (editing === 'rename') {
     return (

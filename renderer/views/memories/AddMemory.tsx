@@ -1,10 +1,11 @@
-import { useId, useRef, useState, type KeyboardEvent } from 'react';
+import { useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { MAX_MEMORY_CHARS, type MemoryType } from '../../../shared/api.js';
 import { Icon } from '../../components/Icon.js';
+import { useAutosize, useEditor } from '../../components/useEditor.js';
 import { modKeyLabel } from '../../lib/platform.js';
 import { useMemories } from '../../stores/memories.js';
-import { SaveError, TypeSelect, useAutosize } from './MemoryDetail.js';
+import { SaveError, TypeSelect } from './MemoryDetail.js';
 
 /** Tell the companion something to remember, in your own words. */
 export function AddMemory() {
@@ -13,43 +14,26 @@ export function AddMemory() {
   const [text, setText] = useState('');
   const [type, setType] = useState<MemoryType>('world');
   const [pinned, setPinned] = useState(false);
-  const [saving, setSaving] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const ref = useRef<HTMLTextAreaElement>(null);
   useAutosize(ref, text, 300);
   const close = useMemories((s) => s.closePanel);
+  const { saving, error, setError, run, keys } = useEditor({ refocus: ref });
 
   const over = text.length - MAX_MEMORY_CHARS;
   const canSave = Boolean(text.trim()) && over <= 0 && !saving;
 
   const save = async () => {
     if (!canSave) return;
-    setSaving(true);
-    setError(null);
-    try {
+    await run(async () => {
       const result = await useMemories.getState().create({ type, content: text.trim(), ...(pinned ? { pinned: true } : {}) });
       const store = useMemories.getState();
       store.select(result.memory.id);
       store.setFlash({ memoryId: result.memory.id, key: result.outcome === 'updated' ? 'updatedInstead' : 'created', changeId: result.changeId });
-    } catch (err) {
-      setError(err);
-      setSaving(false);
-      requestAnimationFrame(() => ref.current?.focus());
-    }
-  };
-
-  const onKey = (e: KeyboardEvent) => {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-      e.preventDefault();
-      void save();
-    } else if (e.key === 'Escape') {
-      e.preventDefault();
-      close();
-    }
+    });
   };
 
   return (
-    <div className="mem-detail mem-add" data-testid="memory-add-form" onKeyDown={onKey}>
+    <div className="mem-detail mem-add" data-testid="memory-add-form" onKeyDown={keys({ save, cancel: close })}>
       <div className="mem-side-bar">
         <button type="button" className="button ghost small mem-back" onClick={close}>
           <Icon name="arrowDown" size={15} className="icon-left" />

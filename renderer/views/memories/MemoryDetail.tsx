@@ -1,12 +1,13 @@
 // One memory, in full: its words, where it came from, its versions and its history — and how to
 // correct it, pin it or ask for it to be forgotten. Every change says so and can be undone.
-import { useEffect, useId, useRef, useState, type KeyboardEvent, type RefObject } from 'react';
+import { useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ApiError, MAX_MEMORY_CHARS, MEMORY_TYPES, type Memory, type MemoryChange, type MemoryType } from '../../../shared/api.js';
 import { useTimeFormat } from '../../app/hooks.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
+import { useAutosize, useBusy, useEditor, useFocusAtEnd } from '../../components/useEditor.js';
 import { modKeyLabel } from '../../lib/platform.js';
 import { MemoryCounts, StatusBadge, TypeBadge } from '../../components/MemoryBits.js';
 import {
@@ -58,31 +59,15 @@ export function TypeSelect({ id, value, onChange, testId }: { id: string; value:
   );
 }
 
-export function useAutosize(ref: RefObject<HTMLTextAreaElement | null>, value: string, max = 360) {
-  useEffect(() => {
-    const el = ref.current;
-    if (!el) return;
-    el.style.height = 'auto';
-    el.style.height = `${Math.min(Math.max(el.scrollHeight, 96), max)}px`;
-  }, [ref, value, max]);
-}
-
 function EditForm({ memory, onDone }: { memory: Memory; onDone: () => void }) {
   const { t } = useTranslation();
   const uid = useId();
   const [text, setText] = useState(memory.content);
   const [type, setType] = useState<MemoryType>(memory.type);
-  const [saving, setSaving] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const ref = useRef<HTMLTextAreaElement>(null);
   useAutosize(ref, text);
-
-  useEffect(() => {
-    const el = ref.current;
-    if (!el) return;
-    el.focus();
-    el.setSelectionRange(el.value.length, el.value.length);
-  }, []);
+  useFocusAtEnd(ref);
+  const { saving, error, setError, run, keys } = useEditor({ refocus: ref });
 
   const over = text.length - MAX_MEMORY_CHARS;
   const canSave = Boolean(text.trim()) && over <= 0 && !saving;
@@ -96,33 +81,16 @@ function EditForm({ memory, onDone }: { memory: Memory; onDone: () => void }) {
       ...(type !== memory.type ? { type } : {}),
     };
     if (!('content' in patch) && !('type' in patch)) return onDone();
-    setSaving(true);
-    setError(null);
-    try {
+    await run(async () => {
       const result = await useMemories.getState().update(patch);
       useMemories.getState().setFlash({ memoryId: result.memory.id, key: 'edited', changeId: result.changeId });
       if (result.memory.id !== memory.id) useMemories.getState().select(result.memory.id);
       onDone();
-    } catch (err) {
-      setError(err);
-      setSaving(false);
-      // The button was disabled while saving, which took the focus away: back to the words to fix.
-      requestAnimationFrame(() => ref.current?.focus());
-    }
-  };
-
-  const onKey = (e: KeyboardEvent) => {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-      e.preventDefault();
-      void save();
-    } else if (e.key === 'Escape') {
-      e.preventDefault();
-      onDone();
-    }
+    });
   };
 
   return (
-    <div className="mem-edit" onKeyDown={onKey}>
+    <div className="mem-edit" onKeyDown={keys({ save, cancel: onDone })}>
       <div className="field">
         <label htmlFor={`${uid}-text`}>{t('memories.edit.textLabel')}</label>
         <textarea
@@ -162,20 +130,16 @@ function EditForm({ memory, onDone }: { memory: Memory; onDone: () => void }) {
 function Flash({ memoryId }: { memoryId: number }) {
   const { t } = useTranslation();
   const flash = useMemories((s) => (s.flash?.memoryId === memoryId ? s.flash : null));
-  const [busy, setBusy] = useState(false);
+  const { busy, run } = useBusy({ report: reportError });
   if (!flash) return null;
   const undo = async () => {
-    if (flash.changeId === null) return;
-    setBusy(true);
-    try {
-      const memory = await useMemories.getState().undo(flash.changeId);
+    const changeId = flash.changeId;
+    if (changeId === null) return;
+    await run(async () => {
+      const memory = await useMemories.getState().undo(changeId);
       useMemories.getState().setFlash({ memoryId: memory.id, key: 'undone', changeId: null });
       if (memory.id !== memoryId) useMemories.getState().select(memory.id);
-    } catch (err) {
-      reportError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <div className="mem-flash" role="status" data-testid="memory-flash">
@@ -237,21 +201,15 @@ function Chain({ chain, currentId }: { chain: Memory[]; currentId: number }) {
 function History({ history }: { history: MemoryChange[] }) {
   const { t } = useTranslation();
   const { when, full } = useTimeFormat();
-  const [busy, setBusy] = useState(false);
+  const { busy, run } = useBusy({ report: reportError });
   const entries = historyNewestFirst(history);
   const undoable = latestUndoable(history);
 
-  const undo = async (change: MemoryChange) => {
-    setBusy(true);
-    try {
+  const undo = (change: MemoryChange) =>
+    run(async () => {
       const memory = await useMemories.getState().undo(change.id);
       useMemories.getState().setFlash({ memoryId: memory.id, key: 'undone', changeId: null });
-    } catch (err) {
-      reportError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section className="mem-section" aria-labelledby="mem-history-title" data-testid="memory-history">
@@ -366,22 +324,11 @@ function Loaded({ data }: { data: MemoryDetail }) {
   const { t } = useTranslation();
   const { memory, history, chain } = data;
   const [editing, setEditing] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const { busy, run } = useBusy({ report: reportError });
   const editButton = useRef<HTMLButtonElement>(null);
   const expired = memory.status === 'expired';
   const newer = memory.status === 'superseded' ? (chain.find((m) => m.id === memory.supersededBy) ?? null) : null;
   const forgetChange = expired ? latestForget(history) : null;
-
-  const run = async (action: () => Promise<void>) => {
-    setBusy(true);
-    try {
-      await action();
-    } catch (err) {
-      reportError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
 
   const togglePin = () =>
     run(async () => {

@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { SELF_BLOCK_KEYS, type SelfBlock, type SelfBlockKey } from '../../../shared/api.js';
 import { useTimeFormat } from '../../app/hooks.js';
 import { RetryNote } from '../../components/LoadPanel.js';
+import { useAutosize, useEditor } from '../../components/useEditor.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { useSelf } from '../../stores/self.js';
 
@@ -10,7 +11,7 @@ function BlockEditor({ blockKey, block }: { blockKey: SelfBlockKey; block: SelfB
   const { t } = useTranslation();
   const { when, full } = useTimeFormat();
   const [text, setText] = useState(block.content);
-  const [saving, setSaving] = useState(false);
+  const { saving, run, keys } = useEditor({ report: reportError });
   const [confirmReset, setConfirmReset] = useState(false);
   const ref = useRef<HTMLTextAreaElement>(null);
   const dirty = text !== block.content;
@@ -25,24 +26,13 @@ function BlockEditor({ blockKey, block }: { blockKey: SelfBlockKey; block: SelfB
     }
   }, [block.content]);
 
-  useEffect(() => {
-    const el = ref.current;
-    if (!el) return;
-    el.style.height = 'auto';
-    el.style.height = `${Math.min(Math.max(el.scrollHeight, 96), 420)}px`;
-  }, [text]);
+  useAutosize(ref, text, 420);
 
-  const save = async () => {
-    setSaving(true);
-    try {
+  const save = () =>
+    run(async () => {
       await useSelf.getState().update(blockKey, text);
       useApp.getState().toast({ tone: 'info', text: t('companion.savedToast', { name }) });
-    } catch (err) {
-      reportError(err);
-    } finally {
-      setSaving(false);
-    }
-  };
+    });
 
   const reset = async () => {
     setConfirmReset(false);
@@ -80,12 +70,7 @@ function BlockEditor({ blockKey, block }: { blockKey: SelfBlockKey; block: SelfB
         value={text}
         maxLength={20_000}
         onChange={(e) => setText(e.target.value)}
-        onKeyDown={(e) => {
-          if (e.key === 's' && (e.ctrlKey || e.metaKey) && dirty) {
-            e.preventDefault();
-            void save();
-          }
-        }}
+        onKeyDown={keys({ save, key: 's', claim: dirty })}
       />
       {confirmReset ? (
         <div className="confirm" role="alertdialog" aria-label={t('companion.resetConfirm', { name })}>
