@@ -22,6 +22,14 @@ export interface TurnContext {
   /** The person's message this reply answers. */
   userMessageId: string;
   userText: string;
+  /** The memories this request's system prompt carries (resident memory): passive recall leaves them out. */
+  residentIds: readonly number[];
+}
+
+/** What long-term memory puts in the system prompt, and which memories that is. */
+export interface PromptMemory {
+  sections: { title?: string; body: string }[];
+  residentIds: number[];
 }
 
 /**
@@ -29,8 +37,8 @@ export interface TurnContext {
  * with or without it (tests of the loop itself run without).
  */
 export interface TurnMemory {
-  /** Sections for the system prompt snapshot: resident memory, citation rules. */
-  promptSections(): Promise<{ title?: string; body: string }[]>;
+  /** Sections for the system prompt snapshot (resident memory, citation rules), as they are now. */
+  promptSections(): Promise<PromptMemory>;
   tools(ctx: TurnContext): ToolRegistry;
   /** Passive recall: a runtime-only turn to put before the person's message (never stored). */
   passive(ctx: TurnContext, replyId: string): Promise<ChatTurn | null>;
@@ -39,7 +47,7 @@ export interface TurnMemory {
 }
 
 export const noMemory: TurnMemory = {
-  promptSections: async () => [],
+  promptSections: async () => ({ sections: [], residentIds: [] }),
   tools: () => ({ specs: () => [], run: async () => 'No tools are available.' }),
   passive: async () => null,
   cited: async () => {},
@@ -256,8 +264,11 @@ export class ChatEngine {
   }
 
   /**
-   * The system prompt (rebuilt when the sleep day rolled over or the self layer changed), the history
-   * that fits, and passive recall placed just before the person's latest message.
+   * The system prompt, the history that fits, and passive recall placed just before the person's
+   * latest message. The prompt is the conversation's snapshot while it says what it would say now —
+   * the same self, sleep day, time zone and resident memory — and is rebuilt the moment one changes,
+   * so a memory forgotten, pinned or edited mid-conversation reaches the very next request, while an
+   * unchanged prompt stays byte for byte the same (providers cache its prefix).
    */
   private async buildTurns(
     conversationId: string,
@@ -271,15 +282,11 @@ export class ChatEngine {
     const conversation = await conversations.get(conversationId);
     let system = conversation.systemPrompt;
     const builtAt = await conversations.promptBuiltAt(conversationId);
-    const selfChanged = await selfLayer.lastChanged();
-    if (!system || conversation.systemPromptDay !== day || !builtAt || (selfChanged && selfChanged > builtAt)) {
-      system = buildSystemPrompt({
-        selfBlocks: await selfLayer.list(),
-        sleepDay: day,
-        timeZone: s.timeZone,
-        now: at,
-        extraSections: await this.memory.promptSections(),
-      });
+    const [selfBlocks, memory] = await Promise.all([selfLayer.list(), this.memory.promptSections()]);
+    const prompt = (when: Date) => buildSystemPrompt({ selfBlocks, sleepDay: day, timeZone: s.timeZone, now: when, extraSections: memory.sections });
+    // Built as at the snapshot's own time, so only a change of what it carries (not the clock) differs.
+    if (!system || conversation.systemPromptDay !== day || !builtAt || prompt(builtAt) !== system) {
+      system = prompt(at);
       await conversations.saveSystemPrompt(conversationId, system, day);
     }
     const stored = (await conversations.messages(conversationId)).filter(
@@ -287,7 +294,7 @@ export class ChatEngine {
     );
     const lastUser = stored.findLast((m) => m.role === 'user');
     if (!lastUser) throw new ApiError('conflict', 'There is nothing to answer yet.');
-    const context: TurnContext = { conversationId, userMessageId: lastUser.id, userText: lastUser.content };
+    const context: TurnContext = { conversationId, userMessageId: lastUser.id, userText: lastUser.content, residentIds: memory.residentIds };
     const history: ChatTurn[] = stored.map((m) => ({ role: m.role, content: m.content }));
     const passive = await this.memory.passive(context, placeholderId).catch((err: Error) => {
       this.deps.log('warn', `passive recall skipped: ${err.message}`);

@@ -144,3 +144,78 @@ describe('memory in a turn', () => {
     expect(stored).toContain('My key is sk-proj-abcdefghijklmnopqrstuvwxyz123456');
   });
 });
+
+describe('what the person changes reaches the next request of an open conversation', () => {
+  const systemOf = () => lastRequestMessages()[0]!.content;
+  const passiveOf = () => lastRequestMessages().find((m) => m.name === PASSIVE_MESSAGE_NAME)?.content ?? '';
+  const sentAnywhere = (marker: string) => lastRequestMessages().some((m) => m.content.includes(marker));
+
+  it('forget: the memory leaves the system prompt and passive recall at once; undo brings it back', async () => {
+    const { host, conversationId } = await setup();
+    const { memory } = await host.api['memories.create']({ type: 'world', content: 'Sam’s sister Mara lives in Lisbon.', pinned: true });
+    const marker = `[[anima:${memory.id}]]`;
+    fake.script({ kind: 'text', text: 'Hello!' });
+    await turn(host, conversationId, 'Hello');
+    expect(systemOf()).toContain(marker);
+
+    const { changeId } = await host.api['memories.forget']({ id: memory.id });
+    fake.script({ kind: 'text', text: 'I am not sure.' });
+    await turn(host, conversationId, 'Where does my sister Mara live?');
+    expect(sentAnywhere(marker)).toBe(false);
+    expect(sentAnywhere('Mara lives in Lisbon')).toBe(false);
+
+    await host.api['memories.undo']({ changeId });
+    fake.script({ kind: 'text', text: 'In Lisbon.' });
+    await turn(host, conversationId, 'And now?');
+    expect(systemOf()).toContain(marker);
+  });
+
+  it('pin mid-conversation: carried by the next request, and not repeated by passive recall', async () => {
+    const { host, conversationId } = await setup();
+    const { memory } = await host.api['memories.create']({ type: 'world', content: 'Sam’s sister Mara lives in Lisbon.' });
+    const marker = `[[anima:${memory.id}]]`;
+    fake.script({ kind: 'text', text: 'Lisbon.' });
+    await turn(host, conversationId, 'Where does my sister Mara live?');
+    expect(systemOf()).not.toContain(marker);
+    expect(passiveOf()).toContain(marker);
+
+    await host.api['memories.pin']({ id: memory.id, pinned: true });
+    fake.script({ kind: 'text', text: 'Still Lisbon.' });
+    await turn(host, conversationId, 'Where does my sister Mara live again?');
+    expect(systemOf()).toContain(marker);
+    expect(passiveOf()).not.toContain(marker);
+
+    await host.api['memories.pin']({ id: memory.id, pinned: false });
+    fake.script({ kind: 'text', text: 'Lisbon, yes.' });
+    await turn(host, conversationId, 'Where does my sister Mara live, once more?');
+    expect(systemOf()).not.toContain(marker);
+    expect(passiveOf()).toContain(marker);
+  });
+
+  it('edit: the next request carries the new words, never the old', async () => {
+    const { host, conversationId } = await setup();
+    const { memory } = await host.api['memories.create']({ type: 'preference', content: 'Sam prefers to be called Sammy.', pinned: true });
+    fake.script({ kind: 'text', text: 'Hi Sammy!' });
+    await turn(host, conversationId, 'Hello');
+    expect(systemOf()).toContain('Sam prefers to be called Sammy.');
+
+    await host.api['memories.update']({ id: memory.id, content: 'Sam prefers to be called Sam, not Sammy.' });
+    fake.script({ kind: 'text', text: 'Hi Sam!' });
+    await turn(host, conversationId, 'Hello again');
+    expect(systemOf()).toContain(`Sam prefers to be called Sam, not Sammy. [[anima:${memory.id}]]`);
+    expect(systemOf()).not.toContain('Sam prefers to be called Sammy.');
+  });
+
+  it('leaves the system prompt byte for byte the same while nothing it carries changed', async () => {
+    const { host, conversationId } = await setup();
+    await host.api['memories.create']({ type: 'world', content: 'The cat is called Pepper.', pinned: true });
+    fake.script({ kind: 'text', text: 'One.' });
+    await turn(host, conversationId, 'First');
+    const first = systemOf();
+    // A memory that is not resident changes nothing in the prompt.
+    await host.api['memories.create']({ type: 'world', content: 'The dog is called Rex.' });
+    fake.script({ kind: 'text', text: 'Two.' });
+    await turn(host, conversationId, 'Second');
+    expect(systemOf()).toBe(first);
+  });
+});

@@ -46,7 +46,7 @@ export function createTurnMemory(deps: TurnMemoryDeps): TurnMemory {
       const sections: { title?: string; body: string }[] = [];
       if (resident.ids.length) sections.push({ body: resident.text });
       sections.push({ title: 'Citing what I remember', body: CITATION_RULES });
-      return sections;
+      return { sections, residentIds: resident.ids };
     },
 
     tools(ctx: TurnContext) {
@@ -57,7 +57,8 @@ export function createTurnMemory(deps: TurnMemoryDeps): TurnMemory {
       const s = await settings.get();
       if (!s.passiveRecall) return null;
       const m = s.memory;
-      const excludeIds = m.passiveExcludeResident ? (await buildResident(db, { topN: m.residentTopN })).ids : [];
+      // Exactly what this request's system prompt carries: nothing twice, nothing left out.
+      const excludeIds = m.passiveExcludeResident ? [...ctx.residentIds] : [];
       const result = await recall.passive({
         query: ctx.userText,
         limit: m.passiveLimit,

@@ -82,10 +82,4 @@ export class SelfLayer {
   reset(key: SelfBlockKey): Promise<SelfBlock> {
     return this.update(key, DEFAULT_SELF_BLOCKS[key]);
   }
-
-  /** When any block last changed: a conversation's prompt snapshot older than this is rebuilt. */
-  async lastChanged(): Promise<Date | undefined> {
-    const row = (await this.db.query<{ max: Date | null }>('SELECT max(updated_at) AS max FROM self_blocks')).rows[0];
-    return row?.max ?? undefined;
-  }
 }
