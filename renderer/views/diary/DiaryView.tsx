@@ -6,9 +6,9 @@ import { useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DiaryBlock, DiaryDay, Mood, RecallHit } from '../../../shared/api.js';
 import { useDayLabels, useFleeting, useTimeFormat } from '../../app/hooks.js';
-import { Icon } from '../../components/Icon.js';
 import { Illustration } from '../../components/Illustration.js';
 import { Loading, RetryNote } from '../../components/LoadPanel.js';
+import { SearchField } from '../../components/SearchField.js';
 import { SleepNowButton, useNextSleepWords } from '../../components/SleepNow.js';
 import { paragraphs } from '../../lib/days.js';
 import { arousalWord, moodColor, moodLabels, valenceWord } from '../../lib/mood.js';
@@ -156,31 +156,17 @@ function SearchBox() {
   const setQuery = useDiary((s) => s.setQuery);
   const searching = useDiary((s) => s.search.loading);
   return (
-    <div className="mem-search diary-search" role="search">
-      <Icon name="search" size={17} className="mem-search-icon" />
-      <input
-        type="search"
-        className="input"
-        data-testid="diary-search"
-        aria-label={t('diary.search.label')}
-        placeholder={t('diary.search.placeholder')}
-        value={query}
-        maxLength={2000}
-        onChange={(e) => setQuery(e.target.value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Escape' && query) {
-            e.preventDefault();
-            setQuery('');
-          }
-        }}
-      />
-      {searching && query.trim() ? <span className="spinner mem-search-spin" role="status" aria-label={t('diary.search.searching')} /> : null}
-      {query ? (
-        <button type="button" className="icon-button small mem-search-clear" aria-label={t('diary.search.clear')} onClick={() => setQuery('')}>
-          <Icon name="close" size={15} />
-        </button>
-      ) : null}
-    </div>
+    <SearchField
+      query={query}
+      setQuery={setQuery}
+      searching={searching}
+      className="mem-search diary-search"
+      testId="diary-search"
+      label={t('diary.search.label')}
+      placeholder={t('diary.search.placeholder')}
+      searchingLabel={t('diary.search.searching')}
+      clearLabel={t('diary.search.clear')}
+    />
   );
 }
 

@@ -7,6 +7,7 @@ import { useTimeFormat } from '../../app/hooks.js';
 import { Icon } from '../../components/Icon.js';
 import { Illustration } from '../../components/Illustration.js';
 import { Loading, RetryNote } from '../../components/LoadPanel.js';
+import { SearchField } from '../../components/SearchField.js';
 import { MemoryCounts, StatusBadge, TypeBadge } from '../../components/MemoryBits.js';
 import { currentLocale } from '../../i18n/index.js';
 import {
@@ -138,31 +139,17 @@ function SearchBox() {
   const setQuery = useMemories((s) => s.setQuery);
   const searching = useMemories((s) => s.search.loading);
   return (
-    <div className="mem-search" role="search">
-      <Icon name="search" size={17} className="mem-search-icon" />
-      <input
-        type="search"
-        className="input"
-        data-testid="memory-search"
-        aria-label={t('memories.searchLabel')}
-        placeholder={t('memories.searchPlaceholder')}
-        value={query}
-        maxLength={2000}
-        onChange={(e) => setQuery(e.target.value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Escape' && query) {
-            e.preventDefault();
-            setQuery('');
-          }
-        }}
-      />
-      {searching && query.trim() ? <span className="spinner mem-search-spin" role="status" aria-label={t('memories.searching')} /> : null}
-      {query ? (
-        <button type="button" className="icon-button small mem-search-clear" aria-label={t('memories.clearSearch')} onClick={() => setQuery('')}>
-          <Icon name="close" size={15} />
-        </button>
-      ) : null}
-    </div>
+    <SearchField
+      query={query}
+      setQuery={setQuery}
+      searching={searching}
+      className="mem-search"
+      testId="memory-search"
+      label={t('memories.searchLabel')}
+      placeholder={t('memories.searchPlaceholder')}
+      searchingLabel={t('memories.searching')}
+      clearLabel={t('memories.clearSearch')}
+    />
   );
 }
 
@@ -295,7 +282,6 @@ export function MemoriesView() {
   const filters = useMemories((s) => s.filters);
   const anyAtAll = useMemories((s) => s.anyAtAll);
   const openAdd = useMemories((s) => s.openAdd);
-  const locale = currentLocale();
 
   useEffect(() => {
     // Opening the view shows the memories as they are now (changes elsewhere were not followed).
