@@ -76,6 +76,37 @@ describe('chat', () => {
     });
   }
 
+  for (const kind of ['openai-compatible', 'anthropic'] as const) {
+    it(`answers in text when the tool rounds run out (${kind}): one last request may not call tools`, async () => {
+      const { host, conversationId } = await connectedHost({ kind });
+      const search = { kind: 'tool_call' as const, name: 'memory_semantic_search', arguments: { query: 'cat' } };
+      fake.script(search, search, search, search, { kind: 'text', text: 'I looked everywhere; I do not know.' });
+      const { message } = await sendAndWait(host, conversationId, 'What is my cat called?');
+      expect(message).toMatchObject({ status: 'complete', content: 'I looked everywhere; I do not know.' });
+      const chats = fake.requests.filter((r) => r.path.endsWith('/chat/completions') || r.path.endsWith('/messages'));
+      expect(chats).toHaveLength(5);
+      const bodies = chats.map((r) => r.body as { tools?: unknown[]; tool_choice?: unknown });
+      // Four rounds may call tools; the fifth still declares them (the history holds calls) but may not call one.
+      expect(bodies.slice(0, 4).every((b) => b.tools?.length && b.tool_choice === undefined)).toBe(true);
+      expect(bodies[4]!.tools?.length).toBeGreaterThan(0);
+      expect(bodies[4]!.tool_choice).toEqual(kind === 'anthropic' ? { type: 'none' } : 'none');
+    });
+
+    it(`stores no empty "complete" reply when the model only calls tools (${kind})`, async () => {
+      const { host, conversationId } = await connectedHost({ kind });
+      const search = { kind: 'tool_call' as const, name: 'memory_semantic_search', arguments: { query: 'cat' } };
+      // A server that ignores tool_choice and calls a tool in the last round too.
+      fake.script(search, search, search, search, search);
+      const { message } = await sendAndWait(host, conversationId, 'What is my cat called?');
+      expect(message.status).toBe('error');
+      expect(message.content).toBe('');
+      expect(message.error?.code).toBe('provider_bad_response');
+      // The fifth call was not run: four tool results in the last request, no sixth request.
+      const chats = fake.requests.filter((r) => r.path.endsWith('/chat/completions') || r.path.endsWith('/messages'));
+      expect(chats).toHaveLength(5);
+    });
+  }
+
   it('keeps what was streamed when the person presses Stop', async () => {
     const { host, conversationId } = await connectedHost();
     fake.script({ kind: 'text', text: 'one two three four five six seven eight nine ten', chunks: 10, chunkDelayMs: 150 });

@@ -207,10 +207,14 @@ export class ChatEngine {
       const { turns, context } = await this.buildTurns(conversationId, placeholder.id, config.contextTokens);
       const registry = this.memory.tools(context);
       const tools = registry.specs();
-      for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
+      // Up to MAX_TOOL_ROUNDS rounds may call tools; if the last of them still did, one more round
+      // may not, so the person always gets an answer rather than an empty reply.
+      for (let round = 0; round <= MAX_TOOL_ROUNDS; round++) {
+        const last = round === MAX_TOOL_ROUNDS;
         const calls: ToolCall[] = [];
         let roundText = '';
-        for await (const event of client.stream({ model: config.model, messages: turns, tools: tools.length ? tools : undefined, signal })) {
+        const request = { model: config.model, messages: turns, tools: tools.length ? tools : undefined, toolChoice: last ? ('none' as const) : undefined, signal };
+        for await (const event of client.stream(request)) {
           if (event.type === 'text' && event.text) {
             text += event.text;
             roundText += event.text;
@@ -223,13 +227,15 @@ export class ChatEngine {
             events.emit('chat.status', { conversationId, messageId: placeholder.id, status: event.status, text: event.text });
           }
         }
-        if (calls.length === 0) break;
+        // A server that calls tools even when told not to gets no more rounds: its calls are not run.
+        if (calls.length === 0 || last) break;
         turns.push({ role: 'assistant', content: roundText, toolCalls: calls });
         for (const call of calls) {
           const result = await registry.run(call).catch((err: Error) => `The tool failed: ${err.message}`);
           turns.push({ role: 'tool', toolCallId: call.id, name: call.name, content: result });
         }
       }
+      if (!text) throw new ProviderError('provider_bad_response', 'The model gave no answer, only tool calls or nothing at all. Try again, or another model.');
     } catch (err) {
       error = describeFailure(err, signal);
       // Whatever arrived before a failure or Stop is kept; an empty reply is an error to retry.

@@ -98,6 +98,7 @@ function requestBody(request: StreamRequest): JsonObject {
             description: tool.description,
             input_schema: tool.parameters,
           })),
+          ...(request.toolChoice === 'none' ? { tool_choice: { type: 'none' } } : {}),
         }
       : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),

@@ -99,6 +99,7 @@ function requestBody(request: StreamRequest): JsonObject {
             type: 'function',
             function: { name: tool.name, description: tool.description, parameters: tool.parameters },
           })),
+          ...(request.toolChoice === 'none' ? { tool_choice: 'none' } : {}),
         }
       : {}),
     ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),

@@ -25,6 +25,11 @@ export interface StreamRequest {
   model: string;
   messages: ChatTurn[];
   tools?: ToolSpec[];
+  /**
+   * 'none': the tools stay declared (the history holds calls and results, which Anthropic refuses
+   * without them) but the model must answer in text. Default: the model decides.
+   */
+  toolChoice?: 'auto' | 'none';
   maxTokens?: number;
   temperature?: number;
   /** Aborts the request; the stream then throws ProviderError('cancelled'). */
