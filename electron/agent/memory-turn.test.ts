@@ -84,7 +84,9 @@ describe('memory in a turn', () => {
     await turn(host, conversationId, 'Hello');
     const system = lastRequestMessages()[0]!.content;
     expect(system).toContain(`Sam prefers to be called Sammy. [[anima:${memory.id}]]`);
-    expect(system).toContain('[[anima:12]]'); // the rule's own example
+    // The rule shows a placeholder, never a number a model could copy and credit to a real memory.
+    expect(system).toContain('[[anima:ID]]');
+    expect(system.match(/\[\[anima:\d+\]\]/g)).toEqual([`[[anima:${memory.id}]]`]);
     const preview = await host.api['memories.resident']({});
     expect(system).toContain(preview.text);
   });

@@ -16,7 +16,7 @@ import { rememberTool } from './tools/remember.js';
 
 export const CITATION_RULES =
   'When my reply uses something I remember — from the list above, from passive recall, or a semantic hit of memory_recall or memory_semantic_search — ' +
-  'I end the reply with that memory’s marker, exactly as given, e.g. [[anima:12]], once per memory used. ' +
+  'I end the reply with that memory’s marker exactly as given — [[anima:ID]] with the memory’s own number for ID — once per memory used. ' +
   'Conversation, mood and diary hits have no marker. I never invent a marker or cite a memory I did not use.';
 
 /** The name providers see on the runtime-only passive recall message (never stored). */

@@ -18,7 +18,7 @@ const ENTITY_MAX_CHARS = 120;
 const LINE_CHARS = 300;
 
 const CITATION_RULE =
-  'Citing: a semantic hit ends with its marker, e.g. [[anima:42]]; when your reply uses it, put that marker at the end of your reply. ' +
+  'Citing: a semantic hit ends with its marker, [[anima:ID]] with its own number; when your reply uses it, put that marker, exactly as given, at the end of your reply. ' +
   'Session (past conversation), limbic and autobiographical (diary) hits have no marker and are never cited with one.';
 
 const QUERY_HELP =
