@@ -18,11 +18,10 @@ export function useNow(intervalMs = 60_000): Date {
 
 /** Formatters bound to the UI language and the configured time zone. */
 export function useTimeFormat() {
-  const { t, i18n } = useTranslation();
+  const { t } = useTranslation();
   const timeZone = useApp((s) => s.settings?.timeZone);
   const now = useNow();
   const locale = currentLocale();
-  const lang = i18n.language;
 
   const when = useCallback(
     (iso: string, withTime = false) =>
@@ -40,9 +39,8 @@ export function useTimeFormat() {
           yesterdayNight: t('time.yesterdayNight'),
         },
       }),
-    // lang: labels change with it even though t is stable.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [now, locale, timeZone, t, lang],
+    // t is a new function whenever the language changes, so the words follow it.
+    [now, locale, timeZone, t],
   );
 
   const full = useCallback((iso: string) => formatFull(new Date(iso), locale, timeZone), [locale, timeZone]);
@@ -55,8 +53,7 @@ export function useTimeFormat() {
       if (diff === 1) return t('time.yesterday');
       return formatDay(date, locale, timeZone, now);
     },
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [now, locale, timeZone, t, lang],
+    [now, locale, timeZone, t],
   );
 
   return { when, full, day, timeZone };
@@ -102,15 +99,13 @@ export function useCurrentSleepDay(): string {
 
 /** Labels for sleep days: "Today", "Yesterday", "Monday, 8 May"; and a short one for axes. */
 export function useDayLabels() {
-  const { t, i18n } = useTranslation();
+  const { t } = useTranslation();
   const current = useCurrentSleepDay();
   const locale = currentLocale();
-  const lang = i18n.language;
   const long = useCallback(
     (day: string) => sleepDayLabel(day, current, locale, { today: t('time.today'), yesterday: t('time.yesterday') }),
-    // lang: the words change with it even though t is stable.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [current, locale, t, lang],
+    // t is a new function whenever the language changes, so the words follow it.
+    [current, locale, t],
   );
   const short = useCallback((day: string) => shortDayLabel(day, locale), [locale]);
   /** 'today' / 'yesterday' relative to the current sleep day, else null. */

@@ -401,7 +401,6 @@ export function GraphCanvas(props: CanvasProps) {
       clearTimeout(timer);
     };
     // relationLabel changes with the language; day with the time slider.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [slice, day, relationLabel]);
 
   // The theme → the stylesheet.
@@ -438,6 +437,7 @@ export function GraphCanvas(props: CanvasProps) {
     if (!focus || !cy) return;
     if (drawn.layout === 'running') pendingFocus.current = focus.id;
     else centreOn(cy, focus.id);
+    // A new pick or a new drawing only: the layout settling (drawn.layout) centres a pending pick itself.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [focus?.seq, drawn.seq]);
 

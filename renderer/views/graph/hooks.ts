@@ -6,12 +6,9 @@ import { humanRelation } from '../../stores/graph.js';
 
 /** A relation in the UI language: known ones translated, others as written ("lives_in" → "lives in"). */
 export function useRelationLabel(): (relation: string) => string {
-  const { t, i18n } = useTranslation();
-  return useCallback(
-    (relation: string) => t(`graph.relations.${relation}`, { defaultValue: humanRelation(relation) }),
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [t, i18n.language],
-  );
+  const { t } = useTranslation();
+  // t is a new function whenever the language changes, so the labels follow it.
+  return useCallback((relation: string) => t(`graph.relations.${relation}`, { defaultValue: humanRelation(relation) }), [t]);
 }
 
 /** A calendar day (YYYY-MM-DD) in words, as the day it is wherever the person is. */

@@ -160,7 +160,7 @@ function ModelCard({ model: m }: { model: LocalModel }) {
       useApp.getState().toast({ tone: 'info', text: t(partial ? 'models.local.discardedToast' : 'models.local.deletedToast', { name: m.name }) });
     });
   };
-  const useForSearch = (on: boolean) =>
+  const searchWithIt = (on: boolean) =>
     act(async () => {
       await useModels.getState().useForEmbeddings(on ? m.id : null);
       useApp.getState().toast({ tone: 'info', text: on ? t('models.local.searchOnToast', { name: m.name }) : t('models.local.searchOffToast') });
@@ -214,11 +214,11 @@ function ModelCard({ model: m }: { model: LocalModel }) {
       <>
         {m.task === 'embedding' ? (
           m.usedBy.embeddings ? (
-            <button type="button" className="button small" data-testid="model-stop-using" disabled={busy} onClick={() => useForSearch(false)}>
+            <button type="button" className="button small" data-testid="model-stop-using" disabled={busy} onClick={() => searchWithIt(false)}>
               {t('models.local.stopUsing')}
             </button>
           ) : (
-            <button type="button" className="button primary small" data-testid="model-use-search" disabled={busy} onClick={() => useForSearch(true)}>
+            <button type="button" className="button primary small" data-testid="model-use-search" disabled={busy} onClick={() => searchWithIt(true)}>
               {t('models.local.useForSearch')}
             </button>
           )
