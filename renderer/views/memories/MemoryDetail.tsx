@@ -1,21 +1,18 @@
 // One memory, in full: its words, where it came from, its versions and its history — and how to
 // correct it, pin it or ask for it to be forgotten. Every change says so and can be undone.
-import { useId, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ApiError, MAX_MEMORY_CHARS, MEMORY_TYPES, type Memory, type MemoryChange, type MemoryType } from '../../../shared/api.js';
+import type { Memory, MemoryChange } from '../../../shared/api.js';
 import { useTimeFormat } from '../../app/hooks.js';
-import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
-import { useAutosize, useBusy, useEditor, useFocusAtEnd } from '../../components/useEditor.js';
-import { modKeyLabel } from '../../lib/platform.js';
+import { useBusy, useFocusAtEnd } from '../../components/useEditor.js';
 import { MemoryCounts, StatusBadge, TypeBadge } from '../../components/MemoryBits.js';
 import {
   historyKey,
   historyNewestFirst,
   latestForget,
   latestUndoable,
-  refusalText,
   replacedText,
   replacedType,
   sourceKey,
@@ -23,65 +20,23 @@ import {
 import { reportError, useApp } from '../../stores/app.js';
 import { isNotFound } from '../../stores/loadable.js';
 import { useMemories, type MemoryDetail } from '../../stores/memories.js';
-
-/** A refused save in words: the host's own reason for invalid input, the usual sentence otherwise. */
-export function SaveError({ error }: { error: unknown }) {
-  const { t } = useTranslation();
-  if (error instanceof ApiError && error.code === 'invalid_input') {
-    return (
-      <div className="mem-refused" role="alert" data-testid="memory-refused">
-        <Icon name="alert" size={16} />
-        <div>
-          <p className="mem-refused-title">{t('memories.edit.refused')}</p>
-          <p>{refusalText(error.message)}</p>
-        </div>
-      </div>
-    );
-  }
-  return <ErrorNote error={error} compact />;
-}
-
-export function TypeSelect({ id, value, onChange, testId }: { id: string; value: MemoryType; onChange: (t: MemoryType) => void; testId: string }) {
-  const { t } = useTranslation();
-  return (
-    <>
-      <select id={id} className="input" data-testid={testId} value={value} aria-describedby={`${id}-help`} onChange={(e) => onChange(e.target.value as MemoryType)}>
-        {MEMORY_TYPES.map((type) => (
-          <option key={type} value={type}>
-            {t(`memories.types.${type}`)}
-          </option>
-        ))}
-      </select>
-      <p className="help" id={`${id}-help`}>
-        {t(`memories.typeHelp.${value}`)}
-      </p>
-    </>
-  );
-}
+import { MemoryFields, useMemoryDraft } from './MemoryForm.js';
 
 function EditForm({ memory, onDone }: { memory: Memory; onDone: () => void }) {
   const { t } = useTranslation();
-  const uid = useId();
-  const [text, setText] = useState(memory.content);
-  const [type, setType] = useState<MemoryType>(memory.type);
-  const ref = useRef<HTMLTextAreaElement>(null);
-  useAutosize(ref, text);
-  useFocusAtEnd(ref);
-  const { saving, error, setError, run, keys } = useEditor({ refocus: ref });
-
-  const over = text.length - MAX_MEMORY_CHARS;
-  const canSave = Boolean(text.trim()) && over <= 0 && !saving;
+  const draft = useMemoryDraft(memory);
+  useFocusAtEnd(draft.ref);
 
   const save = async () => {
-    if (!canSave) return;
-    const content = text.trim();
+    if (!draft.canSave) return;
+    const content = draft.text.trim();
     const patch = {
       id: memory.id,
       ...(content !== memory.content ? { content } : {}),
-      ...(type !== memory.type ? { type } : {}),
+      ...(draft.type !== memory.type ? { type: draft.type } : {}),
     };
     if (!('content' in patch) && !('type' in patch)) return onDone();
-    await run(async () => {
+    await draft.run(async () => {
       const result = await useMemories.getState().update(patch);
       useMemories.getState().setFlash({ memoryId: result.memory.id, key: 'edited', changeId: result.changeId });
       if (result.memory.id !== memory.id) useMemories.getState().select(result.memory.id);
@@ -90,39 +45,14 @@ function EditForm({ memory, onDone }: { memory: Memory; onDone: () => void }) {
   };
 
   return (
-    <div className="mem-edit" onKeyDown={keys({ save, cancel: onDone })}>
-      <div className="field">
-        <label htmlFor={`${uid}-text`}>{t('memories.edit.textLabel')}</label>
-        <textarea
-          ref={ref}
-          id={`${uid}-text`}
-          className="input mem-textarea"
-          data-testid="memory-edit-input"
-          value={text}
-          aria-invalid={Boolean(error) || over > 0 || undefined}
-          onChange={(e) => {
-            setText(e.target.value);
-            if (error) setError(null);
-          }}
-        />
-        {over > 0 ? <p className="help danger-text">{t('memories.edit.tooLong', { count: over })}</p> : null}
-      </div>
-      <div className="field">
-        <label htmlFor={`${uid}-type`}>{t('memories.edit.typeLabel')}</label>
-        <TypeSelect id={`${uid}-type`} value={type} onChange={setType} testId="memory-edit-type" />
-      </div>
-      {error ? <SaveError error={error} /> : null}
-      <div className="mem-form-actions">
-        <span className="help mem-shortcut" aria-hidden="true">
-          {t('memories.edit.shortcut', { key: modKeyLabel() })}
-        </span>
-        <button type="button" className="button ghost small" onClick={onDone}>
-          {t('common.cancel')}
-        </button>
-        <button type="button" className="button primary small" data-testid="memory-save" disabled={!canSave} onClick={() => void save()}>
-          {saving ? t('common.saving') : t('memories.edit.save')}
-        </button>
-      </div>
+    <div className="mem-edit" onKeyDown={draft.keys({ save, cancel: onDone })}>
+      <MemoryFields
+        draft={draft}
+        labels={{ text: t('memories.edit.textLabel'), type: t('memories.edit.typeLabel'), save: t('memories.edit.save') }}
+        testIds={{ text: 'memory-edit-input', type: 'memory-edit-type', save: 'memory-save' }}
+        onSave={() => void save()}
+        onCancel={onDone}
+      />
     </div>
   );
 }
