@@ -24,3 +24,21 @@ export class Listeners<A extends unknown[]> {
     return this.set.size;
   }
 }
+
+/** Listener sets by event name: where a transport hands each host event it receives. */
+export class EventListeners {
+  private readonly byName = new Map<string, Listeners<[unknown]>>();
+
+  add(name: string, listener: (payload: unknown) => void): () => void {
+    let set = this.byName.get(name);
+    if (!set) {
+      set = new Listeners<[unknown]>();
+      this.byName.set(name, set);
+    }
+    return set.add(listener);
+  }
+
+  emit(name: string, payload: unknown): void {
+    this.byName.get(name)?.emit(payload);
+  }
+}

@@ -11,7 +11,7 @@ import {
   type ApiOutputs,
   type ErrorCode,
 } from '../../shared/api.js';
-import { Listeners } from './emitter.js';
+import { EventListeners, Listeners } from './emitter.js';
 import type { ConnectionState, RendererClient } from './types.js';
 
 /** The subset of EventSource this transport uses, so tests can hand in a fake. */
@@ -62,7 +62,7 @@ export function errorFromResponse(status: number, bodyText: string): ApiError {
 export function createHttpClient(options: HttpClientOptions): RendererClient {
   const base = options.baseUrl ?? '';
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
-  const events = new Map<string, Listeners<[unknown]>>();
+  const events = new EventListeners();
   const connect = new Listeners<[boolean]>();
   const stateListeners = new Listeners<[ConnectionState]>();
   let state: ConnectionState = 'connecting';
@@ -85,7 +85,7 @@ export function createHttpClient(options: HttpClientOptions): RendererClient {
           console.warn(`Ignoring malformed ${name} event`);
           return;
         }
-        events.get(name)?.emit(payload);
+        events.emit(name, payload);
       });
     }
     // The server sends hello on every (re)connect; anything sent while we were away is lost, so
@@ -128,12 +128,7 @@ export function createHttpClient(options: HttpClientOptions): RendererClient {
       }
     },
     on<E extends ApiEventName>(event: E, listener: (payload: ApiEvents[E]) => void): () => void {
-      let set = events.get(event);
-      if (!set) {
-        set = new Listeners<[unknown]>();
-        events.set(event, set);
-      }
-      return set.add(listener as (payload: unknown) => void);
+      return events.add(event, listener as (payload: unknown) => void);
     },
     onConnect: (listener) => connect.add(listener),
     onConnectionState: (listener) => stateListeners.add(listener),

@@ -1,14 +1,14 @@
 // Desktop mode: the Electron preload's window.anima bridge.
 import { ApiError, type ApiEventName, type ApiEvents, type ApiInput, type ApiMethod, type ApiOutputs } from '../../shared/api.js';
 import type { AnimaBridge } from '../../shared/bridge.js';
-import { Listeners } from './emitter.js';
+import { EventListeners } from './emitter.js';
 import type { RendererClient } from './types.js';
 
 export function createIpcClient(bridge: AnimaBridge): RendererClient {
-  const events = new Map<string, Listeners<[unknown]>>();
+  const events = new EventListeners();
   // One bridge subscription for the life of the window; listeners come and go on our side.
   bridge.onEvent((name, payload) => {
-    events.get(name)?.emit(payload);
+    events.emit(name, payload);
   });
 
   return {
@@ -26,12 +26,7 @@ export function createIpcClient(bridge: AnimaBridge): RendererClient {
       throw ApiError.from(reply.error);
     },
     on<E extends ApiEventName>(event: E, listener: (payload: ApiEvents[E]) => void): () => void {
-      let set = events.get(event);
-      if (!set) {
-        set = new Listeners<[unknown]>();
-        events.set(event, set);
-      }
-      return set.add(listener as (payload: unknown) => void);
+      return events.add(event, listener as (payload: unknown) => void);
     },
     onConnect(listener) {
       // Tell late subscribers the stream is up, like the first hello in browser mode.

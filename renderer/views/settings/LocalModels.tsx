@@ -14,6 +14,7 @@ import { currentLocale } from '../../i18n/index.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { formatBytes, languageNames, percentDone, searchModel, timeLeft, useModels } from '../../stores/models.js';
 import { useProviders } from '../../stores/providers.js';
+import { SwitchField } from './SwitchField.js';
 
 const DEFAULT_HOST = 'https://huggingface.co';
 
@@ -411,15 +412,15 @@ function MeaningSwitch() {
       .updateSettings({ memory: { ...settings.memory, vectorWeight: checked ? MEANING_WEIGHT : 0 } })
       .catch(reportError);
   return (
-    <div className="field switch-field lm-meaning">
-      <input id={uid} type="checkbox" role="switch" className="switch" data-testid="search-by-meaning" checked={on} aria-describedby={`${uid}-help`} onChange={(e) => toggle(e.target.checked)} />
-      <div>
-        <label htmlFor={uid}>{t('models.local.meaningSwitch')}</label>
-        <p className="help" id={`${uid}-help`}>
-          {t('models.local.meaningSwitchHelp')}
-        </p>
-      </div>
-    </div>
+    <SwitchField
+      id={uid}
+      testId="search-by-meaning"
+      className="lm-meaning"
+      checked={on}
+      onChange={toggle}
+      label={t('models.local.meaningSwitch')}
+      help={t('models.local.meaningSwitchHelp')}
+    />
   );
 }
 

@@ -5,6 +5,7 @@ import { formatWallClock } from '../../lib/time.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { MemoryAdvanced } from './MemoryAdvanced.js';
 import { SleepSettings } from './SleepSettings.js';
+import { SwitchField } from './SwitchField.js';
 
 function zoneList(current: string): string[] {
   let zones: string[] = [];
@@ -54,24 +55,14 @@ export function MemorySection() {
 
   return (
     <div className="settings-section" data-testid="settings-section-memory">
-      <div className="field switch-field">
-        <input
-          id={`${uid}-recall`}
-          type="checkbox"
-          role="switch"
-          className="switch"
-          data-testid="passive-recall"
-          checked={settings.passiveRecall}
-          aria-describedby={`${uid}-recall-help`}
-          onChange={(e) => save({ passiveRecall: e.target.checked })}
-        />
-        <div>
-          <label htmlFor={`${uid}-recall`}>{t('memory.passiveRecall')}</label>
-          <p className="help" id={`${uid}-recall-help`}>
-            {t('memory.passiveRecallHelp')}
-          </p>
-        </div>
-      </div>
+      <SwitchField
+        id={`${uid}-recall`}
+        testId="passive-recall"
+        checked={settings.passiveRecall}
+        onChange={(passiveRecall) => save({ passiveRecall })}
+        label={t('memory.passiveRecall')}
+        help={t('memory.passiveRecallHelp')}
+      />
 
       <MemoryAdvanced />
 

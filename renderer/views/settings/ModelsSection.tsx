@@ -74,6 +74,20 @@ function ProviderCard({ provider: p, forChat, forBackground, onEdit }: { provide
   );
 }
 
+/** A choice per connection: its name, and its model when it names one. */
+function ProviderOptions({ items }: { items: ProviderConfig[] }) {
+  return (
+    <>
+      {items.map((p) => (
+        <option key={p.id} value={p.id}>
+          {p.name}
+          {p.model ? ` — ${p.model}` : ''}
+        </option>
+      ))}
+    </>
+  );
+}
+
 export function ModelsSection() {
   const { t } = useTranslation();
   const items = useProviders((s) => s.items);
@@ -168,12 +182,7 @@ export function ModelsSection() {
               onChange={(e) => void useApp.getState().updateSettings({ chatProviderId: e.target.value || null }).catch(reportError)}
             >
               {!chatId ? <option value="">{t('models.noneChosen')}</option> : null}
-              {items.map((p) => (
-                <option key={p.id} value={p.id}>
-                  {p.name}
-                  {p.model ? ` — ${p.model}` : ''}
-                </option>
-              ))}
+              <ProviderOptions items={items} />
             </select>
           </div>
           <div className="field">
@@ -187,12 +196,7 @@ export function ModelsSection() {
               onChange={(e) => void useApp.getState().updateSettings({ backgroundProviderId: e.target.value || null }).catch(reportError)}
             >
               <option value="">{t('models.sameAsChat')}</option>
-              {items.map((p) => (
-                <option key={p.id} value={p.id}>
-                  {p.name}
-                  {p.model ? ` — ${p.model}` : ''}
-                </option>
-              ))}
+              <ProviderOptions items={items} />
             </select>
             <p className="help" id="background-provider-help">
               {t('models.backgroundHelp')}

@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 import type { SleepSettings as SleepSettingsValue } from '../../../shared/api.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { NumberSetting } from './MemoryAdvanced.js';
+import { SwitchField } from './SwitchField.js';
 
 /** The same ranges the host's schema enforces (shared/api.ts sleepSettings). */
 const BOUNDS = {
@@ -30,24 +31,14 @@ export function SleepSettings() {
   return (
     <div className="sleep-settings" data-testid="sleep-settings">
       <h3 className="subhead">{t('memory.sleepSubhead')}</h3>
-      <div className="field switch-field">
-        <input
-          id={`${uid}-auto`}
-          type="checkbox"
-          role="switch"
-          className="switch"
-          data-testid="sleep-auto"
-          checked={sleep.auto}
-          aria-describedby={`${uid}-auto-help`}
-          onChange={(e) => void save({ auto: e.target.checked }).catch(() => {})}
-        />
-        <div>
-          <label htmlFor={`${uid}-auto`}>{t('memory.sleepAuto')}</label>
-          <p className="help" id={`${uid}-auto-help`}>
-            {t('memory.sleepAutoHelp')}
-          </p>
-        </div>
-      </div>
+      <SwitchField
+        id={`${uid}-auto`}
+        testId="sleep-auto"
+        checked={sleep.auto}
+        onChange={(auto) => void save({ auto }).catch(() => {})}
+        label={t('memory.sleepAuto')}
+        help={t('memory.sleepAutoHelp')}
+      />
       <p className="help">{t('memory.budgetIntro')}</p>
       {(Object.keys(BOUNDS) as (keyof typeof BOUNDS)[]).map((name) => (
         <NumberSetting
