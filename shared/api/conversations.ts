@@ -1,0 +1,90 @@
+// Conversations and their messages: the list, one conversation, and the chat turn (send, stop,
+// regenerate, edit) with the conversations.* and chat.* methods.
+import { z } from 'zod';
+import type { ApiErrorShape } from './errors.js';
+import { id } from './fields.js';
+
+export type MessageRole = 'user' | 'assistant';
+/** streaming: a reply being written now; partial: cut off by Stop or a crash; error: the model call failed. */
+export type MessageStatus = 'complete' | 'streaming' | 'partial' | 'error';
+
+export interface Message {
+  id: string;
+  conversationId: string;
+  role: MessageRole;
+  content: string;
+  status: MessageStatus;
+  error: ApiErrorShape | null;
+  /** The model that wrote an assistant message. */
+  model: string | null;
+  createdAt: string; // ISO 8601
+  /** Set when a later version replaced this one (regenerate, edit): kept, never deleted. */
+  replacedBy: string | null;
+  /** Who spoke, when not simply "the person" or "the companion" (imported conversations). */
+  speaker: string | null;
+  /** Memories passive recall put in front of the model for this reply. */
+  injectedMemoryIds: number[];
+}
+
+export interface ConversationSummary {
+  id: string;
+  title: string;
+  archived: boolean;
+  createdAt: string;
+  updatedAt: string;
+  messageCount: number;
+  /** The start of the last visible message, for the list. */
+  preview: string;
+  /** When a search matched message content rather than the title: a snippet of that message. */
+  matchSnippet?: string;
+}
+
+export interface Conversation extends ConversationSummary {
+  /** The system prompt snapshot and the sleep day it was built for. */
+  systemPrompt: string;
+  systemPromptDay: string | null;
+}
+
+export interface SendResult {
+  userMessage: Message;
+  /** The reply placeholder (status streaming); its text arrives as chat.delta events. */
+  assistantMessage: Message;
+}
+
+/** 1 MB is the transport limit; a single message may use most of it. */
+export const MAX_MESSAGE_CHARS = 200_000;
+
+export const conversationsInputs = {
+  'conversations.list': z
+    .object({ query: z.string().max(500).optional(), archived: z.boolean().optional() })
+    .strict(),
+  'conversations.create': z.object({ title: z.string().max(200).optional() }).strict(),
+  'conversations.get': z.object({ id }).strict(),
+  'conversations.rename': z.object({ id, title: z.string().trim().min(1).max(200) }).strict(),
+  'conversations.archive': z.object({ id, archived: z.boolean() }).strict(),
+
+  /** Store the user's message, then stream the reply as chat.* events. */
+  'chat.send': z
+    .object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) })
+    .strict(),
+  /** Stop the reply being written in this conversation; what arrived is kept as partial. */
+  'chat.stop': z.object({ conversationId: id }).strict(),
+  /** Write the last reply again (also "retry" after an error). The old reply is kept, marked replaced. */
+  'chat.regenerate': z.object({ conversationId: id }).strict(),
+  /** Replace the last user message with an edited version and answer it again; the old one is kept. */
+  'chat.editLast': z
+    .object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) })
+    .strict(),
+} as const;
+
+export interface ConversationsOutputs {
+  'conversations.list': ConversationSummary[];
+  'conversations.create': Conversation;
+  'conversations.get': { conversation: Conversation; messages: Message[] };
+  'conversations.rename': Conversation;
+  'conversations.archive': Conversation;
+  'chat.send': SendResult;
+  'chat.stop': { stopped: boolean };
+  'chat.regenerate': SendResult;
+  'chat.editLast': SendResult;
+}

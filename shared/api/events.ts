@@ -1,0 +1,53 @@
+// The events the host sends the renderer, with their payloads.
+import type { Message } from './conversations.js';
+import type { Memory, MemoryChange } from './memory.js';
+import type { EmbeddingsStatus, LocalModel, ModelDownloadProgress } from './models.js';
+import type { Settings } from './settings.js';
+import type { SleepProgressEvent, SleepRunStatus } from './sleep.js';
+
+export interface ApiEvents {
+  /** A piece of the reply being streamed. */
+  'chat.delta': { conversationId: string; messageId: string; text: string };
+  /** Before the first token, what the reply waits for (an on-device model loading); the first delta ends it. */
+  'chat.status': { conversationId: string; messageId: string; status: 'loading_model'; text: string };
+  /** The reply ended: complete, partial (stopped) or error. Carries the stored message. */
+  'chat.finished': { conversationId: string; message: Message };
+  /** A conversation's list entry changed (new message, rename, archive). */
+  'conversations.changed': { conversationId: string };
+  'settings.changed': Settings;
+  /** Passive recall put these memories in front of the model for this reply. */
+  'chat.injected': { conversationId: string; messageId: string; memories: Pick<Memory, 'id' | 'type' | 'content'>[] };
+  /** Memory changed (by the companion, the person or the sleep cycle); carries the journal entry. */
+  'memories.changed': { change: MemoryChange };
+  /** A sleep step started or finished. */
+  'sleep.progress': SleepProgressEvent;
+  /** A cycle ended (done, failed or stopped). */
+  'sleep.finished': { runId: number; sleepDay: string; status: Exclude<SleepRunStatus, 'running'>; error: string | null };
+  /** Diary blocks were written or hidden. */
+  'diary.changed': { day: string | null };
+  /** Entities or edges changed (new mentions, an edit, a merge). */
+  'graph.changed': { entityIds: number[] };
+  /** A model download moved on (at most four a second per model, plus each change of phase). */
+  'models.progress': ModelDownloadProgress;
+  /** A model was installed, stopped, failed, removed or chosen: the whole list as it is now. */
+  'models.changed': { id: string | null; models: LocalModel[] };
+  /** Search by meaning changed state or its background embedding moved on (at most twice a second). */
+  'embeddings.status': EmbeddingsStatus;
+}
+export type ApiEventName = keyof ApiEvents;
+export const EVENT_NAMES: ApiEventName[] = [
+  'chat.delta',
+  'chat.finished',
+  'conversations.changed',
+  'settings.changed',
+  'chat.injected',
+  'memories.changed',
+  'sleep.progress',
+  'sleep.finished',
+  'diary.changed',
+  'graph.changed',
+  'models.progress',
+  'models.changed',
+  'chat.status',
+  'embeddings.status',
+];

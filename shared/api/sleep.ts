@@ -1,0 +1,160 @@
+// The sleep cycle: its steps and runs, tonight's budget, the audit log of background model calls,
+// the morning digest with its proposals, and the sleep.* methods.
+import { z } from 'zod';
+import type { ErrorCode } from './errors.js';
+import { empty } from './fields.js';
+import type { MemoryActor, MemoryChange } from './memory.js';
+
+export const SLEEP_STEP_IDS = ['memory-ref-sync', 'light-sleep', 'snapshot', 'deep-sleep', 'dream', 'mood-trend', 'digest'] as const;
+export type SleepStepId = (typeof SLEEP_STEP_IDS)[number];
+export type SleepRunStatus = 'running' | 'done' | 'failed' | 'stopped';
+/** 'stopped': cut short by the budget or by the person; what it finished is kept. */
+export type SleepStepStatus = 'pending' | 'running' | 'done' | 'failed' | 'skipped' | 'stopped';
+export type SleepTrigger = 'schedule' | 'catch-up' | 'manual';
+
+export interface SleepStepInfo {
+  stepId: string;
+  dependsOn: string[];
+  status: SleepStepStatus;
+  /** Why it was skipped, or where its result came from ("done in run 4"). */
+  reason: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  /** Counts: calls, memories written, anchors, … (whatever the step reports). */
+  stats: Record<string, number> | null;
+  error: string | null;
+}
+
+export interface SleepRun {
+  id: number;
+  sleepDay: string;
+  trigger: SleepTrigger;
+  status: SleepRunStatus;
+  startedAt: string;
+  finishedAt: string | null;
+  /** Why it stopped or failed, in words ("over tonight's budget: 40 of 40 calls"). */
+  error: string | null;
+  steps: SleepStepInfo[];
+}
+
+export interface SleepProgressEvent {
+  runId: number;
+  sleepDay: string;
+  stepId: string;
+  status: SleepStepStatus;
+  /** Steps finished (done, failed or skipped) out of total. */
+  done: number;
+  total: number;
+}
+
+export interface SleepBudgetUse {
+  /** What the current night (sleep day) has used so far. */
+  calls: number;
+  tokens: number;
+  maxCalls: number;
+  maxTokens: number;
+}
+
+export interface SleepStatus {
+  running: SleepProgressEvent | null;
+  lastRun: SleepRun | null;
+  /** When the next scheduled cycle starts (ISO 8601). */
+  nextAt: string;
+  /** The sleep day a cycle would work on now. */
+  sleepDay: string;
+  budget: SleepBudgetUse;
+  /** Why "Sleep now" cannot run, if it cannot (no model connection), in the host's words… */
+  blocked: string | null;
+  /** …and as an error code the UI puts in the person's language. */
+  blockedCode: ErrorCode | null;
+}
+
+export interface AuditEntry {
+  id: number;
+  purpose: string;
+  stepId: string | null;
+  runId: number | null;
+  model: string;
+  promptChars: number;
+  responseChars: number;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  durationMs: number;
+  status: 'ok' | 'error' | 'invalid';
+  error: string | null;
+  createdAt: string;
+}
+
+export interface AuditEntryDetail extends AuditEntry {
+  prompt: string;
+  response: string;
+}
+
+/** One line of the morning digest: a journalled change the cycle made, undoable. */
+export interface DigestChange {
+  changeId: number;
+  memoryId: number;
+  action: MemoryChange['action'];
+  actor: MemoryActor;
+  /** The memory's text now (for a create or an update) or before (for a supersede or expiry). */
+  text: string;
+  reason: string | null;
+  /** Set once undone. */
+  undoneBy: number | null;
+}
+
+export interface SleepProposal {
+  id: number;
+  memoryId: number;
+  action: 'pin' | 'unpin';
+  text: string;
+  reason: string;
+  status: 'open' | 'accepted' | 'dismissed';
+}
+
+export interface SleepDigest {
+  day: string;
+  runId: number;
+  createdAt: string;
+  /** The digest's own words: "While I slept I …". */
+  summary: string;
+  added: DigestChange[];
+  changed: DigestChange[];
+  superseded: DigestChange[];
+  proposals: SleepProposal[];
+  diary: { anchors: number; imprints: number; narratives: number; dreams: number };
+}
+
+export const sleepInputs = {
+  /** The cycle now: running or not, the last run, the next scheduled time, tonight's budget use. */
+  'sleep.status': empty,
+  /** Start a cycle now for the current sleep day; progress arrives as sleep.progress events. */
+  'sleep.now': empty,
+  /** Stop the running cycle at the next step boundary (what is done stays done). */
+  'sleep.stop': empty,
+  'sleep.runs': z.object({ limit: z.number().int().min(1).max(100).optional() }).strict(),
+  /** The audit log of background model calls, newest first. */
+  'sleep.audit': z
+    .object({
+      status: z.enum(['ok', 'error', 'invalid']).optional(),
+      limit: z.number().int().min(1).max(200).optional(),
+      offset: z.number().int().min(0).optional(),
+    })
+    .strict(),
+  'sleep.auditEntry': z.object({ id: z.number().int().positive() }).strict(),
+  /** The latest morning digest (or the one of a given sleep day). */
+  'sleep.digest': z.object({ day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional() }).strict(),
+  /** Accept (pin/unpin as proposed) or dismiss a proposal from deep sleep's pin review. */
+  'sleep.resolveProposal': z.object({ id: z.number().int().positive(), accept: z.boolean() }).strict(),
+} as const;
+
+export interface SleepOutputs {
+  'sleep.status': SleepStatus;
+  'sleep.now': { runId: number | null; sleepDay: string };
+  'sleep.stop': { stopped: boolean };
+  'sleep.runs': SleepRun[];
+  'sleep.audit': { items: AuditEntry[]; total: number };
+  'sleep.auditEntry': AuditEntryDetail;
+  'sleep.digest': SleepDigest | null;
+  'sleep.resolveProposal': SleepProposal;
+}
