@@ -105,7 +105,7 @@ export function hitDay(hit: RecallHit): { day: string; blockId: number } | null 
 
 // ---- the store ----
 
-const search = createSearchSlice<DiaryState, RecallHit>({
+const diarySearch = createSearchSlice<DiaryState, RecallHit>({
   debounceMs: 250,
   search: (query) => api().call('recall.search', { query, sources: DIARY_SEARCH_SOURCES, limit: DIARY_SEARCH_LIMIT }),
 });
@@ -125,7 +125,7 @@ function initialData() {
 
 export const useDiary = create<DiaryState>()((set, get) => ({
   ...initialData(),
-  ...search.actions(set, get),
+  ...diarySearch.actions(set, get),
 
   async refreshDays() {
     const seq = ++daysSeq;
@@ -246,7 +246,7 @@ export const useDiary = create<DiaryState>()((set, get) => ({
 
 /** Tests start from a clean slate. */
 export function resetDiaryStore(): void {
-  search.cancel();
+  diarySearch.cancel();
   clearTimeout(changedTimer);
   useDiary.setState(initialData());
 }

@@ -217,11 +217,11 @@ async function findEntities(query: string): Promise<Entity[]> {
   return hits.filter((h) => h.status !== 'merged');
 }
 
-const search = createSearchSlice<GraphState, Entity>({ debounceMs: 150, search: findEntities, runDropsPending: true });
+const entitySearch = createSearchSlice<GraphState, Entity>({ debounceMs: 150, search: findEntities, runDropsPending: true });
 
 export const useGraph = create<GraphState>()((set, get) => ({
   ...initialData(),
-  ...search.actions(set, get),
+  ...entitySearch.actions(set, get),
 
   async refresh() {
     const seq = ++sliceSeq;
@@ -383,7 +383,7 @@ function putEntity(entity: Entity): void {
 
 /** Tests start from a clean slate. */
 export function resetGraphStore(): void {
-  search.cancel();
+  entitySearch.cancel();
   clearTimeout(atTimer);
   clearTimeout(changedTimer);
   useGraph.setState(initialData());

@@ -118,7 +118,7 @@ function initialData() {
   } satisfies Partial<MemoriesState>;
 }
 
-const search = createSearchSlice<MemoriesState, RecallHit>({
+const memorySearch = createSearchSlice<MemoriesState, RecallHit>({
   debounceMs: 250,
   search: (query) => api().call('recall.search', { query, sources: [...SEARCH_SOURCES], limit: SEARCH_LIMIT }),
   // Hits carry the words, not the counts or the state: the cards need the memories themselves.
@@ -129,7 +129,7 @@ const search = createSearchSlice<MemoriesState, RecallHit>({
 
 export const useMemories = create<MemoriesState>()((set, get) => ({
   ...initialData(),
-  ...search.actions(set, get),
+  ...memorySearch.actions(set, get),
 
   ensure(id) {
     const entry = get().cache[id];
@@ -403,7 +403,7 @@ export function selectMemory(id: number): void {
 
 /** Tests start from a clean slate. */
 export function resetMemoriesStore(): void {
-  search.cancel();
+  memorySearch.cancel();
   clearTimeout(changedTimer);
   inflight.clear();
   useMemories.setState(initialData());
