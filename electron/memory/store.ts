@@ -18,6 +18,7 @@ import {
 } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { VectorSlot } from '../embed/active.js';
+import { compareFacts, differInFact } from './same-fact.js';
 import { duplicateProbes, vectorDuplicate, type ProbeVector } from '../embed/duplicates.js';
 import { findSecret, secretRefusal } from './secret-filter.js';
 import { segmentForIndex } from './segment.js';
@@ -93,16 +94,23 @@ export interface MemoryFilter {
   offset?: number;
 }
 
+/** A memory as a prompt line shows it (its dates, its words), with what a split or a profile carries on from it. */
+export type MemoryOutline = Pick<Memory, 'id' | 'type' | 'content' | 'validFrom' | 'validTo' | 'createdAt' | 'sourceMessageIds' | 'entityNames'>;
+
+/** A journal entry with its memory's text as it stands now (MemoryStore.changesWithText). */
+export type ChangeWithText = Pick<MemoryChange, 'id' | 'memoryId' | 'action' | 'actor' | 'reason' | 'undoneBy' | 'before' | 'after'> & { content: string };
+
 /**
  * A save is a near-duplicate of an active memory of the same type when the two are identical up to
- * case, whitespace and punctuation (memory_dedupe_key, migration 003), or when their pg_trgm similarity
- * is at least this. Measured on pairs that should and should not collapse: a rewording or an added word scores 0.84–0.94
- * ("…likes green tea" / "…likes green tea a lot", "concise, direct" / "concise and direct"), while
- * different facts in the same frame stay below 0.75 ("3 May" / "5 March" 0.73, "green tea" / "black tea"
- * 0.63, "Shanghai" / "Beijing" 0.45). 0.8 sits between, erring towards keeping two memories: a missed
- * duplicate costs a line, a wrong merge loses a fact.
+ * case, whitespace and punctuation (memory_dedupe_key, migration 003), or when same-fact.ts judges a
+ * look-alike the same fact. Look-alikes are the memories whose pg_trgm similarity is at least this:
+ * low enough to bring in restatements whose letters differ a lot ("doesn't" / "does not", "three" /
+ * "3", "named" / "called": 0.55–0.75), since similarity alone decides nothing — "Anna" / "Hanna",
+ * "is" / "is not allergic" and "7 am" / "9 am" score 0.8–0.9 and are other facts.
  */
-export const NEAR_DUPLICATE_SIMILARITY = 0.8;
+export const NEAR_DUPLICATE_SIMILARITY = 0.5;
+/** Look-alikes judged per save, most similar first. */
+const LOOK_ALIKES = 20;
 
 /** The journalled fields, with their columns. Counters (references, injections) are not journalled. */
 const FIELDS = {
@@ -633,10 +641,192 @@ export class MemoryStore {
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
+  // ---- what the entity graph reads: the memories it records mentions of and shows as facts ----
+
+  /** Of these memories, at most `limit`: active ones first, then newest first. Missing ids are skipped. */
+  async activeThenNewest(ids: number[], limit: number): Promise<number[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query<{ id: number }>(
+      `SELECT id FROM memories WHERE id = ANY($1::bigint[])
+       ORDER BY (status = 'active') DESC, created_at DESC, id DESC LIMIT ${Math.max(1, Math.trunc(limit))}`,
+      [ids],
+    );
+    return rows.rows.map((r) => Number(r.id));
+  }
+
+  /**
+   * Every memory's id and when it last changed, in id order, as one JSON value (the graph's backfill
+   * at start compares them with its scans). The times are timestamptz text, exact to the microsecond,
+   * for comparing in SQL.
+   */
+  async changeTimes(): Promise<{ ids: number[]; updatedAt: string[] }> {
+    const r = await this.db.query<{ ids: number[] | null; at: string[] | null }>(
+      `SELECT json_agg(id ORDER BY id) AS ids, json_agg(updated_at::text ORDER BY id) AS at FROM memories`,
+    );
+    return { ids: (r.rows[0]?.ids ?? []).map(Number), updatedAt: r.rows[0]?.at ?? [] };
+  }
+
+  /**
+   * The active memory that stands for `id` now: itself while active; if something later superseded it
+   * (a merge), the active end of its chain; if an undo took it back, the active memory it had replaced
+   * (its supersede change was undone with it). Null when there is none.
+   */
+  async activeVersionOf(id: number): Promise<number | null> {
+    const forward = (
+      await this.db.query<{ id: number }>(
+        `WITH RECURSIVE chain (id, depth) AS (
+           SELECT $1::bigint, 0
+           UNION ALL SELECT m.superseded_by, c.depth + 1 FROM chain c JOIN memories m ON m.id = c.id WHERE m.superseded_by IS NOT NULL AND c.depth < 50)
+         SELECT c.id FROM chain c JOIN memories m ON m.id = c.id AND m.status = 'active' ORDER BY c.depth LIMIT 1`,
+        [id],
+      )
+    ).rows[0];
+    if (forward) return Number(forward.id);
+    const back = (
+      await this.db.query<{ id: number }>(
+        `WITH RECURSIVE chain (id, depth) AS (
+           SELECT $1::bigint, 0
+           UNION ALL SELECT c.memory_id, chain.depth + 1 FROM chain JOIN memory_changes c
+             ON c.action = 'supersede' AND (c.after->>'supersededBy')::bigint = chain.id WHERE chain.depth < 20)
+         SELECT chain.id FROM chain JOIN memories m ON m.id = chain.id AND m.status = 'active' ORDER BY chain.depth LIMIT 1`,
+        [id],
+      )
+    ).rows[0];
+    return back ? Number(back.id) : null;
+  }
+
   /** Counts a showing to the model (passive recall, resident block). Not a change: not journalled. */
   async addInjected(ids: number[]): Promise<void> {
     if (ids.length === 0) return;
     await this.db.query('UPDATE memories SET injected_count = injected_count + 1 WHERE id = ANY($1::bigint[])', [[...new Set(ids)]]);
+  }
+
+  // ---- reviews: what the sleep cycle reads to reconsider, report and dream ----
+
+  /** The active ones of these memories, by id, in the order the database returns them. */
+  async activeOutlines(ids: number[]): Promise<Map<number, MemoryOutline>> {
+    if (ids.length === 0) return new Map();
+    const rows = (
+      await this.db.query<Pick<MemoryRow, 'id' | 'type' | 'content' | 'valid_from' | 'valid_to' | 'created_at' | 'source_message_ids' | 'entity_names'>>(
+        `SELECT id::int AS id, type, content, valid_from, valid_to, created_at, source_message_ids, entity_names
+           FROM memories WHERE id = ANY($1::bigint[]) AND status = 'active'`,
+        [ids],
+      )
+    ).rows;
+    return new Map(
+      rows.map((r) => [
+        Number(r.id),
+        { id: Number(r.id), type: r.type, content: r.content, validFrom: iso(r.valid_from), validTo: iso(r.valid_to), createdAt: iso(r.created_at)!, sourceMessageIds: r.source_message_ids, entityNames: r.entity_names },
+      ]),
+    );
+  }
+
+  /**
+   * Every create or update since journal entry `after` that is not undone, by anyone but `notBy`,
+   * oldest first: what a reviewer has not seen yet. A memory written twice is listed twice, so a
+   * review that stops part-way knows which entry it got to.
+   */
+  async writesSince(after: number, notBy: MemoryActor): Promise<{ id: number; memoryId: number }[]> {
+    const rows = await this.db.query<{ id: number; memory_id: number }>(
+      `SELECT c.id::float8 AS id, c.memory_id::int AS memory_id FROM memory_changes c
+        WHERE c.id > $1 AND c.action IN ('create', 'update') AND c.actor <> $2 AND c.undone_by IS NULL
+        ORDER BY c.id`,
+      [after, notBy],
+    );
+    return rows.rows.map((r) => ({ id: Number(r.id), memoryId: Number(r.memory_id) }));
+  }
+
+  /** The changes these actors made since journal entry `after`, undos left out, oldest first. */
+  async changesBy(actors: MemoryActor[], after: number): Promise<{ id: number; action: MemoryChange['action'] }[]> {
+    const rows = await this.db.query<{ id: number; action: MemoryChange['action'] }>(
+      `SELECT id::float8 AS id, action FROM memory_changes
+        WHERE id > $1 AND actor = ANY($2::text[]) AND action <> 'undo' ORDER BY id`,
+      [after, actors],
+    );
+    return rows.rows.map((r) => ({ id: Number(r.id), action: r.action }));
+  }
+
+  /** These journal entries, oldest first, each with its memory's text as it stands now and whether it was undone. */
+  async changesWithText(ids: number[]): Promise<ChangeWithText[]> {
+    const rows = await this.db.query<Pick<ChangeRow, 'id' | 'memory_id' | 'action' | 'actor' | 'reason' | 'undone_by' | 'after' | 'before'> & { content: string }>(
+      `SELECT c.id::int AS id, c.memory_id::int AS memory_id, c.action, c.actor, c.reason, c.undone_by::int AS undone_by, c.after, c.before, m.content
+         FROM memory_changes c JOIN memories m ON m.id = c.memory_id WHERE c.id = ANY($1::bigint[]) ORDER BY c.id`,
+      [ids],
+    );
+    return rows.rows.map((c) => ({ id: c.id, memoryId: c.memory_id, action: c.action, actor: c.actor, reason: c.reason, undoneBy: c.undone_by, after: c.after, before: c.before, content: c.content }));
+  }
+
+  /** The id of the newest memory; 0 when there is none. */
+  async lastId(): Promise<number> {
+    return Number((await this.db.query<{ id: number | null }>(`SELECT max(id)::float8 AS id FROM memories`)).rows[0]?.id ?? 0);
+  }
+
+  /**
+   * Active memories with ids in (after, upTo] that name someone or something, oldest first, at most
+   * `limit`: not from `notFrom`, and none of `except`.
+   */
+  async namingSince(after: number, upTo: number, o: { notFrom: MemorySource; except: number[]; limit: number }): Promise<Pick<Memory, 'id' | 'entityNames' | 'createdAt'>[]> {
+    const rows = await this.db.query<{ id: number; entity_names: string[]; created_at: Date }>(
+      `SELECT id::float8 AS id, entity_names, created_at FROM memories
+        WHERE id > $1 AND id <= $2 AND status = 'active' AND source <> $3 AND cardinality(entity_names) > 0
+          AND id <> ALL($4::bigint[])
+        ORDER BY id LIMIT $5`,
+      [after, upTo, o.notFrom, o.except, o.limit],
+    );
+    return rows.rows.map((r) => ({ id: Number(r.id), entityNames: r.entity_names, createdAt: iso(r.created_at)! }));
+  }
+
+  /** Of these (a, b) pairs, those where both are active, of one type, and at least `minSimilarity` alike in their words (pg_trgm). */
+  async alikePairs(pairs: [number, number][], minSimilarity: number): Promise<[number, number][]> {
+    if (pairs.length === 0) return [];
+    const rows = await this.db.query<{ a: number; b: number }>(
+      `SELECT a.id::int AS a, b.id::int AS b FROM unnest($1::bigint[], $2::bigint[]) AS p (x, y)
+         JOIN memories a ON a.id = p.x JOIN memories b ON b.id = p.y
+        WHERE a.status = 'active' AND b.status = 'active' AND a.type = b.type AND similarity(a.content, b.content) >= $3`,
+      [pairs.map((p) => p[0]), pairs.map((p) => p[1]), minSimilarity],
+    );
+    return rows.rows.map((r) => [Number(r.a), Number(r.b)]);
+  }
+
+  /** How many active memories are pinned. */
+  async pinnedCount(): Promise<number> {
+    return (await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM memories WHERE status = 'active' AND pinned`)).rows[0]!.n;
+  }
+
+  /**
+   * Pinned active memories neither edited nor cited in the `days` days before `now`, the longest
+   * uncited first (never cited before all), at most `limit`; each with when it was last cited.
+   */
+  async stalePins(now: Date, days: number, limit: number): Promise<{ id: number; lastCitedAt: string | null }[]> {
+    const rows = await this.db.query<{ id: number; last: Date | null }>(
+      `SELECT m.id::int AS id, max(r.created_at) AS last FROM memories m LEFT JOIN memory_references r ON r.memory_id = m.id
+        WHERE m.status = 'active' AND m.pinned AND m.updated_at < $1::timestamptz - make_interval(days => $2)
+        GROUP BY m.id HAVING max(r.created_at) IS NULL OR max(r.created_at) < $1::timestamptz - make_interval(days => $2)
+        ORDER BY max(r.created_at) NULLS FIRST, m.id LIMIT $3`,
+      [now.toISOString(), days, limit],
+    );
+    return rows.rows.map((r) => ({ id: Number(r.id), lastCitedAt: iso(r.last) }));
+  }
+
+  /** Active memories not pinned that were cited at least `minReferences` times, the most cited first, at most `limit`. */
+  async muchCited(minReferences: number, limit: number): Promise<{ id: number; referenceCount: number }[]> {
+    const rows = await this.db.query<{ id: number; reference_count: number }>(
+      `SELECT id::int AS id, reference_count FROM memories
+        WHERE status = 'active' AND NOT pinned AND reference_count >= $1 ORDER BY reference_count DESC, id LIMIT $2`,
+      [minReferences, limit],
+    );
+    return rows.rows.map((r) => ({ id: Number(r.id), referenceCount: r.reference_count }));
+  }
+
+  /** `limit` active memories written before yesterday, in an order `seed` fixes: the same seed, the same ones. */
+  async olderSample(seed: string, limit: number): Promise<Pick<Memory, 'id' | 'type' | 'content' | 'validFrom' | 'validTo' | 'createdAt'>[]> {
+    const rows = await this.db.query<Pick<MemoryRow, 'id' | 'type' | 'content' | 'valid_from' | 'valid_to' | 'created_at'>>(
+      `SELECT id::int AS id, type, content, valid_from, valid_to, created_at FROM memories
+        WHERE status = 'active' AND created_at < now() - interval '1 day'
+        ORDER BY md5(id::text || $1) LIMIT $2`,
+      [seed, limit],
+    );
+    return rows.rows.map((r) => ({ id: Number(r.id), type: r.type, content: r.content, validFrom: iso(r.valid_from), validTo: iso(r.valid_to), createdAt: iso(r.created_at)! }));
   }
 
   // ---- internals ----
@@ -709,14 +899,17 @@ export class MemoryStore {
       `WITH candidates AS MATERIALIZED (SELECT id FROM memories WHERE content % $2)
        SELECT ${COLUMNS} FROM memories
        WHERE id IN (SELECT id FROM candidates) AND status = 'active' AND type = $1 AND similarity(content, $2) >= $3
-       ORDER BY similarity(content, $2) DESC, id LIMIT 1`,
-      [type, content, NEAR_DUPLICATE_SIMILARITY],
+       ORDER BY similarity(content, $2) DESC, id LIMIT $4`,
+      [type, content, NEAR_DUPLICATE_SIMILARITY, LOOK_ALIKES],
     );
     await tx.query('SET LOCAL enable_seqscan = on');
-    if (near.rows[0]) return toMemory(near.rows[0]);
-    // The same thing in other words (embed/duplicates.ts), when the save was embedded.
+    const same = near.rows.find((row) => compareFacts(row.content, content) === 'same');
+    if (same) return toMemory(same);
+    // The same thing in other words (embed/duplicates.ts), when the save was embedded — never when a
+    // number, a negation, an antonym or a name tells them apart.
     const similar = vector ? await vectorDuplicate(tx, type, content, vector) : null;
-    return similar === null ? null : this.findMemory(tx, similar);
+    const found = similar === null ? null : await this.findMemory(tx, similar);
+    return found && !differInFact(found.content, content) ? found : null;
   }
 
   private async insert(tx: Queryable, w: CheckedWrite, inheritedPinOrder?: number | null): Promise<Memory> {
