@@ -25,13 +25,9 @@ import { nextDay } from '../../shared/sleep-day.js';
 import { SelfLayer } from '../companion/self-layer.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { Conversations } from '../conversations/conversations.js';
-import { HostEvents } from '../events/events.js';
-import { modelsDir, Providers } from '../providers/providers.js';
-import { SettingsStore } from '../settings/settings.js';
 import type { Host } from '../host/types.js';
-import type { SecretStore } from '../settings/secrets.js';
 import { MemoryStore } from '../memory/store.js';
-import { hostReaders } from './testing/fixture.js';
+import { stepDeps } from './testing/fixture.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import { runCycle, type SleepStep } from './dag.js';
 import { MEMORY_LINE, TRANSCRIPT_LINE, type LightSleepAnswer } from './schemas.js';
@@ -262,25 +258,9 @@ const DEPENDANTS = ['snapshot', 'deep-sleep', 'dream', 'mood-trend', 'digest'];
 
 // ---- The runner without a host (crash simulation) ----
 
-const noSecrets: SecretStore = { kind: 'owner-only-file', get: async () => undefined, set: async () => {}, delete: async () => {} };
-
 function depsFor(db: Database, dir: string, extra: Partial<SleepStepDeps> = {}): SleepStepDeps {
-  const events = new HostEvents();
-  return {
-    db,
-    dataDir: dir,
-    store: new MemoryStore(db),
-    ...hostReaders(db, events),
-    settings: new SettingsStore(db, () => {}),
-    providers: new Providers(db, noSecrets, { modelsDir: modelsDir(dir) }),
-    selfLayer: new SelfLayer(db),
-    events,
-    now: () => at(TODAY, 12),
-    log: () => {},
-    // A full disk: no snapshot dumps in the runner tests (the full-night test takes a real one).
-    freeBytes: () => 1,
-    ...extra,
-  };
+  // A full disk: no snapshot dumps in the runner tests (the full-night test takes a real one).
+  return stepDeps(db, dir, { now: () => at(TODAY, 12), extra: { freeBytes: () => 1, ...extra } });
 }
 
 /** A pid that is certainly not running: a child that has already exited. */

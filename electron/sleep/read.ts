@@ -14,6 +14,7 @@ import {
   type SleepRun,
 } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
+import type { MemoryStore } from '../memory/store.js';
 import type { DigestDetails } from './steps/digest.js';
 
 interface BlockRow {
@@ -216,28 +217,29 @@ interface ProposalRow {
   action: 'pin' | 'unpin';
   reason: string;
   status: SleepProposal['status'];
-  content: string;
 }
 
-const toProposal = (r: ProposalRow): SleepProposal => ({ id: Number(r.id), memoryId: Number(r.memory_id), action: r.action, text: r.content, reason: r.reason, status: r.status });
+/** The proposals with the text of their memories; one whose memory is missing is left out. */
+async function withText(memories: MemoryStore, rows: ProposalRow[]): Promise<SleepProposal[]> {
+  const text = new Map((await memories.getMany([...new Set(rows.map((r) => Number(r.memory_id)))])).map((m) => [m.id, m.content]));
+  return rows.flatMap((r) => {
+    const content = text.get(Number(r.memory_id));
+    return content === undefined ? [] : [{ id: Number(r.id), memoryId: Number(r.memory_id), action: r.action, text: content, reason: r.reason, status: r.status }];
+  });
+}
 
-export async function proposal(db: Database, id: number): Promise<SleepProposal> {
-  const row = (
-    await db.query<ProposalRow>(
-      `SELECT p.id::int AS id, p.memory_id::int AS memory_id, p.action, p.reason, p.status, m.content
-         FROM sleep_proposals p JOIN memories m ON m.id = p.memory_id WHERE p.id = $1`,
-      [id],
-    )
-  ).rows[0];
-  if (!row) throw new ApiError('not_found', `There is no proposal ${id}.`, 'id');
-  return toProposal(row);
+export async function proposal(db: Database, memories: MemoryStore, id: number): Promise<SleepProposal> {
+  const rows = (await db.query<ProposalRow>(`SELECT p.id::int AS id, p.memory_id::int AS memory_id, p.action, p.reason, p.status FROM sleep_proposals p WHERE p.id = $1`, [id])).rows;
+  const [found] = await withText(memories, rows);
+  if (!found) throw new ApiError('not_found', `There is no proposal ${id}.`, 'id');
+  return found;
 }
 
 export async function setProposalStatus(db: Database, id: number, status: 'accepted' | 'dismissed'): Promise<void> {
   await db.query(`UPDATE sleep_proposals SET status = $2, resolved_at = now() WHERE id = $1`, [id, status]);
 }
 
-export async function digest(db: Database, day?: string): Promise<SleepDigest | null> {
+export async function digest(db: Database, memories: MemoryStore, day?: string): Promise<SleepDigest | null> {
   const block = (
     await db.query<BlockRow>(
       `SELECT ${BLOCK_COLUMNS}, details, run_id::int AS run_id FROM diary_blocks
@@ -247,30 +249,27 @@ export async function digest(db: Database, day?: string): Promise<SleepDigest | 
   ).rows[0];
   if (!block) return null;
   const details = block.details as DigestDetails;
-  const changes = (
-    await db.query<{ id: number; memory_id: number; action: DigestChange['action']; actor: DigestChange['actor']; reason: string | null; undone_by: number | null; after: { content?: string } | null; before: { content?: string } | null; content: string }>(
-      `SELECT c.id::int AS id, c.memory_id::int AS memory_id, c.action, c.actor, c.reason, c.undone_by::int AS undone_by, c.after, c.before, m.content
-         FROM memory_changes c JOIN memories m ON m.id = c.memory_id WHERE c.id = ANY($1::bigint[]) ORDER BY c.id`,
-      [details.changeIds],
-    )
-  ).rows;
+  const changes = await memories.changesWithText(details.changeIds);
   const items: DigestChange[] = changes.map((c) => ({
     changeId: c.id,
-    memoryId: c.memory_id,
+    memoryId: c.memoryId,
     action: c.action,
     actor: c.actor,
     text: c.action === 'create' ? c.after?.content ?? c.content : c.content,
     reason: c.reason,
-    undoneBy: c.undone_by,
+    undoneBy: c.undoneBy,
   }));
   const proposals = details.proposalIds.length
-    ? (
-        await db.query<ProposalRow>(
-          `SELECT p.id::int AS id, p.memory_id::int AS memory_id, p.action, p.reason, p.status, m.content
-             FROM sleep_proposals p JOIN memories m ON m.id = p.memory_id WHERE p.id = ANY($1::bigint[]) ORDER BY p.id`,
-          [details.proposalIds],
-        )
-      ).rows.map(toProposal)
+    ? await withText(
+        memories,
+        (
+          await db.query<ProposalRow>(
+            `SELECT p.id::int AS id, p.memory_id::int AS memory_id, p.action, p.reason, p.status
+               FROM sleep_proposals p WHERE p.id = ANY($1::bigint[]) ORDER BY p.id`,
+            [details.proposalIds],
+          )
+        ).rows,
+      )
     : [];
   return {
     day: block.day,

@@ -9,16 +9,10 @@ import { startFakeLlm, type FakeLlm, type FakeResponse } from '../../e2e/fake-ll
 import { answerSleepTask, findTask, sleepResponder, type SleepPurpose } from '../../e2e/fake-llm/sleep-responder.js';
 import type { ApiEvents, Entity, EntityEdge, Memory, SleepRun } from '../../shared/api.js';
 import { nextDay } from '../../shared/sleep-day.js';
-import { SelfLayer } from '../companion/self-layer.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { Conversations } from '../conversations/conversations.js';
-import { HostEvents } from '../events/events.js';
-import { modelsDir, Providers } from '../providers/providers.js';
-import { SettingsStore } from '../settings/settings.js';
 import type { Host } from '../host/types.js';
-import type { SecretStore } from '../settings/secrets.js';
-import { MemoryStore } from '../memory/store.js';
-import { hostReaders } from './testing/fixture.js';
+import { stepDeps } from './testing/fixture.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import { runCycle, type SleepStep } from './dag.js';
 import {
@@ -359,7 +353,6 @@ describe('typed relations and profiles over three nights', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('the night budget and the profile call', () => {
-  const noSecrets: SecretStore = { kind: 'owner-only-file', get: async () => undefined, set: async () => {}, delete: async () => {} };
   let db: Database;
   let deps: SleepStepDeps;
 
@@ -368,20 +361,7 @@ describe('the night budget and the profile call', () => {
     model.fixed = {};
     const dir = copyOfBlank();
     db = await openDatabase(dir);
-    const events = new HostEvents();
-    deps = {
-      db,
-      dataDir: dir,
-      store: new MemoryStore(db),
-      ...hostReaders(db, events),
-      settings: new SettingsStore(db, () => {}),
-      providers: new Providers(db, noSecrets, { modelsDir: modelsDir(dir) }),
-      selfLayer: new SelfLayer(db),
-      events,
-      now: () => at(TODAY, 12),
-      log: () => {},
-      freeBytes: () => 1,
-    };
+    deps = stepDeps(db, dir, { now: () => at(TODAY, 12), extra: { freeBytes: () => 1 } });
     await deps.selfLayer.ensureDefaults();
     const provider = await deps.providers.save({ kind: 'openai-compatible', name: 'fake', baseUrl: fake.baseUrl, model: 'fake-model' });
     await deps.settings.update({ chatProviderId: provider.id, timeZone: 'UTC' });

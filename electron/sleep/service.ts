@@ -12,7 +12,7 @@ import { deepSleepStep } from './steps/deep-sleep.js';
 import { modelForRun, type SleepStepDeps } from './steps/deps.js';
 import { digestStep } from './steps/digest.js';
 import { dreamStep } from './steps/dream.js';
-import { LIGHT_SLEEP, lightSleepStep } from './steps/light-sleep.js';
+import { lightSleepStep, lightSleepWatermarks } from './steps/light-sleep.js';
 import { moodTrendStep, refSyncStep, snapshotStep } from './steps/simple.js';
 
 /** Why a cycle stopped when the app closed: the next launch resumes such a night at once. */
@@ -92,13 +92,7 @@ export class SleepService {
 
   /** Chat messages waiting for light sleep that were written before `before`. */
   private async hasWorkBefore(before: Date): Promise<boolean> {
-    const r = await this.deps.db.query(
-      `SELECT 1 FROM messages m JOIN conversations c ON c.id = m.conversation_id
-         LEFT JOIN sleep_watermarks w ON w.step_id = $1 AND w.conversation_id = m.conversation_id
-        WHERE c.kind = 'chat' AND m.seq > coalesce(w.last_seq, 0) AND m.created_at < $2 LIMIT 1`,
-      [LIGHT_SLEEP, before.toISOString()],
-    );
-    return r.rows.length > 0;
+    return this.deps.conversations.hasChatMessageAfter(await lightSleepWatermarks(this.deps.db), before);
   }
 
   /**

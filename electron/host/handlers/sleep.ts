@@ -10,13 +10,13 @@ export const sleepHandlers = (s: HostServices): DomainHandlers<'sleep'> => ({
   'sleep.runs': (input) => sleepRuns(s.db, input.limit ?? 10, s.sleep.dependsOn()),
   'sleep.audit': (input) => auditLog(s.db, input),
   'sleep.auditEntry': (input) => auditEntry(s.db, input.id),
-  'sleep.digest': (input) => digest(s.db, input.day),
+  'sleep.digest': (input) => digest(s.db, s.memories, input.day),
   'sleep.resolveProposal': async (input) => {
-    const p = await proposal(s.db, input.id);
+    const p = await proposal(s.db, s.memories, input.id);
     if (p.status !== 'open') throw new ApiError('conflict', 'That suggestion was already answered.');
     if (input.accept) await s.memories.pin(p.memoryId, p.action === 'pin', 'person');
     await setProposalStatus(s.db, p.id, input.accept ? 'accepted' : 'dismissed');
-    return proposal(s.db, p.id);
+    return proposal(s.db, s.memories, p.id);
   },
 });
 

@@ -1,6 +1,7 @@
 // What every sleep step may use. One object, built by the sleep service, so a step's dependencies
 // are visible in one place and tests can build the same thing on a temporary database.
 import type { SelfLayer } from '../../companion/self-layer.js';
+import type { Conversations } from '../../conversations/conversations.js';
 import type { Database } from '../../db/open.js';
 import type { VectorSlot } from '../../embed/active.js';
 import type { EntityStore } from '../../graph/store.js';
@@ -18,6 +19,8 @@ export interface SleepStepDeps {
   db: Database;
   dataDir: string;
   store: MemoryStore;
+  /** The transcript: light sleep and the scheduler read the chat past light sleep's watermarks. */
+  conversations: Conversations;
   /** The host's recall: deep sleep's neighbours are what the companion itself would find. */
   recall: Recall;
   /** The embedding model in use, for deep sleep's merge candidates by meaning; empty: none. */

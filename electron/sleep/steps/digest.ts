@@ -3,6 +3,7 @@
 // digest covers everything since the last one (a "sleep now" in the evening included) exactly once.
 import { segmentForIndex } from '../../memory/segment.js';
 import { nightRuns, type SleepStep } from '../dag.js';
+import { readCursor, saveCursor } from './cursors.js';
 import { LIGHT_SLEEP } from './light-sleep.js';
 import type { SleepStepDeps } from './deps.js';
 
@@ -16,11 +17,6 @@ export interface DigestDetails {
   diary: { anchors: number; imprints: number; narratives: number; dreams: number };
 }
 
-async function cursor(deps: SleepStepDeps, name: string): Promise<number> {
-  const row = (await deps.db.query<{ value: number }>(`SELECT value::float8 AS value FROM sleep_cursors WHERE name = $1`, [name])).rows[0];
-  return row ? Number(row.value) : 0;
-}
-
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 export function digestStep(deps: SleepStepDeps): SleepStep {
@@ -28,15 +24,9 @@ export function digestStep(deps: SleepStepDeps): SleepStep {
     id: DIGEST,
     dependsOn: [LIGHT_SLEEP],
     async run(ctx): Promise<Record<string, number>> {
-      const changeCursor = await cursor(deps, CHANGE_CURSOR);
-      const diaryCursor = await cursor(deps, DIARY_CURSOR);
-      const changes = (
-        await deps.db.query<{ id: number; action: string }>(
-          `SELECT id::float8 AS id, action FROM memory_changes
-            WHERE id > $1 AND actor IN ('light-sleep', 'deep-sleep') AND action <> 'undo' ORDER BY id`,
-          [changeCursor],
-        )
-      ).rows.map((r) => ({ id: Number(r.id), action: r.action }));
+      const changeCursor = await readCursor(deps.db, CHANGE_CURSOR);
+      const diaryCursor = await readCursor(deps.db, DIARY_CURSOR);
+      const changes = await deps.store.changesBy(['light-sleep', 'deep-sleep'], changeCursor);
       const blocks = (
         await deps.db.query<{ kind: string; n: number; max: number }>(
           `SELECT kind, count(*)::int AS n, max(id)::float8 AS max FROM diary_blocks
@@ -75,15 +65,9 @@ export function digestStep(deps: SleepStepDeps): SleepStep {
            VALUES ($1, 'digest', 'While I slept', $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
           [ctx.sleepDay, summary, ctx.runId, JSON.stringify(details), segmentForIndex(summary)],
         );
-        const advance = async (name: string, value: number) =>
-          tx.query(
-            `INSERT INTO sleep_cursors (name, value) VALUES ($1, $2)
-             ON CONFLICT (name) DO UPDATE SET value = greatest(sleep_cursors.value, EXCLUDED.value), updated_at = now()`,
-            [name, value],
-          );
-        if (changes.length) await advance(CHANGE_CURSOR, changes[changes.length - 1]!.id);
+        if (changes.length) await saveCursor(tx, CHANGE_CURSOR, changes[changes.length - 1]!.id);
         const maxDiary = Math.max(0, ...blocks.map((b) => Number(b.max)));
-        if (maxDiary) await advance(DIARY_CURSOR, maxDiary);
+        if (maxDiary) await saveCursor(tx, DIARY_CURSOR, maxDiary);
       });
       deps.events.emit('diary.changed', { day: ctx.sleepDay });
       return { items: changes.length + proposals.length, added, changed, superseded, proposals: proposals.length };

@@ -43,19 +43,12 @@ export function dreamStep(deps: SleepStepDeps, model: ReturnType<typeof modelFor
         )
       ).rows;
       // A few older memories, the same ones if the night is re-run (chosen by a hash of the day).
-      const older = (
-        await deps.db.query<{ id: number; type: string; content: string; valid_from: Date | null; valid_to: Date | null; created_at: Date }>(
-          `SELECT id::int AS id, type, content, valid_from, valid_to, created_at FROM memories
-            WHERE status = 'active' AND created_at < now() - interval '1 day'
-            ORDER BY md5(id::text || $1) LIMIT 5`,
-          [day],
-        )
-      ).rows;
+      const older = await deps.store.olderSample(day, 5);
       const material = [
         '## Moments of my day',
         ...moments.map((m) => `- (${m.kind}) ${m.title ? `${m.title}: ` : ''}${m.body.replace(/\s+/g, ' ').slice(0, 600)}`),
         ...(older.length
-          ? ['', '## Older memories', ...older.map((m) => memoryLine({ id: m.id, type: m.type, content: m.content, validFrom: m.valid_from?.toISOString() ?? null, validTo: m.valid_to?.toISOString() ?? null, createdAt: m.created_at.toISOString() }))]
+          ? ['', '## Older memories', ...older.map((m) => memoryLine(m))]
           : []),
       ].join('\n');
       const bg = await model(ctx);

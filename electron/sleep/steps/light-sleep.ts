@@ -9,6 +9,8 @@
 // and never extracted twice.
 import { ApiError } from '../../../shared/api.js';
 import { sleepDay } from '../../../shared/sleep-day.js';
+import type { TranscriptMessage } from '../../conversations/conversations.js';
+import type { Database } from '../../db/open.js';
 import { estimateTokens } from '../../llm/context.js';
 import { nameKey } from '../../graph/names.js';
 import { SELF_ENTITY_ID, USER_ENTITY_ID } from '../../graph/store.js';
@@ -53,26 +55,13 @@ const INSTRUCTIONS = `Below are my conversations since I last slept, grouped by 
 - "narratives": my own account of the day, first person, with a title: {"day", "title", "body"} — one for each day listed
   under "Narratives wanted" at the end, none for other days (their conversation continues in a later part).`;
 
-interface MessageRow {
-  id: string;
-  conversation_id: string;
-  title: string;
-  seq: number;
-  role: 'user' | 'assistant';
-  content: string;
-  status: string;
-  speaker: string | null;
-  replaced_by: string | null;
-  created_at: Date;
-}
-
 /** One conversation's messages of one sleep day (or a chunk of them when they do not fit one call). */
 interface Piece {
   conversationId: string;
   title: string;
   day: string;
   /** Messages whose text is shown; replaced and failed replies are passed over but still covered. */
-  messages: MessageRow[];
+  messages: TranscriptMessage[];
   /** The watermark this piece lets the conversation advance to. */
   lastSeq: number;
   tokens: number;
@@ -82,24 +71,23 @@ interface PendingConversation {
   pieces: Piece[];
 }
 
-/** Messages of chat conversations past the light-sleep watermark, oldest first, per conversation. */
-async function pendingMessages(deps: SleepStepDeps): Promise<Map<string, MessageRow[]>> {
-  const rows = (
-    await deps.db.query<MessageRow>(
-      `SELECT m.id, m.conversation_id, c.title, m.seq::float8 AS seq, m.role, m.content, m.status, m.speaker, m.replaced_by, m.created_at
-         FROM messages m
-         JOIN conversations c ON c.id = m.conversation_id
-         LEFT JOIN sleep_watermarks w ON w.step_id = $1 AND w.conversation_id = m.conversation_id
-        WHERE c.kind = 'chat' AND m.seq > coalesce(w.last_seq, 0)
-        ORDER BY m.conversation_id, m.seq`,
-      [LIGHT_SLEEP],
-    )
-  ).rows;
-  const byConversation = new Map<string, MessageRow[]>();
+/** How far light sleep has read each chat conversation: conversation id → the seq of the last message it covered. */
+export async function lightSleepWatermarks(db: Database): Promise<Map<string, number>> {
+  const rows = (await db.query<{ conversation_id: string; last_seq: number }>(`SELECT conversation_id, last_seq::float8 AS last_seq FROM sleep_watermarks WHERE step_id = $1`, [LIGHT_SLEEP])).rows;
+  return new Map(rows.map((r) => [r.conversation_id, Number(r.last_seq)]));
+}
+
+/**
+ * Messages of chat conversations past the light-sleep watermark, oldest first, per conversation. The
+ * watermarks are read first, apart from the messages: only light sleep moves them, under the night's lock.
+ */
+async function pendingMessages(deps: SleepStepDeps): Promise<Map<string, TranscriptMessage[]>> {
+  const rows = await deps.conversations.chatMessagesAfter(await lightSleepWatermarks(deps.db));
+  const byConversation = new Map<string, TranscriptMessage[]>();
   for (const r of rows) {
-    const list = byConversation.get(r.conversation_id) ?? [];
-    list.push({ ...r, seq: Number(r.seq) });
-    byConversation.set(r.conversation_id, list);
+    const list = byConversation.get(r.conversationId) ?? [];
+    list.push(r);
+    byConversation.set(r.conversationId, list);
   }
   // A reply still being written ends what can be read now: the watermark must not pass it.
   for (const [id, list] of byConversation) {
@@ -109,30 +97,30 @@ async function pendingMessages(deps: SleepStepDeps): Promise<Map<string, Message
   return byConversation;
 }
 
-function speakerOf(m: MessageRow): string {
+function speakerOf(m: TranscriptMessage): string {
   if (m.speaker?.trim()) return m.speaker.trim().replace(/[:\n]/g, ' ').slice(0, 40);
   return m.role === 'user' ? 'Person' : 'Me';
 }
 
-function shownText(m: MessageRow): string {
+function shownText(m: TranscriptMessage): string {
   return m.content.length > MAX_CHARS_PER_MESSAGE ? `${m.content.slice(0, MAX_CHARS_PER_MESSAGE)} […]` : m.content;
 }
 
-const hasText = (m: MessageRow) => m.replaced_by === null && (m.status === 'complete' || m.status === 'partial') && m.content.trim() !== '';
+const hasText = (m: TranscriptMessage) => m.replacedBy === null && (m.status === 'complete' || m.status === 'partial') && m.content.trim() !== '';
 
 /**
  * Splits each conversation by sleep day, and a day that is too long for one call into chunks; each
  * piece knows the seq its watermark may advance to (messages without text ride along).
  */
-function toPieces(rows: MessageRow[], budget: number, sleepTime: string, timeZone: string): Piece[] {
+function toPieces(rows: TranscriptMessage[], budget: number, sleepTime: string, timeZone: string): Piece[] {
   const pieces: Piece[] = [];
   let current: Piece | null = null;
-  const lineTokens = (m: MessageRow) => estimateTokens(shownText(m)) + 12;
+  const lineTokens = (m: TranscriptMessage) => estimateTokens(shownText(m)) + 12;
   for (const m of rows) {
-    const day = sleepDay(m.created_at, sleepTime, timeZone);
+    const day = sleepDay(m.createdAt, sleepTime, timeZone);
     const cost = hasText(m) ? lineTokens(m) : 0;
     if (!current || current.day !== day || (cost > 0 && current.tokens + cost > budget && current.messages.length > 0)) {
-      current = { conversationId: m.conversation_id, title: m.title, day, messages: [], lastSeq: m.seq, tokens: 40 };
+      current = { conversationId: m.conversationId, title: m.title, day, messages: [], lastSeq: m.seq, tokens: 40 };
       pieces.push(current);
     }
     if (hasText(m)) {
@@ -181,7 +169,7 @@ function renderCall(call: Piece[], timeZone: string): { text: string; messageRef
     for (const m of piece.messages) {
       const mref = `m${messageRefs.size + 1}`;
       messageRefs.set(mref, m.id);
-      lines.push(transcriptLine(mref, localStamp(m.created_at, timeZone), speakerOf(m), shownText(m)));
+      lines.push(transcriptLine(mref, localStamp(m.createdAt, timeZone), speakerOf(m), shownText(m)));
     }
     parts.push(lines.join('\n'));
   }

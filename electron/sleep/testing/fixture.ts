@@ -9,7 +9,7 @@ import { openDatabase, type Database } from '../../db/open.js';
 import { Conversations } from '../../conversations/conversations.js';
 import { HostEvents } from '../../events/events.js';
 import { modelsDir, Providers } from '../../providers/providers.js';
-import { OwnerOnlyFileSecretStore } from '../../settings/secrets.js';
+import { OwnerOnlyFileSecretStore, type SecretStore } from '../../settings/secrets.js';
 import { SettingsStore, type SettingsPatch } from '../../settings/settings.js';
 import { MemoryStore } from '../../memory/store.js';
 import { Recall } from '../../memory/recall/index.js';
@@ -20,11 +20,39 @@ import type { SleepStep } from '../dag.js';
 import { SleepService } from '../service.js';
 import type { SleepStepDeps } from '../steps/deps.js';
 
-/** What createHost hands the sleep steps besides the stores: recall, the vector slot (empty) and the graph, on `db`. */
-export function hostReaders(db: Database, events: HostEvents): Pick<SleepStepDeps, 'recall' | 'vectors' | 'graph'> {
+/** A secret store that holds nothing: for tests whose connections need no key. */
+export const noSecrets: SecretStore = { kind: 'owner-only-file', get: async () => undefined, set: async () => {}, delete: async () => {} };
+
+/**
+ * The sleep steps' dependencies on `db`, built as createHost builds them — the same stores, recall,
+ * the vector slot (empty) and the graph announcing its changes on the same events — with the test's
+ * clock and secrets (none by default); `extra` replaces any of them.
+ */
+export function stepDeps(
+  db: Database,
+  dataDir: string,
+  o: { now: () => Date; secrets?: SecretStore; providerTimeoutMs?: number; extra?: Partial<SleepStepDeps> },
+): SleepStepDeps {
+  const events = new HostEvents();
   const vectors = new VectorSlot();
-  const graph = new EntityStore(db, () => {}, batchedEntityChanges((entityIds) => events.emit('graph.changed', { entityIds })));
-  return { vectors, recall: new Recall({ db, vectors }), graph };
+  const store = new MemoryStore(db);
+  const conversations = new Conversations(db);
+  return {
+    db,
+    dataDir,
+    store,
+    conversations,
+    recall: new Recall({ db, vectors }),
+    vectors,
+    graph: new EntityStore(db, { conversations, memories: store }, () => {}, batchedEntityChanges((entityIds) => events.emit('graph.changed', { entityIds }))),
+    settings: new SettingsStore(db, () => {}),
+    providers: new Providers(db, o.secrets ?? noSecrets, { timeoutMs: o.providerTimeoutMs, modelsDir: modelsDir(dataDir) }),
+    selfLayer: new SelfLayer(db),
+    events,
+    now: o.now,
+    log: () => {},
+    ...o.extra,
+  };
 }
 
 export interface SeedMessage {
@@ -139,26 +167,11 @@ export async function sleepService(
   dataDir: string,
   o: { now: () => Date; steps?: SleepStep[] | ((deps: SleepStepDeps) => SleepStep[]); idleMs?: number; retryMs?: number; providerTimeoutMs?: number },
 ): Promise<ServiceHarness> {
-  const events = new HostEvents();
-  const settings = new SettingsStore(db, () => {});
-  const selfLayer = new SelfLayer(db);
-  await selfLayer.ensureDefaults();
-  const providers = new Providers(db, new OwnerOnlyFileSecretStore(dataDir), { timeoutMs: o.providerTimeoutMs, modelsDir: modelsDir(dataDir) });
-  const deps: SleepStepDeps = {
-    db,
-    dataDir,
-    store: new MemoryStore(db),
-    ...hostReaders(db, events),
-    settings,
-    providers,
-    selfLayer,
-    events,
-    now: o.now,
-    log: () => {},
-  };
+  const deps = stepDeps(db, dataDir, { now: o.now, secrets: new OwnerOnlyFileSecretStore(dataDir), providerTimeoutMs: o.providerTimeoutMs });
+  await deps.selfLayer.ensureDefaults();
   const steps = typeof o.steps === 'function' ? o.steps(deps) : o.steps;
   const service = new SleepService(deps, { tickMs: 0, idleMs: o.idleMs ?? 0, retryMs: o.retryMs, steps });
-  return { service, deps, events, settings };
+  return { service, deps, events: deps.events, settings: deps.settings };
 }
 
 export function snapshotFiles(dataDir: string): string[] {
