@@ -361,16 +361,15 @@ export class MemoryStore {
     const probes = await duplicateProbes(this.vectors.get(), embeddable.map((c) => c.content));
     const vectors = new Map(embeddable.map((c, i) => [c, probes[i] ?? null]));
     const items: (PreparedCreate | ApiError)[] = [];
-    const seen = new Set<string>();
+    const earlier: CheckedWrite[] = [];
     for (const write of checked) {
       if (write instanceof ApiError) {
         items.push(write);
         continue;
       }
-      // A repeat of an earlier save in this list is probed again inside the batch, where it finds that one.
-      const key = `${write.type}:${write.content.toLowerCase().replace(/[\s\p{P}]+/gu, '')}`;
-      const repeat = seen.has(key);
-      seen.add(key);
+      // A restatement of an earlier save in this list is probed again inside the batch, where it finds that one.
+      const repeat = earlier.some((e) => e.type === write.type && compareFacts(e.content, write.content) === 'same');
+      earlier.push(write);
       const vector = vectors.get(write) ?? null;
       const duplicate = repeat ? null : await this.db.transaction((tx) => this.findDuplicate(tx, write.type, write.content, vector));
       items.push({ write: { ...write, segmented: segmentForIndex(write.content) }, duplicateId: duplicate?.id ?? null, probeAgain: repeat, vector });
