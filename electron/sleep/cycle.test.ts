@@ -27,7 +27,7 @@ import { openDatabase, type Database } from '../db/open.js';
 import { Conversations } from '../conversations/conversations.js';
 import type { Host } from '../host/types.js';
 import { MemoryStore } from '../memory/store.js';
-import { stepDeps } from './testing/fixture.js';
+import { listedId, stepDeps } from './testing/fixture.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import { runCycle, type SleepStep } from './dag.js';
 import { MEMORY_LINE, TRANSCRIPT_LINE, type LightSleepAnswer } from './schemas.js';
@@ -85,15 +85,6 @@ function said(prompt: string): string[] {
     const m = TRANSCRIPT_LINE.exec(line);
     return m ? [m[4]!] : [];
   });
-}
-
-/** The id of the listed memory whose text starts with `text` in a deep-sleep prompt. */
-function listedId(prompt: string, text: string): number | undefined {
-  for (const line of prompt.split('\n')) {
-    const m = MEMORY_LINE.exec(line.trim());
-    if (m && m[3]!.startsWith(text)) return Number(m[1]);
-  }
-  return undefined;
 }
 
 // ---- Data folders: one migrated blank, copied and filled per scenario ----

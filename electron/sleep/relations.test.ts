@@ -12,7 +12,7 @@ import { nextDay } from '../../shared/sleep-day.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { Conversations } from '../conversations/conversations.js';
 import type { Host } from '../host/types.js';
-import { stepDeps } from './testing/fixture.js';
+import { listedId, stepDeps } from './testing/fixture.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import { runCycle, type SleepStep } from './dag.js';
 import {
@@ -22,7 +22,6 @@ import {
   lightSleepAnswer,
   memoryLine,
   profileAnswer,
-  MEMORY_LINE,
   TASK_PREFIX,
   transcriptLine,
   type LightSleepAnswer,
@@ -62,15 +61,6 @@ const lightSleep =
     a.memories = memories(ref);
     return json(a);
   };
-
-/** The id of the listed memory whose text starts with `text` in a deep-sleep prompt. */
-function listedId(prompt: string, text: string): number | undefined {
-  for (const line of prompt.split('\n')) {
-    const m = MEMORY_LINE.exec(line.trim());
-    if (m && m[3]!.startsWith(text)) return Number(m[1]);
-  }
-  return undefined;
-}
 
 let fake: FakeLlm;
 let blankDir: string;

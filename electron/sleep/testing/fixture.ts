@@ -17,6 +17,7 @@ import { VectorSlot } from '../../embed/active.js';
 import { batchedEntityChanges } from '../../graph/indexer.js';
 import { EntityStore } from '../../graph/store.js';
 import type { SleepStep } from '../dag.js';
+import { MEMORY_LINE } from '../schemas.js';
 import { SleepService } from '../service.js';
 import type { SleepStepDeps } from '../steps/deps.js';
 
@@ -149,6 +150,15 @@ export async function readTwice(db: Database): Promise<string[]> {
         WHERE kind IN ('anchor', 'narrative') GROUP BY kind, m HAVING count(*) > 1`,
     )
   ).rows.map((r) => r.what);
+}
+
+/** The id of the listed memory whose text starts with `text` in a deep-sleep prompt. */
+export function listedId(prompt: string, text: string): number | undefined {
+  for (const line of prompt.split('\n')) {
+    const m = MEMORY_LINE.exec(line.trim());
+    if (m && m[3]!.startsWith(text)) return Number(m[1]);
+  }
+  return undefined;
 }
 
 export interface ServiceHarness {
