@@ -241,6 +241,43 @@ export class Conversations {
     return toMessage(row);
   }
 
+  // ---- what the entity graph reads: the messages it records mentions of, the chats it shows ----
+
+  /** The message, or null when there is none. */
+  async findMessage(id: string): Promise<Message | null> {
+    const row = (await this.db.query<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1`, [id])).rows[0];
+    return row ? toMessage(row) : null;
+  }
+
+  /**
+   * Every finished message's id (complete or partial), in write order, as one JSON value: the graph's
+   * backfill at start checks them all against its scans, and a page at a time (LIMIT over the status
+   * filter is planned as a full scan and sort without statistics) cost a full scan per page.
+   */
+  async finishedMessageIds(): Promise<string[]> {
+    const r = await this.db.query<{ ids: string[] }>(
+      `SELECT coalesce(json_agg(id ORDER BY seq), '[]'::json) AS ids FROM messages WHERE status IN ('complete', 'partial')`,
+    );
+    return r.rows[0]!.ids;
+  }
+
+  /**
+   * The chat conversations that hold any of these messages, latest first, at most `limit`: per
+   * conversation, how many of them it holds and the latest of their times (`at[i]` is `ids[i]`'s, a
+   * timestamptz as text, as the caller counts it). Background conversations are left out.
+   */
+  async chatsHolding(ids: string[], at: string[], limit: number): Promise<{ id: string; title: string; messages: number; lastAt: Date }[]> {
+    if (!ids.length) return [];
+    const rows = await this.db.query<{ id: string; title: string; messages: number; last_at: Date }>(
+      `SELECT c.id, c.title, count(DISTINCT x.id)::int AS messages, max(x.at) AS last_at
+       FROM unnest($1::text[], $2::timestamptz[]) AS x(id, at) JOIN messages m ON m.id = x.id JOIN conversations c ON c.id = m.conversation_id
+       WHERE c.kind = 'chat'
+       GROUP BY c.id, c.title ORDER BY max(x.at) DESC LIMIT ${Math.max(1, Math.trunc(limit))}`,
+      [ids, at],
+    );
+    return rows.rows.map((r) => ({ id: r.id, title: r.title, messages: r.messages, lastAt: r.last_at }));
+  }
+
   /** Appends a message and touches the conversation, in one transaction. */
   async append(m: {
     conversationId: string;
