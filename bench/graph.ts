@@ -31,6 +31,8 @@ import { turnContent } from '../electron/conversations/import-locomo.js';
 import { detectMentionsAsync, warmMentionDetection } from '../electron/graph/mentions.js';
 import { nameKey } from '../electron/graph/names.js';
 import { EntityStore, SELF_ENTITY_ID, USER_ENTITY_ID, type EntityKind } from '../electron/graph/store.js';
+import { Conversations } from '../electron/conversations/conversations.js';
+import { MemoryStore } from '../electron/memory/store.js';
 import { locomoFiles, median, percentile, round } from './util.js';
 
 const USAGE = 'usage: npm run bench:graph -- [--entities 20000] [--edges N] [--queries 200] [--data DIR] [--json FILE]';
@@ -423,7 +425,7 @@ const db = await openDatabase(scratch);
 let result: Record<string, unknown>;
 let summary: string[];
 try {
-  const store = new EntityStore(db);
+  const store = new EntityStore(db, { conversations: new Conversations(db), memories: new MemoryStore(db) });
 
   let validateMs = 0;
   let buildMs = 0;

@@ -31,6 +31,7 @@ import { EmbedError, type Embedder } from '../electron/embed/types.js';
 import { GraphIndexer } from '../electron/graph/indexer.js';
 import { EntityStore } from '../electron/graph/store.js';
 import { Conversations } from '../electron/conversations/conversations.js';
+import { MemoryStore } from '../electron/memory/store.js';
 import { importLocomo } from '../electron/conversations/import-locomo.js';
 import { GRAPH_WEIGHT } from '../electron/memory/recall/fusion.js';
 import { GRAPH_WALK_DEFAULT, Recall } from '../electron/memory/recall/index.js';
@@ -187,7 +188,7 @@ const loadMs = performance.now() - loadStart;
 // The entity graph, as the app builds it: the host's GraphIndexer records each stored message after
 // its write, and its backfill at start reads whatever that queue missed — here, everything.
 const graphStart = performance.now();
-const graphIndexer = new GraphIndexer(db, new EntityStore(db), (level, message) => {
+const graphIndexer = new GraphIndexer(db, new EntityStore(db, { conversations, memories: new MemoryStore(db) }), (level, message) => {
   if (level !== 'info') console.warn(message);
 });
 await graphIndexer.backfill();

@@ -43,9 +43,9 @@ describe('GraphIndexer', () => {
     await db.exec(RESET);
     logs = [];
     const log = (level: string, message: string) => logs.push(`${level}: ${message}`);
-    indexer = new GraphIndexer(db, new EntityStore(db, log), log);
     conversations = new Conversations(db, (m) => indexer.message(m.id));
     memories = new MemoryStore(db, (c) => indexer.memoryChanged(c));
+    indexer = new GraphIndexer(db, new EntityStore(db, { conversations, memories }, log), log);
     conversationId = (await conversations.create('t')).id;
   });
 
@@ -89,6 +89,7 @@ describe('GraphIndexer', () => {
 
   it('logs a failure and goes on; the write never sees it', async () => {
     const failing = {
+      sources: { conversations, memories },
       recordMentions: async () => {
         throw new Error('disk on fire');
       },

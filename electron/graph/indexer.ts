@@ -6,6 +6,7 @@
 // scan, and memories changed since theirs.
 import type { MemoryChange } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
+import { memoriesToRead, unscannedMessages } from './mention-rows.js';
 import type { EntityStore } from './store.js';
 
 type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -91,38 +92,28 @@ export class GraphIndexer {
    * at a time in write order, waiting for each batch to be recorded before reading the next.
    */
   async backfill(): Promise<{ messages: number; memories: number }> {
-    let messages = 0;
-    let memories = 0;
-    for (let seq = 0; !this.closed; ) {
-      // Keyset by seq: each step reads forward from the last, one probe of entity_scans per row.
-      const rows = await this.db.query<{ id: string; seq: number }>(
-        `SELECT m.id, m.seq FROM messages m
-         WHERE m.seq > $1 AND m.status IN ('complete', 'partial')
-           AND NOT EXISTS (SELECT 1 FROM entity_scans s WHERE s.message_id = m.id)
-         ORDER BY m.seq LIMIT ${BACKFILL_BATCH}`,
-        [seq],
-      );
-      if (!rows.rows.length) break;
-      for (const r of rows.rows) this.push({ kind: 'message', id: r.id });
-      seq = Number(rows.rows[rows.rows.length - 1]!.seq);
-      messages += rows.rows.length;
-      await this.idle();
-    }
-    for (let id = 0; !this.closed; ) {
-      const rows = await this.db.query<{ id: number }>(
-        `SELECT m.id FROM memories m LEFT JOIN entity_scans s ON s.memory_id = m.id
-         WHERE m.id > $1 AND (s.memory_id IS NULL OR s.scanned_at < m.updated_at)
-         ORDER BY m.id LIMIT ${BACKFILL_BATCH}`,
-        [id],
-      );
-      if (!rows.rows.length) break;
-      for (const r of rows.rows) this.push({ kind: 'memory', id: Number(r.id) });
-      id = Number(rows.rows[rows.rows.length - 1]!.id);
-      memories += rows.rows.length;
-      await this.idle();
-    }
+    const { conversations, memories: memoryStore } = this.store.sources;
+    // The ids come from their rooms and are checked against the scans in one statement each: a
+    // page at a time read the whole messages table per page (its status filter defeats the index).
+    const messageIds = this.closed ? [] : await unscannedMessages(this.db, await conversations.finishedMessageIds());
+    const messages = await this.queueInBatches(messageIds.map((id): Item => ({ kind: 'message', id })));
+    const times = this.closed ? { ids: [], updatedAt: [] } : await memoryStore.changeTimes();
+    const memoryIds = this.closed ? [] : await memoriesToRead(this.db, times.ids, times.updatedAt);
+    const memories = await this.queueInBatches(memoryIds.map((id): Item => ({ kind: 'memory', id })));
     this.stats.backfilled += messages + memories;
     return { messages, memories };
+  }
+
+  /** Queues items BACKFILL_BATCH at a time, each batch recorded before the next; returns how many were queued. */
+  private async queueInBatches(items: Item[]): Promise<number> {
+    let queued = 0;
+    for (let i = 0; i < items.length && !this.closed; i += BACKFILL_BATCH) {
+      const batch = items.slice(i, i + BACKFILL_BATCH);
+      for (const item of batch) this.push(item);
+      queued += batch.length;
+      await this.idle();
+    }
+    return queued;
   }
 
   private push(item: Item): void {
@@ -161,17 +152,16 @@ export class GraphIndexer {
   }
 
   private async index(item: Item): Promise<void> {
+    const { conversations, memories } = this.store.sources;
     if (item.kind === 'message') {
-      const row = (await this.db.query<{ content: string; status: string }>('SELECT content, status FROM messages WHERE id = $1', [item.id])).rows[0];
+      const message = await conversations.findMessage(item.id);
       // A reply still streaming is recorded when it finishes (Conversations.finish queues it again).
-      if (!row || row.status === 'streaming') return;
-      await this.store.recordMentions({ messageId: item.id, text: row.content });
+      if (!message || message.status === 'streaming') return;
+      await this.store.recordMentions({ messageId: item.id, text: message.content });
     } else {
-      const row = (
-        await this.db.query<{ content: string; entity_names: string[] }>('SELECT content, entity_names FROM memories WHERE id = $1', [item.id])
-      ).rows[0];
-      if (!row) return;
-      await this.store.recordMentions({ memoryId: item.id, text: row.content, names: row.entity_names });
+      const [memory] = await memories.getMany([item.id]);
+      if (!memory) return;
+      await this.store.recordMentions({ memoryId: item.id, text: memory.content, names: memory.entityNames });
     }
     this.stats.recorded++;
   }

@@ -43,9 +43,9 @@ afterAll(async () => {
 beforeEach(async () => {
   await db.exec(RESET);
   changed = [];
-  store = new EntityStore(db, () => {}, (ids) => changed.push(ids));
   conversations = new Conversations(db);
   memories = new MemoryStore(db);
+  store = new EntityStore(db, { conversations, memories }, () => {}, (ids) => changed.push(ids));
   conversationId = (await conversations.create('graph test')).id;
 });
 

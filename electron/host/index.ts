@@ -110,9 +110,6 @@ function buildServices(db: Database, options: HostOptions & HostModelOptions, lo
   const secrets = options.secrets ?? new OwnerOnlyFileSecretStore(dataDir, notice);
   const settings = new SettingsStore(db, notice, (next) => events.emit('settings.changed', next));
   const selfLayer = new SelfLayer(db);
-  // The entity graph grows from every stored message and memory, recorded right after each write.
-  const graph = new EntityStore(db, log, batchedEntityChanges((entityIds) => events.emit('graph.changed', { entityIds })));
-  const graphIndexer = new GraphIndexer(db, graph, log);
   // Search by meaning: the chosen on-device model embeds every stored message and memory in the
   // background and is put in the vector slot recall and the memory store read; without one (the
   // default) memory search is by words alone.
@@ -154,6 +151,10 @@ function buildServices(db: Database, options: HostOptions & HostModelOptions, lo
     log,
     vectors,
   );
+  // The entity graph grows from every stored message and memory, recorded right after each write
+  // (the two stores above report to its indexer; it reads their rows through them).
+  const graph = new EntityStore(db, { conversations, memories }, log, batchedEntityChanges((entityIds) => events.emit('graph.changed', { entityIds })));
+  const graphIndexer = new GraphIndexer(db, graph, log);
   const memory = createTurnMemory({ db, store: memories, recall, settings, conversations, events, log });
   const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, memory, now, log });
   const sleep = new SleepService(

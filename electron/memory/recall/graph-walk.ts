@@ -1,7 +1,8 @@
 // Graph-aware recall: from the best direct hits of a search, the entities they mention, a short walk
 // over the entity graph (electron/graph/, migration 006), and a ranked list of the messages and
 // memories that mention what the walk reached — one more weighted RRF branch ('graph', fusion.ts).
-// SQL reads only; the graph itself is written by electron/graph/store.ts alone.
+// SQL reads only; the graph itself is written by electron/graph/store.ts alone, and what the walk reads
+// of it comes through electron/graph/walk-reads.ts (this file keeps the scoring).
 //
 // The walk (spreading activation, at most GRAPH_HOPS hops):
 // - seeds: the top GRAPH_SEEDS hits of the lexical fusion. A seed message or memory lends its fused
@@ -41,7 +42,8 @@
 import type { Transaction } from '@electric-sql/pglite';
 import { ApiError, type MemoryType, type RecallSource } from '../../../shared/api.js';
 import type { Database } from '../../db/open.js';
-import { EntityStore, SELF_ENTITY_ID, USER_ENTITY_ID, type Entity } from '../../graph/store.js';
+import { SELF_ENTITY_ID, USER_ENTITY_ID, type StoredEntity } from '../../graph/store.js';
+import { heaviestEdges, mentionsOf, namesOf, newestMemoryMentions, resolveName, searchEntities, seedMentions, type WalkEdge } from '../../graph/walk-reads.js';
 import type { BranchList, FusedHit } from './fusion.js';
 import { MemoryIndex, type Sidecar } from './sidecar.js';
 
@@ -122,29 +124,6 @@ export function specificity(mentions: number, population: number): number {
   return n <= 1 ? 1 : Math.log(1 + n / df) / Math.log(1 + n);
 }
 
-/** Edges that hold now: started (or no start), not ended (or no end). */
-const VALID_NOW = `(x.valid_from IS NULL OR x.valid_from <= now()) AND (x.valid_to IS NULL OR x.valid_to > now())`;
-
-/**
- * A node's `fanout` heaviest edges that hold now, either direction, to a live entity that may be
- * walked — with that entity's mention count. The entity is read by a scalar subquery on its key
- * before the LIMIT, so a hidden or merged neighbour takes no slot, and the check stays a primary-key
- * probe whatever the planner thinks (PGlite has no statistics: as a join it was planned as a scan of
- * the status index, 0.8 ms against 0.25 ms).
- */
-function edgesOf(node: string, fanout: number, never: string): string {
-  // OFFSET 0 keeps each subquery a parameterised probe (the planner may not flatten it into a join).
-  const side = (other: string, self: string, index: string) => `(SELECT x.${other} AS other, x.weight, e.mc FROM entity_edges x
-       JOIN LATERAL (SELECT en.mention_count AS mc FROM entities en WHERE en.id = x.${other} AND en.status = 'active' OFFSET 0) e ON true
-       WHERE x.${self} = ${node} AND x.${other} <> ${node} AND x.weight > 0 AND ${VALID_NOW} AND NOT (x.${other} = ANY(${never}::bigint[]))
-       ORDER BY x.weight DESC LIMIT ${fanout}) /* ${index} */`;
-  return `(SELECT other, weight, mc FROM (
-      ${side('target_id', 'source_id', 'entity_edges_out_idx')}
-      UNION ALL
-      ${side('source_id', 'target_id', 'entity_edges_in_idx')}
-    ) both_ways ORDER BY weight DESC LIMIT ${fanout})`;
-}
-
 /**
  * The walk reads inside one transaction with bitmap scans off. Every read it makes is "a key's top
  * N by an indexed order" (a node's heaviest edges, an entity's newest mentions); without statistics
@@ -169,55 +148,45 @@ async function walk(db: Transaction, side: Sidecar, input: WalkInput, P: GraphWa
   const fanout = Math.max(1, Math.trunc(P.fanout));
 
   // 1. Seeds → the live entities they mention, and (hop 1) those entities' heaviest edges, in one
-  // statement. (Three short statements in all, not one: the single statement this was first written
-  // as took 11 ms to plan; these take ~0.3–0.6 ms each.)
+  // statement, after the seed messages' ids. (Four short statements in all, not one: the single
+  // statement this was first written as took 11 ms to plan; these take ~0.3–0.6 ms each.)
   const seeds = input.direct.slice(0, Math.max(0, Math.trunc(P.seeds))).filter((s) => s.source === 'session' || s.source === 'semantic');
   if (!seeds.length) return empty;
   const seedWeight = new Map(seeds.map((s) => [`${s.source}:${s.key}`, s.score]));
   const seedSeqs = seeds.filter((s) => s.source === 'session').map((s) => s.key);
   const seedMems = seeds.filter((s) => s.source === 'semantic').map((s) => s.key);
   const hops = Math.max(0, Math.min(2, Math.trunc(P.hops)));
-  const first = (
-    await db.query<{ id: number; source: string; key: number; mc: number | null; other: number | null; weight: number | null; omc: number | null }>(
-      `WITH seed AS (
-         SELECT x.entity_id AS id, 'session' AS source, s.seq::float8 AS key
-         FROM unnest($1::bigint[]) AS s(seq)
-         CROSS JOIN LATERAL (SELECT m.id FROM messages m WHERE m.seq = s.seq OFFSET 0) m
-         CROSS JOIN LATERAL (SELECT x.entity_id FROM entity_mentions x WHERE x.message_id = m.id AND NOT (x.entity_id = ANY($3::bigint[])) OFFSET 0) x
-         UNION ALL
-         SELECT x.entity_id, 'semantic', s.id::float8 FROM unnest($2::bigint[]) AS s(id)
-         CROSS JOIN LATERAL (SELECT x.entity_id FROM entity_mentions x WHERE x.memory_id = s.id AND NOT (x.entity_id = ANY($3::bigint[])) OFFSET 0) x)
-       SELECT s.id::float8 AS id, s.source, s.key,
-              (SELECT CASE WHEN e.status = 'active' THEN e.mention_count END FROM entities e WHERE e.id = s.id) AS mc,
-              NULL::float8 AS other, NULL::float8 AS weight, NULL::int AS omc
-       FROM seed s
-       ${
-         hops >= 1
-           ? `UNION ALL
-       SELECT f.id::float8, NULL, NULL, NULL, n.other::float8, n.weight::float8, n.mc
-       FROM (SELECT DISTINCT id FROM seed) f CROSS JOIN LATERAL ${edgesOf('f.id', fanout, '$3')} n`
-           : ''
-       }`,
-      [seedSeqs, seedMems, NEVER_WALKED],
-    )
-  ).rows;
+  // Mentions name messages by id; recall knows them by seq.
+  const seqOf = new Map<string, number>();
+  if (seedSeqs.length) {
+    const found = await db.query<{ id: string; seq: number }>('SELECT m.id, m.seq::float8 AS seq FROM messages m WHERE m.seq = ANY($1::bigint[])', [seedSeqs]);
+    for (const r of found.rows) seqOf.set(r.id, Number(r.seq));
+  }
+  const bySeq = new Map([...seqOf].map(([id, seq]) => [seq, id]));
+  const first = await seedMentions(db, {
+    messageIds: seedSeqs.flatMap((seq) => bySeq.get(seq) ?? []),
+    memoryIds: seedMems,
+    never: NEVER_WALKED,
+    fanout,
+    edges: hops >= 1,
+  });
   const seedSum = new Map<number, { w: number; mc: number }>();
-  for (const r of first) {
-    if (r.source === null || r.mc === null) continue; // an edge row, or a hidden or merged entity
-    const id = Number(r.id);
-    const cur = seedSum.get(id) ?? { w: 0, mc: Number(r.mc) };
-    cur.w += seedWeight.get(`${r.source}:${Number(r.key)}`) ?? 0;
-    seedSum.set(id, cur);
+  for (const r of first.mentions) {
+    if (r.mentionCount === null) continue; // a hidden or merged entity
+    const key = r.messageId !== null ? `session:${seqOf.get(r.messageId)}` : `semantic:${r.memoryId}`;
+    const cur = seedSum.get(r.entity) ?? { w: 0, mc: r.mentionCount };
+    cur.w += seedWeight.get(key) ?? 0;
+    seedSum.set(r.entity, cur);
   }
   for (const [id, { w, mc }] of seedSum) if (w > 0) activation.set(id, { value: w * specificity(mc, input.population) ** P.specPower, hop: 0 });
   if (!activation.size) return empty;
 
   /** Spreads the frontier's activation over its edges to nodes not reached before; returns the new nodes. */
-  const spread = (rows: { src: number; other: number; weight: number; mc: number }[], hop: number): number[] => {
+  const spread = (rows: WalkEdge[], hop: number): number[] => {
     // w / w_max(u): the node's heaviest edge read passes the whole decay. Two nodes joined by more
     // than one edge (a co-mention and a typed relation) are one neighbour, by the heaviest of them.
     const heaviest = new Map<number, number>();
-    const pair = new Map<string, { src: number; other: number; weight: number; mc: number }>();
+    const pair = new Map<string, WalkEdge>();
     for (const r of rows) {
       heaviest.set(r.src, Math.max(heaviest.get(r.src) ?? 0, r.weight));
       const k = `${r.src}:${r.other}`;
@@ -239,23 +208,11 @@ async function walk(db: Transaction, side: Sidecar, input: WalkInput, P: GraphWa
     }
     return added;
   };
-  const edgeRows = (rows: { id?: number; src?: number; other: number | null; weight: number | null; mc?: number | null; omc?: number | null }[]) =>
-    rows
-      .filter((r) => r.other !== null && r.weight !== null)
-      .map((r) => ({ src: Number(r.src ?? r.id), other: Number(r.other), weight: Number(r.weight), mc: Number(r.omc ?? r.mc ?? 0) }));
-
   // 2. The walk: hop 1 from what came with the seeds, hop 2 from the strongest of hop 1.
-  let frontier = hops >= 1 ? spread(edgeRows(first.filter((r) => r.source === null)), 1) : [];
+  let frontier = hops >= 1 ? spread(first.edges, 1) : [];
   for (let hop = 2; hop <= hops && frontier.length; hop++) {
     frontier = frontier.sort((a, b) => activation.get(b)!.value - activation.get(a)!.value || a - b).slice(0, Math.max(1, Math.trunc(P.frontier)));
-    const rows = (
-      await db.query<{ src: number; other: number; weight: number; mc: number }>(
-        `SELECT f.id::float8 AS src, n.other::float8 AS other, n.weight::float8 AS weight, n.mc
-         FROM unnest($1::bigint[]) AS f(id) CROSS JOIN LATERAL ${edgesOf('f.id', fanout, '$2')} n`,
-        [frontier, NEVER_WALKED],
-      )
-    ).rows;
-    frontier = spread(edgeRows(rows), hop);
+    frontier = spread(await heaviestEdges(db, frontier, fanout, NEVER_WALKED), hop);
   }
 
   // 3. The items that mention the strongest reached entities, each entity's newest first.
@@ -284,8 +241,8 @@ async function walk(db: Transaction, side: Sidecar, input: WalkInput, P: GraphWa
   if (wantSession && (!restricted || input.conversationIds!.length)) {
     parts.push(`SELECT 'session' AS source, f.id::float8 AS entity, i.key FROM unnest($1::bigint[], $2::int[], $3::int[]) AS f(id, lim, scan) CROSS JOIN LATERAL (
       SELECT m.seq::float8 AS key
-      FROM (SELECT x.message_id, x.seen_at FROM entity_mentions x WHERE x.entity_id = f.id AND x.message_id IS NOT NULL ORDER BY x.seen_at DESC LIMIT f.scan) x
-      JOIN messages m ON m.id = x.message_id
+      FROM ${mentionsOf('f.id', 'message', 'f.scan')} x
+      JOIN messages m ON m.id = x.item
       WHERE m.replaced_by IS NULL AND m.status <> 'streaming'
         AND NOT (m.seq = ANY(${param([...skip.session])}::bigint[]))
         ${restricted ? `AND m.conversation_id = ANY(${param(input.conversationIds)}::text[])` : ''}
@@ -294,8 +251,8 @@ async function walk(db: Transaction, side: Sidecar, input: WalkInput, P: GraphWa
   if (wantSemantic) {
     parts.push(`SELECT 'semantic', f.id::float8, i.key FROM unnest($1::bigint[], $2::int[], $3::int[]) AS f(id, lim, scan) CROSS JOIN LATERAL (
       SELECT mm.id::float8 AS key
-      FROM (SELECT x.memory_id, x.seen_at FROM entity_mentions x WHERE x.entity_id = f.id AND x.memory_id IS NOT NULL ORDER BY x.seen_at DESC LIMIT f.scan) x
-      JOIN memories mm ON mm.id = x.memory_id
+      FROM ${mentionsOf('f.id', 'memory', 'f.scan')} x
+      JOIN memories mm ON mm.id = x.item
       WHERE mm.status = 'active'
         AND NOT (mm.id = ANY(${param([...skip.semantic])}::bigint[]))
         ${types ? `AND mm.type = ANY(${param(types)}::text[])` : ''}
@@ -376,34 +333,18 @@ export async function entityItems(
             (
               await tx.query<{ key: number; at: Date }>(
                 `SELECT i.key, i.at FROM unnest($1::bigint[]) AS f(id) CROSS JOIN LATERAL (
-                   SELECT m.seq::float8 AS key, x.seen_at AS at FROM entity_mentions x JOIN messages m ON m.id = x.message_id
-                   WHERE x.entity_id = f.id AND x.message_id IS NOT NULL AND m.replaced_by IS NULL ${restricted ? 'AND m.conversation_id = ANY($2::text[])' : ''}
+                   SELECT m.seq::float8 AS key, x.seen_at AS at FROM ${mentionsOf('f.id', 'message')} x JOIN messages m ON m.id = x.item
+                   WHERE m.replaced_by IS NULL ${restricted ? 'AND m.conversation_id = ANY($2::text[])' : ''}
                    ORDER BY x.seen_at DESC LIMIT ${ENTITY_ITEMS_MAX}) i`,
                 restricted ? [entityIds, o.conversationIds] : [entityIds],
               )
             ).rows,
           )
         : [];
-    const semantic = o.semantic
-      ? newestFirst(
-          (
-            await tx.query<{ key: number; at: Date }>(
-              `SELECT i.key, i.at FROM unnest($1::bigint[]) AS f(id) CROSS JOIN LATERAL (
-                 SELECT x.memory_id::float8 AS key, x.seen_at AS at FROM entity_mentions x
-                 WHERE x.entity_id = f.id AND x.memory_id IS NOT NULL ORDER BY x.seen_at DESC LIMIT ${ENTITY_ITEMS_MAX}) i`,
-              [entityIds],
-            )
-          ).rows,
-        )
-      : [];
+    const semantic = o.semantic ? newestFirst((await newestMemoryMentions(tx, entityIds, ENTITY_ITEMS_MAX)).map((r) => ({ key: r.id, at: r.at }))) : [];
     let diary: number[] = [];
     if (o.diary) {
-      const names = (
-        await tx.query<{ n: string }>(
-          `SELECT name AS n FROM entities WHERE id = ANY($1::bigint[]) UNION SELECT alias FROM entity_aliases WHERE entity_id = ANY($1::bigint[])`,
-          [entityIds],
-        )
-      ).rows.map((r) => r.n);
+      const names = await namesOf(tx, entityIds);
       const isCjk = (n: string) => /[\u3400-\u9fff]/.test(n);
       if (names.length) {
         diary = (
@@ -423,19 +364,19 @@ export async function entityItems(
 }
 
 export type EntityLookup =
-  | { ok: true; entity: Entity }
+  | { ok: true; entity: StoredEntity }
   | { ok: false; reason: 'unknown' | 'ambiguous' | 'invalid' | 'hidden'; message: string; candidates: { id: number; name: string }[] };
 
 /**
- * The entity a name means, read-only: EntityStore.resolve (name, alias, then trigram ≥ 0.6 of a
- * compatible kind), then EntityStore.search (names that start with it: "Bob" → "Bob Smith") when
- * exactly one live entity matches. Hidden entities are not offered; a merged one never resolves.
+ * The entity a name means, read-only: resolveName, what EntityStore.resolve runs (name, alias, then
+ * trigram ≥ 0.6 of a compatible kind), then searchEntities, what EntityStore.search runs (names that
+ * start with it: "Bob" → "Bob Smith") when exactly one live entity matches. Hidden entities are not
+ * offered; a merged one never resolves.
  */
 export async function resolveEntityName(db: Database, name: string): Promise<EntityLookup> {
-  const store = new EntityStore(db);
   let resolved;
   try {
-    resolved = await store.resolve(name);
+    resolved = await resolveName(db, name);
   } catch (err) {
     if (err instanceof ApiError) return { ok: false, reason: 'invalid', message: err.message, candidates: [] };
     throw err;
@@ -444,7 +385,7 @@ export async function resolveEntityName(db: Database, name: string): Promise<Ent
   if (resolved.entity?.status === 'hidden') {
     return { ok: false, reason: 'hidden', message: `the person hid "${resolved.entity.name}" from the graph; do not look it up by name.`, candidates: [] };
   }
-  const found = (await store.search(name, 5)).filter((e) => e.status === 'active');
+  const found = (await searchEntities(db, name, 5)).filter((e) => e.status === 'active');
   if (found.length === 1) return { ok: true, entity: found[0]! };
   const candidates = [
     ...resolved.candidates.map((c) => ({ id: c.id, name: c.name })),
