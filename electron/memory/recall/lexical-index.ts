@@ -226,6 +226,47 @@ export class LexicalIndex {
     return n;
   }
 
+  /**
+   * How much of a query the row `key` answers: the idf of the query's lexemes it contains over the idf
+   * of them all (0–1). A lexeme no row has counts against it as the rarest known word would — the
+   * query is about something this collection does not know — so one shared common word ("blue", "17")
+   * covers little of "why is the sky blue?", while a question whose topic words a memory holds is
+   * covered well. (Weighting unknown words at df 0 instead made tiny stores' coverage collapse:
+   * there log(1 + N/0.5) dwarfs every known word.)
+   */
+  coverage(lexemes: readonly string[], key: number): number {
+    const slot = this.keyToSlot.get(key);
+    const doc = slot === undefined ? -1 : this.slotDoc[slot]!;
+    const N = this.liveDocs;
+    if (doc < 0 || N === 0) return 0;
+    let total = 0;
+    let covered = 0;
+    for (const lexeme of new Set(lexemes)) {
+      const df = this.df(lexeme);
+      const d = Math.max(df, 1);
+      const idf = Math.log(1 + (N - d + 0.5) / (d + 0.5));
+      total += idf;
+      if (df > 0 && this.contains(lexeme, doc)) covered += idf;
+    }
+    return total > 0 ? covered / total : 0;
+  }
+
+  /** Whether the doc holds the lexeme: postings list docs in the order they were added. */
+  private contains(lexeme: string, doc: number): boolean {
+    const docs = this.postings.get(lexeme)?.docs;
+    if (!docs) return false;
+    let lo = 0;
+    let hi = docs.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const d = docs[mid]!;
+      if (d === doc) return true;
+      if (d < doc) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
+  }
+
   /** Live docs and their total length within the scope. */
   private stats(scope?: Uint8Array | null): { n: number; avgLen: number } {
     if (!scope) return { n: this.liveDocs, avgLen: this.liveDocs ? this.liveLen / this.liveDocs : 1 };

@@ -71,7 +71,8 @@ describe('passiveRecall', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const base = { limit: 5, minScore: 0, minRelativeScore: 0, maxChars: 2000 };
+  // The score mechanics below, without the relevance rule (its own test is after them).
+  const base = { limit: 5, minScore: 0, minRelativeScore: 0, maxChars: 2000, minCoverage: 0 };
 
   it('injects active semantic memories the message calls up, best first', async () => {
     const r = await recall.passive({ ...base, query: 'Does Mara still live in Lisbon, or Porto?' });
@@ -102,6 +103,16 @@ describe('passiveRecall', () => {
     const r = await recall.passive({ ...base, query: 'Mara Lisbon nurse', maxChars: 120 });
     expect(r.text.length).toBeLessThanOrEqual(120);
     expect(r.memories.map((m) => m.id)).toEqual([ids.lisbon]);
+  });
+
+  it('brings only memories that answer enough of the message, and nothing for small talk or unrelated tasks', async () => {
+    const relevant = { limit: 5, minScore: 0, minRelativeScore: 0, maxChars: 2000 };
+    // The tea memory shares only the name with this question: it stays out.
+    expect((await recall.passive({ ...relevant, query: 'Does Mara still live in Lisbon, or Porto?' })).memories.map((m) => m.id)).toEqual([ids.lisbon]);
+    expect((await recall.passive({ ...relevant, query: 'What tea does Mara like?' })).memories.map((m) => m.id)).toEqual([ids.tea]);
+    for (const query of ['How are you today?', 'Thanks, that helped a lot!', 'Write a haiku about the sea.', "What's 17 times 23?", 'How do I reverse a list in Python?', '你好，今天怎么样？']) {
+      expect(await recall.passive({ ...relevant, query })).toEqual({ memories: [], text: '' });
+    }
   });
 
   it('returns nothing for nothing', async () => {

@@ -14,6 +14,8 @@ export interface PassiveOptions {
   minScore: number;
   /** Fraction of the best hit's score a memory needs. */
   minRelativeScore: number;
+  /** Share of the message a memory must answer (default PASSIVE_MIN_COVERAGE; 0 turns the rule off). */
+  minCoverage?: number;
   /** Budget of the block; past it entries shrink to one line, then drop (last first). */
   maxChars: number;
   /** Memories not to inject (the resident block already carries them). */
@@ -30,6 +32,24 @@ export interface PassiveResult {
 /** An entry shrunk to one line keeps at most this many characters of its content. */
 export const ONE_LINE_CHARS = 160;
 export const DEFAULT_PASSIVE_TIMEOUT_MS = 250;
+/**
+ * How much of the person's message a memory must answer to be put before the model unasked
+ * (coverage, lexical-index.ts: the idf of the message's words the memory holds over the idf of them
+ * all). An irrelevant memory biases the answer without anyone seeing why, so small talk and unrelated
+ * tasks must bring nothing. `npm run bench:memory` (LoCoMo dev observations, 631 questions; 64
+ * off-topic messages × 5 stores), default settings otherwise:
+ *   coverage  hit rate  precision  injected/question  off-topic any-rate
+ *   none         0.715      0.177               4.41               0.359
+ *   0.3          0.634      0.249               2.75               0.138
+ *   0.4          0.559      0.309               1.94               0.084
+ *   0.5          0.480      0.409               1.23               0.066
+ *   0.55         0.409      0.425               1.01               0.041
+ *   0.6          0.365      0.456               0.83               0.038
+ * 0.55 is the lowest that keeps off-topic messages under one run in twenty; a question the block
+ * misses is still one memory_recall away for the model. (Gating on the best hit's coverage instead
+ * did worse at every level.)
+ */
+export const PASSIVE_MIN_COVERAGE = 0.55;
 
 const EMPTY: PassiveResult = { memories: [], text: '' };
 
@@ -69,6 +89,7 @@ export async function passiveRecall(search: DetailedSearch, o: PassiveOptions): 
     const best = hits[0]?.hit.score ?? 0;
     const chosen = hits
       .filter((d) => d.hit.link.kind === 'memory')
+      .filter((d) => (d.coverage ?? 0) >= (o.minCoverage ?? PASSIVE_MIN_COVERAGE))
       .filter((d) => d.hit.score >= o.minScore && d.hit.score >= o.minRelativeScore * best)
       .map((d) => ({
         id: (d.hit.link as { memoryId: number }).memoryId,

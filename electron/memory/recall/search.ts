@@ -173,6 +173,8 @@ export interface DetailedHit {
   conversationId?: string;
   /** diary hits */
   kind?: IndexedDiaryKind;
+  /** semantic hits: how much of the query the memory answers (lexical-index.ts coverage, 0–1). */
+  coverage?: number;
 }
 
 function abortIfNeeded(signal?: AbortSignal): void {
@@ -619,6 +621,7 @@ async function fetchHits(
           if (o.memoryTypes?.length && !o.memoryTypes.includes(r.type)) continue;
           if (o.excludeMemoryIds?.includes(id)) continue;
           found.set(`semantic:${id}`, {
+            coverage: side.memory.index.coverage(p.lexemes, id),
             hit: {
               source: 'semantic',
               memoryType: r.type,
