@@ -12,8 +12,8 @@ import { pgvectorSupport } from '../db/pgvector.js';
 import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from './queue.js';
 import type { Embedder } from './types.js';
 import type { HostEvents } from '../events/events.js';
+import type { Log } from '../../shared/log.js';
 
-type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
 
 export interface SearchByMeaningDeps {
   db: Database;

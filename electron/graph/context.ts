@@ -4,9 +4,10 @@ import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type { Conversations } from '../conversations/conversations.js';
 import type { Database } from '../db/open.js';
 import type { MemoryStore } from '../memory/store.js';
+import type { Log } from '../../shared/log.js';
 
 export type Queryable = PGlite | Transaction;
-export type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
+export type { Log } from '../../shared/log.js';
 
 /**
  * The owners of the rows the graph points at. The graph names only its own tables: a mention's time,

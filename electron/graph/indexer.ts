@@ -8,8 +8,8 @@ import type { MemoryChange } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { memoriesToRead, unscannedMessages } from './mention-rows.js';
 import type { EntityStore } from './store.js';
+import type { Log } from '../../shared/log.js';
 
-type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
 type Item = { kind: 'message'; id: string } | { kind: 'memory'; id: number };
 
 /** Rows read per backfill step: the queue never holds more than this many at start. */

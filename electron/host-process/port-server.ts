@@ -3,8 +3,9 @@
 import { ApiError, type ApiErrorShape } from '../../shared/api.js';
 import type { Host } from '../host/types.js';
 import { isPortRequest, type PortReply, type Wire } from './port-protocol.js';
+import type { Log } from '../../shared/log.js';
 
-export type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
+export type { Log } from '../../shared/log.js';
 
 export const INTERNAL_ERROR_MESSAGE = 'Something went wrong inside Anima. The details are in the log.';
 
