@@ -230,7 +230,6 @@ async function openBySearch(page: Page, name: string) {
 /** A range input moved the way a drag would: the value set natively, then input and change events. */
 async function setRange(page: Page, testId: string, value: number) {
   // (React tracks a value set through the element itself and would not see the change.)
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   await page.getByTestId(testId).evaluate((input: any, v: number) => {
     const proto = Object.getPrototypeOf(input);
     Object.getOwnPropertyDescriptor(proto, 'value')!.set!.call(input, String(v));

@@ -277,7 +277,6 @@ function fromTerms(text: string, run: CompromiseTerm[]): Mention | null {
 
 // ---- Chinese ----
 
-const JIEBA_KIND: Record<string, MentionKind> = { nr: 'person', nrt: 'person', nrfg: 'person', ns: 'place', nt: 'org' };
 
 // jieba's dictionary tags thousands of ordinary words as places or names (东西, 新鲜, 长大 and 西瓜
 // are ns; 谢谢, 顾客 and 高潮 are nr, with a surname first). Its real names are mostly famous ones

@@ -2,7 +2,7 @@
 // finished reply or Stop. Calls go to a scripted client answering like the host; events are pushed
 // through the app's own event wiring (stores/events.ts).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ApiEvents, Conversation, Message } from '../../shared/api.js';
+import type { ApiEvents, Conversation } from '../../shared/api.js';
 import { setClient } from '../api/index.js';
 import { scriptedClient, type ScriptedClient } from '../api/scripted-client.js';
 import { resetChatStore, useChat } from './chat.js';
