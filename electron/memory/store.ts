@@ -3,7 +3,7 @@
 // is written to the change journal (memory_changes) in the same transaction, so undo, the morning
 // digest and merges all read one history.
 import { randomUUID } from 'node:crypto';
-import type { PGlite, Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '@electric-sql/pglite';
 import {
   ApiError,
   MAX_MEMORY_CHARS,
@@ -21,9 +21,25 @@ import { VectorSlot } from '../embed/active.js';
 import { compareFacts, differInFact } from './same-fact.js';
 import { duplicateProbes, vectorDuplicate, type ProbeVector } from '../embed/duplicates.js';
 import { findSecret, secretRefusal } from './secret-filter.js';
+import {
+  COLUMNS,
+  applyFields,
+  diff,
+  iso,
+  journalMark,
+  nextPinOrder,
+  snapshot,
+  toChange,
+  toMemory,
+  touchedFields,
+  union,
+  type ChangeRow,
+  type Fields,
+  type MemoryRow,
+  type Queryable,
+} from './rows.js';
 import { segmentForIndex } from './segment.js';
 
-type Queryable = PGlite | Transaction;
 type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
 
 export interface MemoryWrite {
@@ -111,108 +127,6 @@ export type ChangeWithText = Pick<MemoryChange, 'id' | 'memoryId' | 'action' | '
 export const NEAR_DUPLICATE_SIMILARITY = 0.5;
 /** Look-alikes judged per save, most similar first. */
 const LOOK_ALIKES = 20;
-
-/** The journalled fields, with their columns. Counters (references, injections) are not journalled. */
-const FIELDS = {
-  type: 'type',
-  content: 'content',
-  status: 'status',
-  supersededBy: 'superseded_by',
-  validFrom: 'valid_from',
-  validTo: 'valid_to',
-  pinned: 'pinned',
-  pinOrder: 'pin_order',
-  source: 'source',
-  sourceMessageIds: 'source_message_ids',
-  entityNames: 'entity_names',
-} as const;
-type Field = keyof typeof FIELDS;
-type Fields = Partial<Pick<Memory, Field>>;
-
-const COLUMNS =
-  'id, type, content, status, superseded_by, valid_from, valid_to, pinned, pin_order, reference_count, injected_count, source, source_message_ids, entity_names, created_at, updated_at';
-
-interface MemoryRow {
-  id: number;
-  type: MemoryType;
-  content: string;
-  status: MemoryStatus;
-  superseded_by: number | null;
-  valid_from: Date | null;
-  valid_to: Date | null;
-  pinned: boolean;
-  pin_order: number | null;
-  reference_count: number;
-  injected_count: number;
-  source: MemorySource;
-  source_message_ids: string[];
-  entity_names: string[];
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface ChangeRow {
-  id: number;
-  memory_id: number;
-  action: MemoryChange['action'];
-  actor: MemoryActor;
-  before: Fields | null;
-  after: Fields | null;
-  batch_id: string | null;
-  reason: string | null;
-  undone_by: number | null;
-  created_at: Date;
-}
-
-const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
-
-function toMemory(r: MemoryRow): Memory {
-  return {
-    id: Number(r.id),
-    type: r.type,
-    content: r.content,
-    status: r.status,
-    supersededBy: r.superseded_by === null ? null : Number(r.superseded_by),
-    validFrom: iso(r.valid_from),
-    validTo: iso(r.valid_to),
-    pinned: r.pinned,
-    pinOrder: r.pin_order,
-    referenceCount: r.reference_count,
-    injectedCount: r.injected_count,
-    source: r.source,
-    sourceMessageIds: r.source_message_ids,
-    entityNames: r.entity_names,
-    createdAt: iso(r.created_at)!,
-    updatedAt: iso(r.updated_at)!,
-  };
-}
-
-function toChange(r: ChangeRow): MemoryChange {
-  return {
-    id: Number(r.id),
-    memoryId: Number(r.memory_id),
-    action: r.action,
-    actor: r.actor,
-    before: r.before,
-    after: r.after,
-    batchId: r.batch_id,
-    reason: r.reason,
-    undoneBy: r.undone_by === null ? null : Number(r.undone_by),
-    createdAt: iso(r.created_at)!,
-  };
-}
-
-function pick(m: Memory, keys: Field[]): Fields {
-  const out: Record<string, unknown> = {};
-  for (const k of keys) out[k] = m[k];
-  return out as Fields;
-}
-
-/** The fields of `patch` that differ from `m`, as a journal before/after pair. */
-function diff(m: Memory, patch: Fields): { before: Fields; after: Fields } {
-  const keys = (Object.keys(patch) as Field[]).filter((k) => JSON.stringify(m[k]) !== JSON.stringify(patch[k]));
-  return { before: pick(m, keys), after: pick({ ...m, ...patch }, keys) };
-}
 
 function invalid(field: string, message: string): never {
   throw new ApiError('invalid_input', message, field);
@@ -988,47 +902,3 @@ type Journal = (
   batchId?: string,
   reason?: string,
 ) => Promise<MemoryChange>;
-
-/** What a create journals: every journalled field of the new memory. */
-function snapshot(m: Memory): Fields {
-  return pick(m, Object.keys(FIELDS) as Field[]);
-}
-
-function touchedFields(c: MemoryChange): Field[] {
-  if (c.action === 'create') return ['status', 'validTo'];
-  return Object.keys(c.after ?? c.before ?? {}) as Field[];
-}
-
-function union(a: string[], b: string[]): string[] {
-  return [...new Set([...a, ...b])];
-}
-
-async function journalMark(db: Queryable): Promise<number> {
-  return Number((await db.query<{ n: number }>('SELECT coalesce(max(id), 0)::float8 AS n FROM memory_changes')).rows[0]!.n);
-}
-
-async function nextPinOrder(db: Queryable): Promise<number> {
-  const row = (await db.query<{ n: number }>(`SELECT coalesce(max(pin_order), 0)::int + 1 AS n FROM memories WHERE pinned AND status = 'active'`)).rows[0];
-  return row!.n;
-}
-
-/** Writes journalled fields (re-segmenting content for search) and returns the memory as stored. */
-async function applyFields(db: Queryable, id: number, fields: Fields, touch = true): Promise<Memory> {
-  const sets: string[] = [];
-  const params: unknown[] = [id];
-  for (const [key, value] of Object.entries(fields) as [Field, unknown][]) {
-    params.push(value);
-    sets.push(`${FIELDS[key]} = $${params.length}`);
-  }
-  // segmentForIndex returns null rather than throwing: a segmentation failure never blocks a write.
-  if (fields.content !== undefined) {
-    params.push(segmentForIndex(fields.content));
-    sets.push(`fts_segmented = $${params.length}`);
-  }
-  // Reordering pins is arrangement, not an edit: it does not make a memory "recently updated".
-  if (touch) sets.push('updated_at = now()');
-  const sql = sets.length
-    ? `UPDATE memories SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`
-    : `SELECT ${COLUMNS} FROM memories WHERE id = $1`;
-  return toMemory((await db.query<MemoryRow>(sql, params)).rows[0]!);
-}
