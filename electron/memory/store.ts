@@ -6,8 +6,6 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from '@electric-sql/pglite';
 import {
   ApiError,
-  MAX_MEMORY_CHARS,
-  MEMORY_TYPES,
   type Memory,
   type MemoryActor,
   type MemoryChange,
@@ -20,7 +18,6 @@ import type { Database } from '../db/open.js';
 import { VectorSlot } from '../embed/active.js';
 import { compareFacts, differInFact } from './same-fact.js';
 import { duplicateProbes, vectorDuplicate, type ProbeVector } from '../embed/duplicates.js';
-import { findSecret, secretRefusal } from './secret-filter.js';
 import {
   COLUMNS,
   applyFields,
@@ -39,28 +36,22 @@ import {
   type Queryable,
 } from './rows.js';
 import { segmentForIndex } from './segment.js';
+import {
+  checkContent,
+  checkOwner,
+  checkTime,
+  checkType,
+  checkValidity,
+  checkWrite,
+  invalid,
+  type CheckedWrite,
+  type MemoryWrite,
+} from './write-checks.js';
+
+export type { MemoryWrite } from './write-checks.js';
+export { namesWhose } from './write-checks.js';
 
 type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
-
-export interface MemoryWrite {
-  type: MemoryType;
-  content: string;
-  pinned?: boolean;
-  validFrom?: string | null;
-  validTo?: string | null;
-  source: MemorySource;
-  actor: MemoryActor;
-  sourceMessageIds?: string[];
-  entityNames?: string[];
-  reason?: string;
-  /** Changes sharing a batch are undone together (a merge, a night's consolidation). */
-  batchId?: string;
-  /** Always a new memory, never an update of an active near-duplicate (deep sleep's profiles: one per entity, however alike). */
-  keepApart?: boolean;
-}
-
-/** A write that passed every guard, with its defaults filled in (and its search text, when segmented ahead). */
-type CheckedWrite = MemoryWrite & Required<Pick<MemoryWrite, 'pinned' | 'sourceMessageIds' | 'entityNames'>> & { segmented?: string | null };
 
 /** A save checked and probed ahead of its batch (MemoryStore.prepareCreates). */
 export interface PreparedCreate {
@@ -128,78 +119,6 @@ export const NEAR_DUPLICATE_SIMILARITY = 0.5;
 /** Look-alikes judged per save, most similar first. */
 const LOOK_ALIKES = 20;
 
-function invalid(field: string, message: string): never {
-  throw new ApiError('invalid_input', message, field);
-}
-
-function checkType(type: unknown): MemoryType {
-  if (type === undefined || type === null || type === '') {
-    invalid('type', `A memory needs a type: one of ${MEMORY_TYPES.join(', ')}.`);
-  }
-  if (!MEMORY_TYPES.includes(type as MemoryType)) {
-    invalid('type', `Unknown memory type "${String(type)}": use one of ${MEMORY_TYPES.join(', ')}.`);
-  }
-  return type as MemoryType;
-}
-
-function checkContent(content: unknown): string {
-  if (typeof content !== 'string' || content.trim() === '') invalid('content', 'A memory needs content: the fact, in a sentence or two.');
-  const text = content.trim();
-  if (text.length > MAX_MEMORY_CHARS) {
-    invalid(
-      'content',
-      `The content is ${text.length} characters; a memory holds at most ${MAX_MEMORY_CHARS}. Keep the one thing worth remembering, in a sentence or two.`,
-    );
-  }
-  const secret = findSecret(text);
-  if (secret) invalid('content', secretRefusal(secret));
-  return text;
-}
-
-function checkTime(field: 'validFrom' | 'validTo', value: string | null | undefined): string | null | undefined {
-  if (value === undefined || value === null) return value;
-  const t = Date.parse(value);
-  if (Number.isNaN(t)) invalid(field, `${field} must be a date (ISO 8601, e.g. 2025-03-01), not "${value}".`);
-  return new Date(t).toISOString();
-}
-
-function checkValidity(from: string | null | undefined, to: string | null | undefined): void {
-  if (from && to && Date.parse(to) < Date.parse(from)) invalid('validTo', 'validTo is before validFrom.');
-}
-
-// Whose opinion or preference is it? A light check, not grammar: the text must contain
-//   - a first-person word (I, I'm, my, me, mine, myself, we, our) — the companion's own;
-//   - "the person", "user" — the one the companion talks with;
-//   - a name: a possessive ("Mara's"), "for/according to Mara", a capitalised word right before a
-//     verb of liking or judging ("Mara prefers", "Bob thinks"), or reported speech ("Mara said …");
-//   - in Chinese: 我/你/他/她/用户/对方, or any subject before 喜欢/讨厌/觉得/认为/… ("妹妹喜欢绿茶").
-// "Prefers green tea" and "TypeScript fits this project better" fail: they say what, not whose.
-const OWNER_PATTERNS = [
-  /\b(?:I|I'm|I've|I'd|I'll)\b/,
-  /\b(?:my|me|mine|myself|we|our|ours)\b/i,
-  /\b(?:the person|users?)\b/i,
-  /\p{Lu}[\p{L}\p{M}.-]*['’]s\b/u,
-  /\b(?:[Ff]or|[Aa]ccording to)\s+\p{Lu}/u,
-  /\p{Lu}[\p{L}\p{M}.-]*\s+(?:(?:really|strongly|still|also|usually|always|never|does not|doesn't)\s+)?(?:prefers?|likes?|loves?|hates?|dislikes?|thinks?|believes?|feels?|finds?|wants?|enjoys?|favou?rs?|avoids?|values?|trusts?|distrusts?|wishes|considers?|would rather)\b/u,
-  // Reported speech names its owner too: "Caroline said she loves hiking", "Bob told me he prefers tea".
-  /\p{Lu}[\p{L}\p{M}.-]*\s+(?:said|says|told me|mentioned|admitted|explained)\b/u,
-  /[我你他她]|用户|对方/,
-  /[\p{Script=Han}A-Za-z]\s*(?:不|很|最|比较|更)?(?:喜欢|讨厌|偏好|偏爱|觉得|认为|爱|想要|希望|受不了)/u,
-];
-
-export function namesWhose(content: string): boolean {
-  return OWNER_PATTERNS.some((re) => re.test(content));
-}
-
-function checkOwner(type: MemoryType, content: string): void {
-  if ((type === 'opinion' || type === 'preference') && !namesWhose(content)) {
-    invalid(
-      'content',
-      `An ${type} must say whose it is, in the first person for the companion's own ("I prefer short answers") or naming the person ("Mara prefers tea", "The person thinks …").`,
-    );
-  }
-}
-
 export class MemoryStore {
   constructor(
     private readonly db: Database,
@@ -210,7 +129,7 @@ export class MemoryStore {
   ) {}
 
   async create(w: MemoryWrite): Promise<SaveMemoryResult> {
-    const write = this.checkWrite(w);
+    const write = checkWrite(w);
     // Embedded before the transaction: no model call while the database is held.
     const [vector] = write.keepApart ? [null] : await duplicateProbes(this.vectors.get(), [write.content]);
     return this.write((tx, journal) => this.createIn(tx, journal, write, undefined, vector));
@@ -229,7 +148,7 @@ export class MemoryStore {
       const probesHold = prepared !== undefined && (await journalMark(tx)) === prepared.mark;
       return fn({
         tx,
-        create: (w) => this.createIn(tx, journal, this.checkWrite(w)),
+        create: (w) => this.createIn(tx, journal, checkWrite(w)),
         createPrepared: async (p) => {
           if (!probesHold || p.probeAgain) return this.createIn(tx, journal, p.write, undefined, p.vector);
           const duplicate = p.duplicateId === null ? null : await this.findMemory(tx, p.duplicateId);
@@ -247,7 +166,7 @@ export class MemoryStore {
           const change = await journal(tx, id, 'expire', actor, before, after, batchId, reason);
           return { memory, outcome: 'updated' as const, changeId: change.id };
         },
-        supersede: (oldId, newWrite, actor) => this.supersedeIn(tx, journal, oldId, this.checkWrite(newWrite), newWrite.pinned, actor),
+        supersede: (oldId, newWrite, actor) => this.supersedeIn(tx, journal, oldId, checkWrite(newWrite), newWrite.pinned, actor),
         get: (id) => this.findMemory(tx, id),
       });
     });
@@ -264,7 +183,7 @@ export class MemoryStore {
     const mark = await journalMark(this.db);
     const checked = writes.map((w) => {
       try {
-        return this.checkWrite(w);
+        return checkWrite(w);
       } catch (err) {
         if (err instanceof ApiError) return err;
         throw err;
@@ -437,7 +356,7 @@ export class MemoryStore {
    * its pin to its successor, so consolidation never silently drops something from the resident block.
    */
   async supersede(oldId: number, newWrite: MemoryWrite, actor: MemoryActor): Promise<SaveMemoryResult> {
-    const write = this.checkWrite(newWrite);
+    const write = checkWrite(newWrite);
     return this.write((tx, journal) => this.supersedeIn(tx, journal, oldId, write, newWrite.pinned, actor));
   }
 
@@ -768,29 +687,6 @@ export class MemoryStore {
       }
     }
     return result;
-  }
-
-  private checkWrite(w: MemoryWrite): CheckedWrite {
-    const type = checkType(w.type);
-    const content = checkContent(w.content);
-    checkOwner(type, content);
-    // undefined stays undefined: saving a near-duplicate without dates keeps the dates it had.
-    const validFrom = checkTime('validFrom', w.validFrom);
-    const validTo = checkTime('validTo', w.validTo);
-    checkValidity(validFrom, validTo);
-    const entityNames = [...new Set((w.entityNames ?? []).map((n) => n.trim()).filter(Boolean))];
-    const secret = findSecret(entityNames.join('\n'));
-    if (secret) invalid('entityNames', secretRefusal(secret));
-    return {
-      ...w,
-      type,
-      content,
-      pinned: w.pinned ?? false,
-      validFrom,
-      validTo,
-      sourceMessageIds: [...new Set(w.sourceMessageIds ?? [])],
-      entityNames,
-    };
   }
 
   private async findDuplicate(tx: Transaction, type: MemoryType, content: string, vector?: ProbeVector | null): Promise<Memory | null> {
