@@ -1,8 +1,9 @@
 // The memory room's rows: how memories and journal entries come out of the database (MemoryRow,
 // ChangeRow → Memory, MemoryChange), the journalled fields and their columns, the before/after pairs
-// the journal records, and the small SQL helpers every write shares. Only electron/memory/ uses these.
+// the journal records, one memory or journal entry by id, and the small SQL helpers every write
+// shares. Only electron/memory/ uses these.
 import type { PGlite, Transaction } from '@electric-sql/pglite';
-import type { Memory, MemoryActor, MemoryChange, MemorySource, MemoryStatus, MemoryType } from '../../shared/api.js';
+import { ApiError, type Memory, type MemoryActor, type MemoryChange, type MemorySource, type MemoryStatus, type MemoryType } from '../../shared/api.js';
 import { segmentForIndex } from './segment.js';
 
 export type Queryable = PGlite | Transaction;
@@ -151,4 +152,59 @@ export async function applyFields(db: Queryable, id: number, fields: Fields, tou
     ? `UPDATE memories SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`
     : `SELECT ${COLUMNS} FROM memories WHERE id = $1`;
   return toMemory((await db.query<MemoryRow>(sql, params)).rows[0]!);
+}
+
+// ---- one memory or journal entry by id, and the other lookups the writes make ----
+
+export async function findMemory(db: Queryable, id: number): Promise<Memory | null> {
+  const row = (await db.query<MemoryRow>(`SELECT ${COLUMNS} FROM memories WHERE id = $1`, [id])).rows[0];
+  return row ? toMemory(row) : null;
+}
+
+export async function requireMemory(db: Queryable, id: number): Promise<Memory> {
+  const memory = await findMemory(db, id);
+  if (!memory) throw new ApiError('not_found', `There is no memory ${id}.`);
+  return memory;
+}
+
+export async function requireActive(db: Queryable, id: number, verb: string): Promise<Memory> {
+  const memory = await requireMemory(db, id);
+  if (memory.status === 'superseded') {
+    throw new ApiError('conflict', `Memory ${id} was superseded by memory ${memory.supersededBy}; only active memories can be ${verb}.`);
+  }
+  if (memory.status === 'expired') {
+    throw new ApiError('conflict', `Memory ${id} is forgotten (expired); only active memories can be ${verb}. Undo the forget to bring it back.`);
+  }
+  return memory;
+}
+
+export async function requireChange(db: Queryable, id: number): Promise<MemoryChange> {
+  const row = (await db.query<ChangeRow>('SELECT * FROM memory_changes WHERE id = $1', [id])).rows[0];
+  if (!row) throw new ApiError('not_found', `There is no change ${id} in the memory journal.`);
+  return toChange(row);
+}
+
+/** Undo restores old values; if a later change (outside the batch) wrote the same fields, that would silently discard it. */
+export async function assertNotChangedSince(db: Queryable, c: MemoryChange): Promise<void> {
+  const touched = touchedFields(c);
+  const later = await db.query<ChangeRow>(
+    `SELECT * FROM memory_changes
+     WHERE memory_id = $1 AND id > $2 AND undone_by IS NULL AND action <> 'undo' AND ($3::text IS NULL OR batch_id IS DISTINCT FROM $3)
+     ORDER BY id`,
+    [c.memoryId, c.id, c.batchId],
+  );
+  const clash = later.rows.map(toChange).find((l) => touchedFields(l).some((f) => touched.includes(f)));
+  if (clash) {
+    throw new ApiError(
+      'conflict',
+      `Memory ${c.memoryId} was changed again after change ${c.id} (change ${clash.id}, ${clash.action}); undo that first.`,
+    );
+  }
+}
+
+export async function pinnedActive(db: Queryable): Promise<Memory[]> {
+  const rows = await db.query<MemoryRow>(
+    `SELECT ${COLUMNS} FROM memories WHERE status = 'active' AND pinned ORDER BY pin_order ASC NULLS LAST, id`,
+  );
+  return rows.rows.map(toMemory);
 }

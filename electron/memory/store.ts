@@ -1,7 +1,8 @@
 // Semantic memory: the only code that writes the memories table. Every change — by the companion,
 // the person, the sleep cycle or the graph — goes through here, is checked by the same guards, and
 // is written to the change journal (memory_changes) in the same transaction, so undo, the morning
-// digest and merges all read one history.
+// digest and merges all read one history. The row mapping and the SQL helpers the writes share are
+// in rows.ts, the guards in write-checks.ts, the named reads other rooms make in reads.ts.
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from '@electric-sql/pglite';
 import {
@@ -10,7 +11,6 @@ import {
   type MemoryActor,
   type MemoryChange,
   type MemorySource,
-  type MemoryStatus,
   type MemoryType,
   type SaveMemoryResult,
 } from '../../shared/api.js';
@@ -18,17 +18,23 @@ import type { Database } from '../db/open.js';
 import { VectorSlot } from '../embed/active.js';
 import { compareFacts, differInFact } from './same-fact.js';
 import { duplicateProbes, vectorDuplicate, type ProbeVector } from '../embed/duplicates.js';
+import * as reads from './reads.js';
+import type { ChangeWithText, MemoryFilter, MemoryOutline } from './reads.js';
 import {
   COLUMNS,
   applyFields,
+  assertNotChangedSince,
   diff,
-  iso,
+  findMemory,
   journalMark,
   nextPinOrder,
+  pinnedActive,
+  requireActive,
+  requireChange,
+  requireMemory,
   snapshot,
   toChange,
   toMemory,
-  touchedFields,
   union,
   type ChangeRow,
   type Fields,
@@ -48,6 +54,7 @@ import {
   type MemoryWrite,
 } from './write-checks.js';
 
+export type { ChangeWithText, MemoryFilter, MemoryOutline } from './reads.js';
 export type { MemoryWrite } from './write-checks.js';
 export { namesWhose } from './write-checks.js';
 
@@ -91,21 +98,6 @@ export interface MemoryPatch {
   validFrom?: string | null;
   validTo?: string | null;
 }
-
-export interface MemoryFilter {
-  types?: MemoryType[];
-  /** Default: active only. */
-  statuses?: MemoryStatus[];
-  pinned?: boolean;
-  limit?: number;
-  offset?: number;
-}
-
-/** A memory as a prompt line shows it (its dates, its words), with what a split or a profile carries on from it. */
-export type MemoryOutline = Pick<Memory, 'id' | 'type' | 'content' | 'validFrom' | 'validTo' | 'createdAt' | 'sourceMessageIds' | 'entityNames'>;
-
-/** A journal entry with its memory's text as it stands now (MemoryStore.changesWithText). */
-export type ChangeWithText = Pick<MemoryChange, 'id' | 'memoryId' | 'action' | 'actor' | 'reason' | 'undoneBy' | 'before' | 'after'> & { content: string };
 
 /**
  * A save is a near-duplicate of an active memory of the same type when the two are identical up to
@@ -151,12 +143,12 @@ export class MemoryStore {
         create: (w) => this.createIn(tx, journal, checkWrite(w)),
         createPrepared: async (p) => {
           if (!probesHold || p.probeAgain) return this.createIn(tx, journal, p.write, undefined, p.vector);
-          const duplicate = p.duplicateId === null ? null : await this.findMemory(tx, p.duplicateId);
+          const duplicate = p.duplicateId === null ? null : await findMemory(tx, p.duplicateId);
           return this.createIn(tx, journal, p.write, { duplicate });
         },
         link: (olderId, newerId, actor, batchId, reason) => this.linkIn(tx, journal, olderId, newerId, actor, batchId, reason),
         expire: async (id, validTo, actor, batchId, reason) => {
-          const current = await this.requireActive(tx, id, 'expired');
+          const current = await requireActive(tx, id, 'expired');
           const at = checkTime('validTo', validTo) ?? new Date().toISOString();
           checkValidity(current.validFrom, at);
           // Closing the valid time in the future keeps the memory active until then.
@@ -167,7 +159,7 @@ export class MemoryStore {
           return { memory, outcome: 'updated' as const, changeId: change.id };
         },
         supersede: (oldId, newWrite, actor) => this.supersedeIn(tx, journal, oldId, checkWrite(newWrite), newWrite.pinned, actor),
-        get: (id) => this.findMemory(tx, id),
+        get: (id) => findMemory(tx, id),
       });
     });
   }
@@ -261,8 +253,8 @@ export class MemoryStore {
     reason?: string,
   ): Promise<SaveMemoryResult> {
     if (olderId === newerId) invalid('older', 'A memory cannot supersede itself.');
-    const older = await this.requireActive(tx, olderId, 'superseded');
-    const newer = await this.requireActive(tx, newerId, 'the successor of another');
+    const older = await requireActive(tx, olderId, 'superseded');
+    const newer = await requireActive(tx, newerId, 'the successor of another');
     // Never link into a loop: the newer one must not already lead back to the older one.
     const loop = await tx.query(
       `WITH RECURSIVE chain (id, depth) AS (
@@ -288,7 +280,7 @@ export class MemoryStore {
     if (patch.validFrom !== undefined) fields.validFrom = checkTime('validFrom', patch.validFrom);
     if (patch.validTo !== undefined) fields.validTo = checkTime('validTo', patch.validTo);
     return this.write(async (tx, journal) => {
-      const current = await this.requireActive(tx, id, 'changed');
+      const current = await requireActive(tx, id, 'changed');
       const next = { ...current, ...fields };
       checkOwner(next.type, next.content);
       checkValidity(next.validFrom, next.validTo);
@@ -303,7 +295,7 @@ export class MemoryStore {
   /** Forgetting expires a memory (out of recall and the resident block); the row stays, and undo brings it back. */
   async forget(id: number, actor: MemoryActor, reason?: string): Promise<SaveMemoryResult> {
     return this.write(async (tx, journal) => {
-      const current = await this.requireActive(tx, id, 'forgotten');
+      const current = await requireActive(tx, id, 'forgotten');
       const { before, after } = diff(current, { status: 'expired', validTo: new Date().toISOString() });
       const memory = await applyFields(tx, id, after);
       const change = await journal(tx, id, 'forget', actor, before, after, undefined, reason);
@@ -313,7 +305,7 @@ export class MemoryStore {
 
   async pin(id: number, pinned: boolean, actor: MemoryActor): Promise<SaveMemoryResult> {
     return this.write(async (tx, journal) => {
-      const current = await this.requireActive(tx, id, pinned ? 'pinned' : 'unpinned');
+      const current = await requireActive(tx, id, pinned ? 'pinned' : 'unpinned');
       if (current.pinned === pinned) throw new ApiError('conflict', `Memory ${id} is already ${pinned ? 'pinned' : 'not pinned'}.`);
       const patch: Fields = pinned ? { pinned, pinOrder: await nextPinOrder(tx) } : { pinned, pinOrder: null };
       const { before, after } = diff(current, patch);
@@ -330,7 +322,7 @@ export class MemoryStore {
   async reorderPins(ids: number[], actor: MemoryActor): Promise<Memory[]> {
     if (new Set(ids).size !== ids.length) invalid('ids', 'A memory appears twice in the new order.');
     return this.write(async (tx, journal) => {
-      const pinned = await this.pinnedActive(tx);
+      const pinned = await pinnedActive(tx);
       const byId = new Map(pinned.map((m) => [m.id, m]));
       const stranger = ids.find((id) => !byId.has(id));
       if (stranger !== undefined) invalid('ids', `Memory ${stranger} is not a pinned active memory.`);
@@ -369,7 +361,7 @@ export class MemoryStore {
     actor: MemoryActor,
   ): Promise<SaveMemoryResult> {
     const batchId = write.batchId ?? randomUUID();
-    const old = await this.requireActive(tx, oldId, 'superseded');
+    const old = await requireActive(tx, oldId, 'superseded');
     const inheritsPin = old.pinned && askedPinned === undefined;
     const memory = await this.insert(tx, write, inheritsPin ? old.pinOrder : undefined);
     const created = await journal(tx, memory.id, 'create', actor, null, snapshot(memory), batchId, write.reason);
@@ -390,7 +382,7 @@ export class MemoryStore {
    */
   async undo(changeId: number, actor: MemoryActor): Promise<Memory> {
     return this.write(async (tx, journal) => {
-      const target = await this.change(tx, changeId);
+      const target = await requireChange(tx, changeId);
       if (target.action === 'undo') invalid('changeId', 'An undo cannot itself be undone; make the change again instead.');
       if (target.undoneBy !== null) throw new ApiError('conflict', `Change ${changeId} was already undone.`);
       const batch = target.batchId
@@ -401,131 +393,29 @@ export class MemoryStore {
             )
           ).rows.map(toChange)
         : [target];
-      for (const c of batch) await this.assertNotChangedSince(tx, c);
+      for (const c of batch) await assertNotChangedSince(tx, c);
 
       const undoBatch = batch.length > 1 ? randomUUID() : undefined;
       for (const c of batch) {
-        const current = await this.requireMemory(tx, c.memoryId);
+        const current = await requireMemory(tx, c.memoryId);
         const restore: Fields = c.action === 'create' ? { status: 'expired', validTo: new Date().toISOString() } : c.before ?? {};
         const { before, after } = diff(current, restore);
         await applyFields(tx, c.memoryId, after);
         const undo = await journal(tx, c.memoryId, 'undo', actor, before, after, undoBatch, `undo of change ${c.id} (${c.action})`);
         await tx.query('UPDATE memory_changes SET undone_by = $2 WHERE id = $1', [c.id, undo.id]);
       }
-      return this.requireMemory(tx, target.memoryId);
+      return requireMemory(tx, target.memoryId);
     });
   }
 
-  async get(id: number): Promise<{ memory: Memory; history: MemoryChange[]; chain: Memory[] }> {
-    const memory = await this.requireMemory(this.db, id);
-    const history = (await this.db.query<ChangeRow>('SELECT * FROM memory_changes WHERE memory_id = $1 ORDER BY id', [id])).rows.map(toChange);
-    const predecessors = (
-      await this.db.query<MemoryRow>(
-        `WITH RECURSIVE pre (id, depth) AS (
-           SELECT id, 1 FROM memories WHERE superseded_by = $1
-           UNION SELECT m.id, p.depth + 1 FROM memories m JOIN pre p ON m.superseded_by = p.id WHERE p.depth < 1000)
-         SELECT ${COLUMNS} FROM memories WHERE id IN (SELECT id FROM pre) AND id <> $1 ORDER BY created_at, id`,
-        [id],
-      )
-    ).rows.map(toMemory);
-    const successors: Memory[] = [];
-    const seen = new Set([id, ...predecessors.map((m) => m.id)]);
-    for (let next = memory.supersededBy; next !== null && !seen.has(next); ) {
-      seen.add(next);
-      const m = await this.findMemory(this.db, next);
-      if (!m) break;
-      successors.push(m);
-      next = m.supersededBy;
-    }
-    return { memory, history, chain: [...predecessors, memory, ...successors] };
-  }
+  // ---- reads (reads.ts): the Memories view's list and detail, and what the entity graph records mentions of ----
 
-  /** Pinned memories first in pin order, then the most recently updated. */
-  async list(f: MemoryFilter = {}): Promise<{ items: Memory[]; total: number }> {
-    const where: string[] = ['status = ANY($1::text[])'];
-    const params: unknown[] = [f.statuses?.length ? f.statuses : ['active']];
-    if (f.types?.length) {
-      params.push(f.types);
-      where.push(`type = ANY($${params.length}::text[])`);
-    }
-    if (f.pinned !== undefined) {
-      params.push(f.pinned);
-      where.push(`pinned = $${params.length}`);
-    }
-    const clause = where.join(' AND ');
-    const total = (await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM memories WHERE ${clause}`, params)).rows[0]!.n;
-    const limit = Math.min(Math.max(Math.trunc(f.limit ?? 50), 1), 200);
-    const offset = Math.max(Math.trunc(f.offset ?? 0), 0);
-    const rows = await this.db.query<MemoryRow>(
-      `SELECT ${COLUMNS} FROM memories WHERE ${clause}
-       ORDER BY pinned DESC, pin_order ASC NULLS LAST, updated_at DESC, id DESC
-       LIMIT ${limit} OFFSET ${offset}`,
-      params,
-    );
-    return { items: rows.rows.map(toMemory), total };
-  }
-
-  /** The memories with these ids, in the order asked; missing ids are skipped. */
-  async getMany(ids: number[]): Promise<Memory[]> {
-    if (ids.length === 0) return [];
-    const rows = await this.db.query<MemoryRow>(`SELECT ${COLUMNS} FROM memories WHERE id = ANY($1::bigint[])`, [ids]);
-    const byId = new Map(rows.rows.map((r) => [Number(r.id), toMemory(r)]));
-    return ids.flatMap((id) => byId.get(id) ?? []);
-  }
-
-  // ---- what the entity graph reads: the memories it records mentions of and shows as facts ----
-
-  /** Of these memories, at most `limit`: active ones first, then newest first. Missing ids are skipped. */
-  async activeThenNewest(ids: number[], limit: number): Promise<number[]> {
-    if (ids.length === 0) return [];
-    const rows = await this.db.query<{ id: number }>(
-      `SELECT id FROM memories WHERE id = ANY($1::bigint[])
-       ORDER BY (status = 'active') DESC, created_at DESC, id DESC LIMIT ${Math.max(1, Math.trunc(limit))}`,
-      [ids],
-    );
-    return rows.rows.map((r) => Number(r.id));
-  }
-
-  /**
-   * Every memory's id and when it last changed, in id order, as one JSON value (the graph's backfill
-   * at start compares them with its scans). The times are timestamptz text, exact to the microsecond,
-   * for comparing in SQL.
-   */
-  async changeTimes(): Promise<{ ids: number[]; updatedAt: string[] }> {
-    const r = await this.db.query<{ ids: number[] | null; at: string[] | null }>(
-      `SELECT json_agg(id ORDER BY id) AS ids, json_agg(updated_at::text ORDER BY id) AS at FROM memories`,
-    );
-    return { ids: (r.rows[0]?.ids ?? []).map(Number), updatedAt: r.rows[0]?.at ?? [] };
-  }
-
-  /**
-   * The active memory that stands for `id` now: itself while active; if something later superseded it
-   * (a merge), the active end of its chain; if an undo took it back, the active memory it had replaced
-   * (its supersede change was undone with it). Null when there is none.
-   */
-  async activeVersionOf(id: number): Promise<number | null> {
-    const forward = (
-      await this.db.query<{ id: number }>(
-        `WITH RECURSIVE chain (id, depth) AS (
-           SELECT $1::bigint, 0
-           UNION ALL SELECT m.superseded_by, c.depth + 1 FROM chain c JOIN memories m ON m.id = c.id WHERE m.superseded_by IS NOT NULL AND c.depth < 50)
-         SELECT c.id FROM chain c JOIN memories m ON m.id = c.id AND m.status = 'active' ORDER BY c.depth LIMIT 1`,
-        [id],
-      )
-    ).rows[0];
-    if (forward) return Number(forward.id);
-    const back = (
-      await this.db.query<{ id: number }>(
-        `WITH RECURSIVE chain (id, depth) AS (
-           SELECT $1::bigint, 0
-           UNION ALL SELECT c.memory_id, chain.depth + 1 FROM chain JOIN memory_changes c
-             ON c.action = 'supersede' AND (c.after->>'supersededBy')::bigint = chain.id WHERE chain.depth < 20)
-         SELECT chain.id FROM chain JOIN memories m ON m.id = chain.id AND m.status = 'active' ORDER BY chain.depth LIMIT 1`,
-        [id],
-      )
-    ).rows[0];
-    return back ? Number(back.id) : null;
-  }
+  get(id: number): Promise<{ memory: Memory; history: MemoryChange[]; chain: Memory[] }> { return reads.get(this.db, id); }
+  list(f: MemoryFilter = {}): Promise<{ items: Memory[]; total: number }> { return reads.list(this.db, f); }
+  getMany(ids: number[]): Promise<Memory[]> { return reads.getMany(this.db, ids); }
+  activeThenNewest(ids: number[], limit: number): Promise<number[]> { return reads.activeThenNewest(this.db, ids, limit); }
+  changeTimes(): Promise<{ ids: number[]; updatedAt: string[] }> { return reads.changeTimes(this.db); }
+  activeVersionOf(id: number): Promise<number | null> { return reads.activeVersionOf(this.db, id); }
 
   /** Counts a showing to the model (passive recall, resident block). Not a change: not journalled. */
   async addInjected(ids: number[]): Promise<void> {
@@ -533,133 +423,19 @@ export class MemoryStore {
     await this.db.query('UPDATE memories SET injected_count = injected_count + 1 WHERE id = ANY($1::bigint[])', [[...new Set(ids)]]);
   }
 
-  // ---- reviews: what the sleep cycle reads to reconsider, report and dream ----
+  // ---- reviews (reads.ts): what the sleep cycle reads to reconsider, report and dream ----
 
-  /** The active ones of these memories, by id, in the order the database returns them. */
-  async activeOutlines(ids: number[]): Promise<Map<number, MemoryOutline>> {
-    if (ids.length === 0) return new Map();
-    const rows = (
-      await this.db.query<Pick<MemoryRow, 'id' | 'type' | 'content' | 'valid_from' | 'valid_to' | 'created_at' | 'source_message_ids' | 'entity_names'>>(
-        `SELECT id::int AS id, type, content, valid_from, valid_to, created_at, source_message_ids, entity_names
-           FROM memories WHERE id = ANY($1::bigint[]) AND status = 'active'`,
-        [ids],
-      )
-    ).rows;
-    return new Map(
-      rows.map((r) => [
-        Number(r.id),
-        { id: Number(r.id), type: r.type, content: r.content, validFrom: iso(r.valid_from), validTo: iso(r.valid_to), createdAt: iso(r.created_at)!, sourceMessageIds: r.source_message_ids, entityNames: r.entity_names },
-      ]),
-    );
-  }
-
-  /**
-   * Every create or update since journal entry `after` that is not undone, by anyone but `notBy`,
-   * oldest first: what a reviewer has not seen yet. A memory written twice is listed twice, so a
-   * review that stops part-way knows which entry it got to.
-   */
-  async writesSince(after: number, notBy: MemoryActor): Promise<{ id: number; memoryId: number }[]> {
-    const rows = await this.db.query<{ id: number; memory_id: number }>(
-      `SELECT c.id::float8 AS id, c.memory_id::int AS memory_id FROM memory_changes c
-        WHERE c.id > $1 AND c.action IN ('create', 'update') AND c.actor <> $2 AND c.undone_by IS NULL
-        ORDER BY c.id`,
-      [after, notBy],
-    );
-    return rows.rows.map((r) => ({ id: Number(r.id), memoryId: Number(r.memory_id) }));
-  }
-
-  /** The changes these actors made since journal entry `after`, undos left out, oldest first. */
-  async changesBy(actors: MemoryActor[], after: number): Promise<{ id: number; action: MemoryChange['action'] }[]> {
-    const rows = await this.db.query<{ id: number; action: MemoryChange['action'] }>(
-      `SELECT id::float8 AS id, action FROM memory_changes
-        WHERE id > $1 AND actor = ANY($2::text[]) AND action <> 'undo' ORDER BY id`,
-      [after, actors],
-    );
-    return rows.rows.map((r) => ({ id: Number(r.id), action: r.action }));
-  }
-
-  /** These journal entries, oldest first, each with its memory's text as it stands now and whether it was undone. */
-  async changesWithText(ids: number[]): Promise<ChangeWithText[]> {
-    const rows = await this.db.query<Pick<ChangeRow, 'id' | 'memory_id' | 'action' | 'actor' | 'reason' | 'undone_by' | 'after' | 'before'> & { content: string }>(
-      `SELECT c.id::int AS id, c.memory_id::int AS memory_id, c.action, c.actor, c.reason, c.undone_by::int AS undone_by, c.after, c.before, m.content
-         FROM memory_changes c JOIN memories m ON m.id = c.memory_id WHERE c.id = ANY($1::bigint[]) ORDER BY c.id`,
-      [ids],
-    );
-    return rows.rows.map((c) => ({ id: c.id, memoryId: c.memory_id, action: c.action, actor: c.actor, reason: c.reason, undoneBy: c.undone_by, after: c.after, before: c.before, content: c.content }));
-  }
-
-  /** The id of the newest memory; 0 when there is none. */
-  async lastId(): Promise<number> {
-    return Number((await this.db.query<{ id: number | null }>(`SELECT max(id)::float8 AS id FROM memories`)).rows[0]?.id ?? 0);
-  }
-
-  /**
-   * Active memories with ids in (after, upTo] that name someone or something, oldest first, at most
-   * `limit`: not from `notFrom`, and none of `except`.
-   */
-  async namingSince(after: number, upTo: number, o: { notFrom: MemorySource; except: number[]; limit: number }): Promise<Pick<Memory, 'id' | 'entityNames' | 'createdAt'>[]> {
-    const rows = await this.db.query<{ id: number; entity_names: string[]; created_at: Date }>(
-      `SELECT id::float8 AS id, entity_names, created_at FROM memories
-        WHERE id > $1 AND id <= $2 AND status = 'active' AND source <> $3 AND cardinality(entity_names) > 0
-          AND id <> ALL($4::bigint[])
-        ORDER BY id LIMIT $5`,
-      [after, upTo, o.notFrom, o.except, o.limit],
-    );
-    return rows.rows.map((r) => ({ id: Number(r.id), entityNames: r.entity_names, createdAt: iso(r.created_at)! }));
-  }
-
-  /** Of these (a, b) pairs, those where both are active, of one type, and at least `minSimilarity` alike in their words (pg_trgm). */
-  async alikePairs(pairs: [number, number][], minSimilarity: number): Promise<[number, number][]> {
-    if (pairs.length === 0) return [];
-    const rows = await this.db.query<{ a: number; b: number }>(
-      `SELECT a.id::int AS a, b.id::int AS b FROM unnest($1::bigint[], $2::bigint[]) AS p (x, y)
-         JOIN memories a ON a.id = p.x JOIN memories b ON b.id = p.y
-        WHERE a.status = 'active' AND b.status = 'active' AND a.type = b.type AND similarity(a.content, b.content) >= $3`,
-      [pairs.map((p) => p[0]), pairs.map((p) => p[1]), minSimilarity],
-    );
-    return rows.rows.map((r) => [Number(r.a), Number(r.b)]);
-  }
-
-  /** How many active memories are pinned. */
-  async pinnedCount(): Promise<number> {
-    return (await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM memories WHERE status = 'active' AND pinned`)).rows[0]!.n;
-  }
-
-  /**
-   * Pinned active memories neither edited nor cited in the `days` days before `now`, the longest
-   * uncited first (never cited before all), at most `limit`; each with when it was last cited.
-   */
-  async stalePins(now: Date, days: number, limit: number): Promise<{ id: number; lastCitedAt: string | null }[]> {
-    const rows = await this.db.query<{ id: number; last: Date | null }>(
-      `SELECT m.id::int AS id, max(r.created_at) AS last FROM memories m LEFT JOIN memory_references r ON r.memory_id = m.id
-        WHERE m.status = 'active' AND m.pinned AND m.updated_at < $1::timestamptz - make_interval(days => $2)
-        GROUP BY m.id HAVING max(r.created_at) IS NULL OR max(r.created_at) < $1::timestamptz - make_interval(days => $2)
-        ORDER BY max(r.created_at) NULLS FIRST, m.id LIMIT $3`,
-      [now.toISOString(), days, limit],
-    );
-    return rows.rows.map((r) => ({ id: Number(r.id), lastCitedAt: iso(r.last) }));
-  }
-
-  /** Active memories not pinned that were cited at least `minReferences` times, the most cited first, at most `limit`. */
-  async muchCited(minReferences: number, limit: number): Promise<{ id: number; referenceCount: number }[]> {
-    const rows = await this.db.query<{ id: number; reference_count: number }>(
-      `SELECT id::int AS id, reference_count FROM memories
-        WHERE status = 'active' AND NOT pinned AND reference_count >= $1 ORDER BY reference_count DESC, id LIMIT $2`,
-      [minReferences, limit],
-    );
-    return rows.rows.map((r) => ({ id: Number(r.id), referenceCount: r.reference_count }));
-  }
-
-  /** `limit` active memories written before yesterday, in an order `seed` fixes: the same seed, the same ones. */
-  async olderSample(seed: string, limit: number): Promise<Pick<Memory, 'id' | 'type' | 'content' | 'validFrom' | 'validTo' | 'createdAt'>[]> {
-    const rows = await this.db.query<Pick<MemoryRow, 'id' | 'type' | 'content' | 'valid_from' | 'valid_to' | 'created_at'>>(
-      `SELECT id::int AS id, type, content, valid_from, valid_to, created_at FROM memories
-        WHERE status = 'active' AND created_at < now() - interval '1 day'
-        ORDER BY md5(id::text || $1) LIMIT $2`,
-      [seed, limit],
-    );
-    return rows.rows.map((r) => ({ id: Number(r.id), type: r.type, content: r.content, validFrom: iso(r.valid_from), validTo: iso(r.valid_to), createdAt: iso(r.created_at)! }));
-  }
+  activeOutlines(ids: number[]): Promise<Map<number, MemoryOutline>> { return reads.activeOutlines(this.db, ids); }
+  writesSince(after: number, notBy: MemoryActor): Promise<{ id: number; memoryId: number }[]> { return reads.writesSince(this.db, after, notBy); }
+  changesBy(actors: MemoryActor[], after: number): Promise<{ id: number; action: MemoryChange['action'] }[]> { return reads.changesBy(this.db, actors, after); }
+  changesWithText(ids: number[]): Promise<ChangeWithText[]> { return reads.changesWithText(this.db, ids); }
+  lastId(): Promise<number> { return reads.lastId(this.db); }
+  namingSince(after: number, upTo: number, o: { notFrom: MemorySource; except: number[]; limit: number }): Promise<Pick<Memory, 'id' | 'entityNames' | 'createdAt'>[]> { return reads.namingSince(this.db, after, upTo, o); }
+  alikePairs(pairs: [number, number][], minSimilarity: number): Promise<[number, number][]> { return reads.alikePairs(this.db, pairs, minSimilarity); }
+  pinnedCount(): Promise<number> { return reads.pinnedCount(this.db); }
+  stalePins(now: Date, days: number, limit: number): Promise<{ id: number; lastCitedAt: string | null }[]> { return reads.stalePins(this.db, now, days, limit); }
+  muchCited(minReferences: number, limit: number): Promise<{ id: number; referenceCount: number }[]> { return reads.muchCited(this.db, minReferences, limit); }
+  olderSample(seed: string, limit: number): Promise<Pick<Memory, 'id' | 'type' | 'content' | 'validFrom' | 'validTo' | 'createdAt'>[]> { return reads.olderSample(this.db, seed, limit); }
 
   // ---- internals ----
 
@@ -717,7 +493,7 @@ export class MemoryStore {
     // The same thing in other words (embed/duplicates.ts), when the save was embedded — never when a
     // number, a negation, an antonym or a name tells them apart.
     const similar = vector ? await vectorDuplicate(tx, type, content, vector) : null;
-    const found = similar === null ? null : await this.findMemory(tx, similar);
+    const found = similar === null ? null : await findMemory(tx, similar);
     return found && !differInFact(found.content, content) ? found : null;
   }
 
@@ -732,59 +508,6 @@ export class MemoryStore {
       )
     ).rows[0]!;
     return toMemory(row);
-  }
-
-  private async findMemory(db: Queryable, id: number): Promise<Memory | null> {
-    const row = (await db.query<MemoryRow>(`SELECT ${COLUMNS} FROM memories WHERE id = $1`, [id])).rows[0];
-    return row ? toMemory(row) : null;
-  }
-
-  private async requireMemory(db: Queryable, id: number): Promise<Memory> {
-    const memory = await this.findMemory(db, id);
-    if (!memory) throw new ApiError('not_found', `There is no memory ${id}.`);
-    return memory;
-  }
-
-  private async requireActive(db: Queryable, id: number, verb: string): Promise<Memory> {
-    const memory = await this.requireMemory(db, id);
-    if (memory.status === 'superseded') {
-      throw new ApiError('conflict', `Memory ${id} was superseded by memory ${memory.supersededBy}; only active memories can be ${verb}.`);
-    }
-    if (memory.status === 'expired') {
-      throw new ApiError('conflict', `Memory ${id} is forgotten (expired); only active memories can be ${verb}. Undo the forget to bring it back.`);
-    }
-    return memory;
-  }
-
-  private async change(db: Queryable, id: number): Promise<MemoryChange> {
-    const row = (await db.query<ChangeRow>('SELECT * FROM memory_changes WHERE id = $1', [id])).rows[0];
-    if (!row) throw new ApiError('not_found', `There is no change ${id} in the memory journal.`);
-    return toChange(row);
-  }
-
-  /** Undo restores old values; if a later change (outside the batch) wrote the same fields, that would silently discard it. */
-  private async assertNotChangedSince(db: Queryable, c: MemoryChange): Promise<void> {
-    const touched = touchedFields(c);
-    const later = await db.query<ChangeRow>(
-      `SELECT * FROM memory_changes
-       WHERE memory_id = $1 AND id > $2 AND undone_by IS NULL AND action <> 'undo' AND ($3::text IS NULL OR batch_id IS DISTINCT FROM $3)
-       ORDER BY id`,
-      [c.memoryId, c.id, c.batchId],
-    );
-    const clash = later.rows.map(toChange).find((l) => touchedFields(l).some((f) => touched.includes(f)));
-    if (clash) {
-      throw new ApiError(
-        'conflict',
-        `Memory ${c.memoryId} was changed again after change ${c.id} (change ${clash.id}, ${clash.action}); undo that first.`,
-      );
-    }
-  }
-
-  private async pinnedActive(db: Queryable): Promise<Memory[]> {
-    const rows = await db.query<MemoryRow>(
-      `SELECT ${COLUMNS} FROM memories WHERE status = 'active' AND pinned ORDER BY pin_order ASC NULLS LAST, id`,
-    );
-    return rows.rows.map(toMemory);
   }
 }
 
