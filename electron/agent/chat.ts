@@ -9,6 +9,7 @@ import type { SettingsStore } from '../settings/settings.js';
 import { ProviderError, type ChatTurn, type ToolCall, type ToolSpec } from '../llm/types.js';
 import { ContextOverflowError, estimateTokens, fitToContext } from '../llm/context.js';
 import { buildSystemPrompt } from '../companion/prompt.js';
+import { parseCitations } from '../memory/citations.js';
 import type { SelfLayer } from '../companion/self-layer.js';
 
 /** Tools the companion may call in one turn. */
@@ -42,8 +43,10 @@ export interface TurnMemory {
   tools(ctx: TurnContext): ToolRegistry;
   /** Passive recall: a runtime-only turn to put before the person's message (never stored). */
   passive(ctx: TurnContext, replyId: string): Promise<ChatTurn | null>;
-  /** Citations in a stored message body count as references. */
-  cited(messageId: string, text: string): Promise<void>;
+  /** Citations in a stored message body count as references: for a reply, only of memories its requests showed (`shown`). */
+  cited(messageId: string, text: string, shown?: readonly number[]): Promise<void>;
+  /** One request put these memories before the model (each counts once more in injected_count). */
+  showed(ids: readonly number[], replyId: string): Promise<void>;
 }
 
 export const noMemory: TurnMemory = {
@@ -51,7 +54,11 @@ export const noMemory: TurnMemory = {
   tools: () => ({ specs: () => [], run: async () => 'No tools are available.' }),
   passive: async () => null,
   cited: async () => {},
+  showed: async () => {},
 };
+
+/** The name providers see on the runtime-only passive recall message (never stored). */
+export const PASSIVE_MESSAGE_NAME = 'passive_memory_context';
 
 /** A model that keeps calling tools is stopped after this many rounds. */
 const MAX_TOOL_ROUNDS = 4;
@@ -148,9 +155,9 @@ export class ChatEngine {
   }
 
   /** A citation that cannot be recorded must never cost the person their message or reply. */
-  private async citeQuietly(messageId: string, text: string): Promise<void> {
+  private async citeQuietly(messageId: string, text: string, shown?: readonly number[]): Promise<void> {
     try {
-      await this.memory.cited(messageId, text);
+      await this.memory.cited(messageId, text, shown);
     } catch (err) {
       this.deps.log('error', `could not record citations of ${messageId}: ${(err as Error).message}`);
     }
@@ -201,6 +208,8 @@ export class ChatEngine {
 
     let status: Message['status'] = 'complete';
     let error: ApiErrorShape | null = null;
+    /** Every memory any request of this reply showed the model: only these can be cited. */
+    const shown = new Set<number>();
     try {
       const { config, client } = await this.resolveChatProvider();
       model = config.model;
@@ -214,6 +223,9 @@ export class ChatEngine {
         const calls: ToolCall[] = [];
         let roundText = '';
         const request = { model: config.model, messages: turns, tools: tools.length ? tools : undefined, toolChoice: last ? ('none' as const) : undefined, signal };
+        const showing = memoriesShown(turns);
+        for (const id of showing) shown.add(id);
+        await this.memory.showed(showing, placeholder.id);
         for await (const event of client.stream(request)) {
           if (event.type === 'text' && event.text) {
             text += event.text;
@@ -246,7 +258,8 @@ export class ChatEngine {
     let finished: Message;
     try {
       finished = await conversations.finish(placeholder.id, { content: text, status, error, model });
-      if (text) await this.citeQuietly(placeholder.id, text);
+      await conversations.setShown(placeholder.id, [...shown]);
+      if (text) await this.citeQuietly(placeholder.id, text, [...shown]);
     } catch (err) {
       log('error', `could not store the finished reply: ${(err as Error).message}`);
       finished = { ...placeholder, content: text, status: 'partial', error };
@@ -321,4 +334,19 @@ function describeFailure(err: unknown, signal: AbortSignal): ApiErrorShape {
   if (err instanceof ApiError) return { code: err.code, message: err.message };
   if (err instanceof ContextOverflowError) return { code: 'provider_context_overflow', message: err.message };
   return { code: 'internal', message: 'Something went wrong while I was answering. The details are in the log.' };
+}
+
+/**
+ * The memories a request puts before the model: the markers in its system prompt (resident memory),
+ * the passive recall block and the tool results — not the conversation's own earlier messages, whose
+ * markers are citations, not the memories themselves.
+ */
+function memoriesShown(turns: readonly ChatTurn[]): number[] {
+  const ids = new Set<number>();
+  for (const turn of turns) {
+    if (turn.role === 'system' || turn.role === 'tool' || (turn.role === 'assistant' && turn.name === PASSIVE_MESSAGE_NAME)) {
+      for (const id of parseCitations(turn.content)) ids.add(id);
+    }
+  }
+  return [...ids];
 }

@@ -221,3 +221,31 @@ describe('what the person changes reaches the next request of an open conversati
     expect(systemOf()).toBe(first);
   });
 });
+
+describe('honest accounting', () => {
+  it('credits a citation only for a memory the reply was shown', async () => {
+    const { host, conversationId } = await setup();
+    const { memory: shownOne } = await host.api['memories.create']({ type: 'world', content: 'The cat is called Pepper.', pinned: true });
+    const { memory: unseen } = await host.api['memories.create']({ type: 'world', content: 'The dog is called Rex.' });
+    fake.script({ kind: 'text', text: `Pepper. [[anima:${shownOne.id}]] Also [[anima:${unseen.id}]]` });
+    await turn(host, conversationId, 'Hello');
+    expect((await host.api['memories.get']({ id: shownOne.id })).memory.referenceCount).toBe(1);
+    expect((await host.api['memories.get']({ id: unseen.id })).memory.referenceCount).toBe(0);
+  });
+
+  it('counts every showing: the resident block per request, passive recall and tool results', async () => {
+    const { host, conversationId } = await setup();
+    const { memory: pinned } = await host.api['memories.create']({ type: 'world', content: 'Sam plays the cello.', pinned: true });
+    const { memory: found } = await host.api['memories.create']({ type: 'world', content: 'Sam’s sister Mara lives in Lisbon.' });
+    fake.script({ kind: 'text', text: 'Hello Sam.' });
+    await turn(host, conversationId, 'Hi');
+    expect((await host.api['memories.get']({ id: pinned.id })).memory.injectedCount).toBe(1);
+    // One turn, two requests (a tool round): the resident block went twice, the tool result once.
+    fake.script({ kind: 'tool_call', name: 'memory_semantic_search', arguments: { query: 'Lisbon' }, thenText: 'She lives in Lisbon.' });
+    await turn(host, conversationId, 'Remind me: where does my sister live?');
+    expect((await host.api['memories.get']({ id: pinned.id })).memory.injectedCount).toBe(3);
+    const foundAfter = (await host.api['memories.get']({ id: found.id })).memory.injectedCount;
+    // Passive recall brought it to both requests, or only the tool result showed it once.
+    expect(foundAfter).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -9,7 +9,7 @@ import type { Recall } from '../memory/recall/index.js';
 import { buildResident } from '../memory/resident.js';
 import type { MemoryStore } from '../memory/store.js';
 import type { ChatTurn } from '../llm/types.js';
-import type { TurnContext, TurnMemory } from './chat.js';
+import { PASSIVE_MESSAGE_NAME, type TurnContext, type TurnMemory } from './chat.js';
 import { recallTools } from './tools/recall-tools.js';
 import { toolRegistry } from './tools/registry.js';
 import { rememberTool } from './tools/remember.js';
@@ -19,8 +19,7 @@ export const CITATION_RULES =
   'I end the reply with that memory’s marker exactly as given — [[anima:ID]] with the memory’s own number for ID — once per memory used. ' +
   'Conversation, mood and diary hits have no marker. I never invent a marker or cite a memory I did not use.';
 
-/** The name providers see on the runtime-only passive recall message (never stored). */
-export const PASSIVE_MESSAGE_NAME = 'passive_memory_context';
+export { PASSIVE_MESSAGE_NAME } from './chat.js';
 
 /** Passive recall must not hold a turn up: past this, the turn goes on without it. */
 const PASSIVE_TIMEOUT_MS = 250;
@@ -70,7 +69,7 @@ export function createTurnMemory(deps: TurnMemoryDeps): TurnMemory {
       });
       if (result.memories.length === 0) return null;
       const ids = result.memories.map((x) => x.id);
-      await store.addInjected(ids);
+      // Counted with everything else the request shows (TurnMemory.showed), not here.
       await conversations.setInjected(replyId, ids);
       events.emit('chat.injected', {
         conversationId: ctx.conversationId,
@@ -84,8 +83,12 @@ export function createTurnMemory(deps: TurnMemoryDeps): TurnMemory {
       };
     },
 
-    async cited(messageId: string, text: string) {
-      await recordCitations(db, messageId, text);
+    async cited(messageId: string, text: string, shown?: readonly number[]) {
+      await recordCitations(db, messageId, text, shown);
+    },
+
+    async showed(ids: readonly number[]) {
+      if (ids.length) await store.addInjected([...ids]);
     },
   };
 }

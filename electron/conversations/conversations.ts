@@ -112,14 +112,17 @@ const SUMMARY_SELECT = `
  * The finished person/companion messages of chat conversations whose body contains `marker` — what the
  * memory room counts citations from. Takes the caller's transaction: the recount reads and writes in one.
  */
-export async function chatMessagesContaining(q: Pick<Database, 'query'>, marker: string): Promise<{ id: string; content: string }[]> {
+export async function chatMessagesContaining(
+  q: Pick<Database, 'query'>,
+  marker: string,
+): Promise<{ id: string; content: string; shown: number[] | null }[]> {
   const like = `%${marker.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const rows = await q.query<{ id: string; content: string }>(
-    `SELECT m.id, m.content FROM messages m JOIN conversations c ON c.id = m.conversation_id
+  const rows = await q.query<{ id: string; content: string; shown: (number | string)[] | null }>(
+    `SELECT m.id, m.content, m.shown_memory_ids AS shown FROM messages m JOIN conversations c ON c.id = m.conversation_id
      WHERE c.kind = 'chat' AND m.status <> 'streaming' AND m.content LIKE $1`,
     [like],
   );
-  return rows.rows;
+  return rows.rows.map((r) => ({ id: r.id, content: r.content, shown: r.shown === null ? null : r.shown.map(Number) }));
 }
 
 export class Conversations {
@@ -340,6 +343,11 @@ export class Conversations {
   }
 
   /** Which memories passive recall showed the model for this reply (for the "remembered N things" line). */
+  /** The memories a reply's requests showed the model (citations are credited only for these). */
+  async setShown(messageId: string, memoryIds: number[]): Promise<void> {
+    await this.db.query('UPDATE messages SET shown_memory_ids = $2::bigint[] WHERE id = $1', [messageId, memoryIds]);
+  }
+
   async setInjected(messageId: string, memoryIds: number[]): Promise<void> {
     await this.db.query('UPDATE messages SET injected_memory_ids = $2::bigint[] WHERE id = $1', [messageId, memoryIds]);
   }

@@ -152,3 +152,19 @@ describe('syncReferenceCounts', () => {
     expect(await syncReferenceCounts(db)).toEqual({ memories: 0, references: 5 });
   });
 });
+
+describe('citations of memories the reply was not shown', () => {
+  it('are credited neither live nor by the recount, while replies from before the record count as before', async () => {
+    const tea = await memory('Mara drinks oolong in the afternoon.');
+    const city = await memory('Mara lives in Shanghai.');
+    const chat = await conversation();
+    const reply = await message(chat, `Oolong, in Shanghai. [[anima:${tea}]] [[anima:${city}]]`);
+    await db.query('UPDATE messages SET shown_memory_ids = $2::bigint[] WHERE id = $1', [reply, [tea]]);
+    expect(await recordCitations(db, reply, `Oolong, in Shanghai. [[anima:${tea}]] [[anima:${city}]]`, [tea])).toEqual([tea]);
+    const old = await message(chat, `From before the record: [[anima:${city}]]`);
+    await syncReferenceCounts(db);
+    expect(await counts(tea, city)).toEqual([1, 1]);
+    expect(await references()).toEqual(sorted([[reply, tea], [old, city]]));
+  });
+});
+

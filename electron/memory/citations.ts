@@ -24,11 +24,12 @@ export function parseCitations(text: string): number[] {
 /**
  * Credits the active memories cited in a stored message: one memory_references row per memory and
  * one more on its reference_count — once per message, however often the message repeats the marker
- * or is recorded again. Ids that do not exist or are not active (forgotten, superseded) are ignored.
- * Returns the ids credited by this call.
+ * or is recorded again. Ids that do not exist or are not active (forgotten, superseded) are ignored,
+ * and so is a memory the reply's requests never showed the model (`shown`, for a reply): a marker
+ * it made up, or copied from an example, earns nothing. Returns the ids credited by this call.
  */
-export async function recordCitations(db: PGlite, messageId: string, text: string): Promise<number[]> {
-  const cited = parseCitations(text);
+export async function recordCitations(db: PGlite, messageId: string, text: string, shown?: readonly number[]): Promise<number[]> {
+  const cited = parseCitations(text).filter((id) => !shown || shown.includes(id));
   if (cited.length === 0) return [];
   return db.transaction(async (tx) => {
     const inserted = await tx.query<{ memory_id: number }>(
@@ -60,6 +61,7 @@ export interface RefSyncResult {
  * Which messages count: every stored person/companion message of a chat conversation, replaced
  * versions included (they were shown and recorded when written, so the live count has them too);
  * replies still streaming do not, and background conversations (the app's own model runs) never do.
+ * A reply that records what its requests showed the model (shown_memory_ids) credits only those.
  *
  * A citation is credited to the active end of the cited memory's chain: a memory that was superseded
  * passes its citations on to what superseded it. A chain that ends in a forgotten memory, or an id
@@ -78,6 +80,7 @@ export async function syncReferenceCounts(db: PGlite): Promise<RefSyncResult> {
     for (const message of messages) {
       const credited = new Set<number>();
       for (const id of parseCitations(message.content)) {
+        if (message.shown && !message.shown.includes(id)) continue;
         const end = activeEnd.get(id);
         if (end !== undefined) credited.add(end);
       }

@@ -8,6 +8,7 @@ import graph from './006_graph.sql';
 import entityProfiles from './007_entity_profiles.sql';
 import edgePairs from './008_edge_pairs.sql';
 import embeddings from './009_embeddings.sql';
+import shownMemories from './010_shown_memories.sql';
 
 export interface Migration {
   version: number;
@@ -25,4 +26,5 @@ export const migrations: Migration[] = [
   { version: 7, name: 'entity_profiles', sql: entityProfiles },
   { version: 8, name: 'edge_pairs', sql: edgePairs },
   { version: 9, name: 'embeddings', sql: embeddings },
+  { version: 10, name: 'shown_memories', sql: shownMemories },
 ];
