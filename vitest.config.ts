@@ -11,7 +11,14 @@ export default defineConfig({
     },
   ],
   test: {
-    include: ['electron/**/*.test.ts', 'shared/**/*.test.ts', 'renderer/**/*.test.{ts,tsx}', 'scripts/**/*.test.ts', 'build/**/*.test.ts', 'e2e/fake-llm/**/*.test.ts'],
+    include: [
+      'electron/**/*.test.ts',
+      'shared/**/*.test.ts',
+      'renderer/**/*.test.{ts,tsx}',
+      'scripts/**/*.test.ts',
+      'build/**/*.test.ts',
+      'e2e/fake-llm/**/*.test.ts',
+    ],
     globalSetup: ['electron/testing/global-setup.ts'],
     // PGlite is WASM and memory-hungry: two workers on a two-core machine.
     pool: 'forks',

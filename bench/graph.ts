@@ -214,15 +214,55 @@ const VOWELS = words('a e i o u a e o ai ea ou io');
 const CODAS = ['', '', 'n', 'r', 'l', 's', 'th', 'm', 'nd', 'rk', 'ck', 'x'];
 const PLACE_SUFFIXES = words('ford brook ton field haven wick dale bury ridge port mouth stead vale');
 const ORG_SUFFIXES = [
-  'Labs', 'Systems', 'Bakery', 'Clinic', 'Studio', 'Foods', 'Partners', 'Press', 'Robotics', 'Dental', 'Fitness', 'Café',
-  'Bank', 'Motors', 'Records', 'Academy', 'High School', 'University', 'Hospital', 'Insurance', 'Architects', 'Games',
+  'Labs',
+  'Systems',
+  'Bakery',
+  'Clinic',
+  'Studio',
+  'Foods',
+  'Partners',
+  'Press',
+  'Robotics',
+  'Dental',
+  'Fitness',
+  'Café',
+  'Bank',
+  'Motors',
+  'Records',
+  'Academy',
+  'High School',
+  'University',
+  'Hospital',
+  'Insurance',
+  'Architects',
+  'Games',
 ];
 const THINGS = [
-  'Bike', 'Guitar', 'Camera', 'Kayak', 'Telescope', 'Sofa', 'Laptop', 'Piano', 'Van', 'Watch', 'Tent', 'Drone',
-  'Espresso Machine', 'Headphones', 'Sneakers', 'Backpack', 'Synthesizer', 'Scooter', 'Tablet', 'Record Player',
+  'Bike',
+  'Guitar',
+  'Camera',
+  'Kayak',
+  'Telescope',
+  'Sofa',
+  'Laptop',
+  'Piano',
+  'Van',
+  'Watch',
+  'Tent',
+  'Drone',
+  'Espresso Machine',
+  'Headphones',
+  'Sneakers',
+  'Backpack',
+  'Synthesizer',
+  'Scooter',
+  'Tablet',
+  'Record Player',
 ];
 const TOPIC_STYLES = words('Jazz Trail Urban Vintage Indie Classical Street Modern Japanese Italian Amateur Competitive Digital Folk Nordic Baroque');
-const TOPIC_CRAFTS = words('Running Photography Gardening Piano Baking Climbing Chess Yoga Pottery Cycling Painting Cooking Dancing Poetry Sailing Knitting Astronomy Film Architecture Calligraphy');
+const TOPIC_CRAFTS = words(
+  'Running Photography Gardening Piano Baking Climbing Chess Yoga Pottery Cycling Painting Cooking Dancing Poetry Sailing Knitting Astronomy Film Architecture Calligraphy',
+);
 const TOPIC_SERIES = ['Podcast', 'Book Club', 'Festival', 'Series', 'League', 'Workshop', 'Meetup', 'Newsletter'];
 
 const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);

@@ -315,10 +315,14 @@ if (embedder) {
   const backfill = await service.backfill();
   const embedMs = performance.now() - embedStart;
   const rowsEmbedded = Number(
-    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM embeddings WHERE model = $1 AND dimensions = $2', [e.modelId, e.dimensions])).rows[0]?.n ?? 0,
+    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM embeddings WHERE model = $1 AND dimensions = $2', [e.modelId, e.dimensions])).rows[0]?.n ??
+      0,
   );
-  if (!backfill.finished) console.warn(`embedding with ${e.modelId}: the backfill did not cover every row (${backfill.done}/${backfill.total}); measuring what is there`);
-  console.log(`embedded ${rowsEmbedded} rows with ${e.modelId} (${e.dimensions} dimensions) in ${(embedMs / 1000).toFixed(1)} s (model load ${embedLoadMs.toFixed(0)} ms)`);
+  if (!backfill.finished)
+    console.warn(`embedding with ${e.modelId}: the backfill did not cover every row (${backfill.done}/${backfill.total}); measuring what is there`);
+  console.log(
+    `embedded ${rowsEmbedded} rows with ${e.modelId} (${e.dimensions} dimensions) in ${(embedMs / 1000).toFixed(1)} s (model load ${embedLoadMs.toFixed(0)} ms)`,
+  );
   // Without the vector branch first (weight 0: exactly recall without a model), then with it.
   without = await runQuestions({ vectorWeight: 0 });
   const withVectors = await runQuestions({ vectorWeight, vectorFloor, vectorBudgetMs: BENCH_VECTOR_BUDGET_MS });
@@ -353,18 +357,27 @@ const printTable = (rows: [string, Scores][]) => {
     const sm = summary(s);
     const ae = allEvidence(s);
     console.log(
-      [name.padEnd(16), String(s.n).padStart(5), ...shown.map((k) => Number(sm[`r${k}`]).toFixed(3).padStart(7)), ...shown.map((k) => Number(ae[`r${k}`]).toFixed(3).padStart(7))].join(' '),
+      [
+        name.padEnd(16),
+        String(s.n).padStart(5),
+        ...shown.map((k) => Number(sm[`r${k}`]).toFixed(3).padStart(7)),
+        ...shown.map((k) => Number(ae[`r${k}`]).toFixed(3).padStart(7)),
+      ].join(' '),
     );
   }
 };
-console.log(`\nLoCoMo session recall — ${files.length - skippedFiles} file(s), ${turns} turns, ${questions.length} questions with evidence` +
-  (droppedQuestions ? ` (${droppedQuestions} without valid evidence left out)` : '') +
-  `; graph walk ${graphWalk ? `on (weight ${graphWeight})` : 'off'}` +
-  (vectorMeasure ? '; without the vector branch' : ''));
+console.log(
+  `\nLoCoMo session recall — ${files.length - skippedFiles} file(s), ${turns} turns, ${questions.length} questions with evidence` +
+    (droppedQuestions ? ` (${droppedQuestions} without valid evidence left out)` : '') +
+    `; graph walk ${graphWalk ? `on (weight ${graphWeight})` : 'off'}` +
+    (vectorMeasure ? '; without the vector branch' : ''),
+);
 printTable(rows);
 if (vectorMeasure) {
   const w = vectorMeasure.withVectors;
-  console.log(`\nwith the vector branch — ${vectorMeasure.modelId} (${vectorMeasure.dimensions} dimensions), weight ${vectorWeight}, floor ${vectorFloor}, query budget ${BENCH_VECTOR_BUDGET_MS} ms`);
+  console.log(
+    `\nwith the vector branch — ${vectorMeasure.modelId} (${vectorMeasure.dimensions} dimensions), weight ${vectorWeight}, floor ${vectorFloor}, query budget ${BENCH_VECTOR_BUDGET_MS} ms`,
+  );
   printTable(rowsOf(w));
 }
 console.log('(R@k: recall@k; AE@k: all-evidence@k, the share of questions with every evidence turn in the top k)');
@@ -372,7 +385,9 @@ const p50 = queryMs.length ? percentile(queryMs, 50) : 0;
 const p95 = queryMs.length ? percentile(queryMs, 95) : 0;
 const walkP50 = walkMs.length ? percentile(walkMs, 50) : 0;
 const walkP95 = walkMs.length ? percentile(walkMs, 95) : 0;
-console.log(`query ms: p50 ${p50.toFixed(2)}, p95 ${p95.toFixed(2)}; load ${(loadMs / 1000).toFixed(1)} s (${turns ? (loadMs / turns).toFixed(2) : 0} ms/turn), index build ${indexMs.toFixed(0)} ms, total ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+console.log(
+  `query ms: p50 ${p50.toFixed(2)}, p95 ${p95.toFixed(2)}; load ${(loadMs / 1000).toFixed(1)} s (${turns ? (loadMs / turns).toFixed(2) : 0} ms/turn), index build ${indexMs.toFixed(0)} ms, total ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+);
 console.log(
   `entity graph: built in ${(graphMs / 1000).toFixed(1)} s (${turns ? (graphMs / turns).toFixed(2) : 0} ms/turn): ${graphSize.entities} entities, ${graphSize.edges} edges, ${graphSize.mentions} mentions` +
     (graphWalk ? `; walk ms a query: p50 ${walkP50.toFixed(2)}, p95 ${walkP95.toFixed(2)} (${walkMs.length} walks)` : ''),

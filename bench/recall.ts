@@ -64,7 +64,10 @@ const dataDir = path.resolve(String(values.data));
 const turns: string[] = [];
 const names = new Set<string>();
 const questions: string[] = [];
-for (const file of fs.readdirSync(dataDir).filter((f) => f.endsWith('.json')).sort()) {
+for (const file of fs
+  .readdirSync(dataDir)
+  .filter((f) => f.endsWith('.json'))
+  .sort()) {
   const d = JSON.parse(fs.readFileSync(path.join(dataDir, file), 'utf8')) as Record<string, unknown>;
   if (typeof d.speaker_a === 'string') names.add(d.speaker_a);
   if (typeof d.speaker_b === 'string') names.add(d.speaker_b);
@@ -83,10 +86,32 @@ if (turns.length === 0 || questions.length === 0) {
 }
 
 let seed = 20240501;
-const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 const pick = <T>(a: readonly T[]): T => a[Math.floor(rnd() * a.length)]!;
 const vocabulary = turns.flatMap((t) => t.split(/\s+/)).filter((w) => /^[a-z]{4,}$/.test(w));
-const pool = [...names, 'Mara', 'Sam', 'Lena', 'Omar', 'Priya', 'Kenji', 'Ana', 'Tom', 'Zoe', 'Ivan', 'Nadia', 'Luis', 'Chen', 'Ada', 'Rafa', 'Ines', 'Noah', 'Maya', 'Eli', 'Rosa'];
+const pool = [
+  ...names,
+  'Mara',
+  'Sam',
+  'Lena',
+  'Omar',
+  'Priya',
+  'Kenji',
+  'Ana',
+  'Tom',
+  'Zoe',
+  'Ivan',
+  'Nadia',
+  'Luis',
+  'Chen',
+  'Ada',
+  'Rafa',
+  'Ines',
+  'Noah',
+  'Maya',
+  'Eli',
+  'Rosa',
+];
 const nameRe = new RegExp(`\\b(${[...names].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})\\b`, 'g');
 function vary(text: string): string {
   let s = text.replace(nameRe, () => pick(pool));
@@ -246,7 +271,9 @@ await recall.warm();
 const indexMs = performance.now() - indexStart;
 const heapMb = process.memoryUsage().heapUsed / 1e6;
 
-const activeIds = (await db.query<{ id: number }>(`SELECT id::float8 AS id FROM memories WHERE status = 'active' ORDER BY id LIMIT 20`)).rows.map((r) => Number(r.id));
+const activeIds = (await db.query<{ id: number }>(`SELECT id::float8 AS id FROM memories WHERE status = 'active' ORDER BY id LIMIT 20`)).rows.map((r) =>
+  Number(r.id),
+);
 const passiveMs: number[] = [];
 const searchMs: number[] = [];
 const directRecallMs: number[] = [];
@@ -279,12 +306,30 @@ if (values.explain) {
     console.log(`\n-- ${label}\n${rows.map((r) => Object.values(r)[0]).join('\n')}`);
   };
   const maxSeq = Number((await db.query<{ m: number }>('SELECT max(seq)::float8 AS m FROM messages')).rows[0]!.m);
-  await plan('high-water marks (every search)', `SELECT (SELECT max(seq) FROM messages), (SELECT max(id) FROM memories), (SELECT max(id) FROM memory_changes), (SELECT max(id) FROM diary_blocks)`, []);
-  await plan('pull of new messages (and one chunk of a build)', `SELECT seq, content_fts::text, content FROM messages WHERE seq > $1 AND seq <= $2 ORDER BY seq`, [maxSeq - 2000, maxSeq]);
+  await plan(
+    'high-water marks (every search)',
+    `SELECT (SELECT max(seq) FROM messages), (SELECT max(id) FROM memories), (SELECT max(id) FROM memory_changes), (SELECT max(id) FROM diary_blocks)`,
+    [],
+  );
+  await plan(
+    'pull of new messages (and one chunk of a build)',
+    `SELECT seq, content_fts::text, content FROM messages WHERE seq > $1 AND seq <= $2 ORDER BY seq`,
+    [maxSeq - 2000, maxSeq],
+  );
   await plan('fetch of the winners', `SELECT id, content FROM messages WHERE seq = ANY($1::bigint[])`, [[maxSeq, maxSeq - 7, maxSeq - 500, maxSeq - 9000]]);
-  await plan('boolean query (garden AND tomatoes)', `SELECT m.seq FROM messages m WHERE m.content_fts @@ to_tsquery('english', $1) AND m.replaced_by IS NULL AND m.status <> 'streaming' ORDER BY m.seq DESC LIMIT 2000`, ["( 'garden' & 'tomatoes' )"]);
-  await plan('boolean query on memories', `SELECT id FROM memories WHERE search_fts @@ to_tsquery('english', $1) ORDER BY id DESC LIMIT 2000`, ["( 'painting' & 'sunset' )"]);
-  await plan('journal pull', `SELECT id FROM memories WHERE id IN (SELECT memory_id FROM memory_changes WHERE id > $1 AND id <= $2) AND id <= $3`, [0, 5, 20000]);
+  await plan(
+    'boolean query (garden AND tomatoes)',
+    `SELECT m.seq FROM messages m WHERE m.content_fts @@ to_tsquery('english', $1) AND m.replaced_by IS NULL AND m.status <> 'streaming' ORDER BY m.seq DESC LIMIT 2000`,
+    ["( 'garden' & 'tomatoes' )"],
+  );
+  await plan('boolean query on memories', `SELECT id FROM memories WHERE search_fts @@ to_tsquery('english', $1) ORDER BY id DESC LIMIT 2000`, [
+    "( 'painting' & 'sunset' )",
+  ]);
+  await plan(
+    'journal pull',
+    `SELECT id FROM memories WHERE id IN (SELECT memory_id FROM memory_changes WHERE id > $1 AND id <= $2) AND id <= $3`,
+    [0, 5, 20000],
+  );
 }
 await db.close();
 
@@ -341,11 +386,17 @@ const result = {
 };
 
 console.log(`\nRecall at ${N_MESSAGES} messages, ${N_MEMORIES} memories, ${N_DIARY} diary blocks — ${queries.length} distinct questions`);
-console.log(`memory_recall (host API, 4 sources)  p50 ${result.recall_ms.p50} ms  p95 ${result.recall_ms.p95} ms  (${result.mean_hits.recall} hits/query; median ${round(median(recallMs), 2)})`);
-console.log(`passive recall (semantic)            p50 ${result.passive_ms.p50} ms  p95 ${result.passive_ms.p95} ms  (${result.mean_hits.passive_injected} injected/query)`);
+console.log(
+  `memory_recall (host API, 4 sources)  p50 ${result.recall_ms.p50} ms  p95 ${result.recall_ms.p95} ms  (${result.mean_hits.recall} hits/query; median ${round(median(recallMs), 2)})`,
+);
+console.log(
+  `passive recall (semantic)            p50 ${result.passive_ms.p50} ms  p95 ${result.passive_ms.p95} ms  (${result.mean_hits.passive_injected} injected/query)`,
+);
 console.log(`memory_semantic_search               p50 ${result.search_ms.p50} ms  p95 ${result.search_ms.p95} ms  (${result.mean_hits.search} hits/query)`);
 console.log(`writes: Conversations.append ${result.write.append_per_s}/s, MemoryStore.create ${result.write.memory_create_per_s}/s (at full size)`);
-console.log(`database ${result.db_mb} MB on disk (tables and indexes ${result.db_tables_and_indexes_mb} MB, WAL ${result.db_wal_mb} MB); in-memory index build ${result.index_build_ms} ms, heap ${result.heap_mb_after_index} MB; total ${result.total_s} s`);
+console.log(
+  `database ${result.db_mb} MB on disk (tables and indexes ${result.db_tables_and_indexes_mb} MB, WAL ${result.db_wal_mb} MB); in-memory index build ${result.index_build_ms} ms, heap ${result.heap_mb_after_index} MB; total ${result.total_s} s`,
+);
 if (values.json) {
   const file = path.resolve(String(values.json));
   fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -243,7 +243,8 @@ async function runCycle(s: Session, label: string): Promise<Cycle> {
   } catch (err) {
     fail(`${label}: sleep.now failed: ${(err as Error).message}`);
   }
-  if (runId === null) fail(`${label}: sleep.now started no cycle; status: ${JSON.stringify(await s.host.api['sleep.status']({}).catch((e: Error) => e.message))}`);
+  if (runId === null)
+    fail(`${label}: sleep.now started no cycle; status: ${JSON.stringify(await s.host.api['sleep.status']({}).catch((e: Error) => e.message))}`);
   const deadline = performance.now() + CYCLE_TIMEOUT_MS;
   while (!s.finished.has(runId) && performance.now() < deadline) await pause(10);
   const end = s.finished.get(runId) ?? fail(`${label}: run ${runId} did not finish within ${CYCLE_TIMEOUT_MS / 60_000} minutes`);
@@ -256,9 +257,12 @@ async function runCycle(s: Session, label: string): Promise<Cycle> {
   );
   for (const step of run?.steps ?? []) {
     const stats = Object.entries(step.stats ?? {}).filter(([, v]) => v !== 0);
-    console.log(`  ${step.stepId.padEnd(16)} ${step.status}${step.reason ? ` (${step.reason})` : ''}${stats.length ? `: ${stats.map(([k, v]) => `${k} ${v}`).join(', ')}` : ''}`);
+    console.log(
+      `  ${step.stepId.padEnd(16)} ${step.status}${step.reason ? ` (${step.reason})` : ''}${stats.length ? `: ${stats.map(([k, v]) => `${k} ${v}`).join(', ')}` : ''}`,
+    );
   }
-  if (cycle.status === 'failed') fail(`${label} failed: ${cycle.error ?? 'no reason given'}; steps: ${JSON.stringify(run?.steps.map((x) => [x.stepId, x.status, x.error]))}`);
+  if (cycle.status === 'failed')
+    fail(`${label} failed: ${cycle.error ?? 'no reason given'}; steps: ${JSON.stringify(run?.steps.map((x) => [x.stepId, x.status, x.error]))}`);
   return cycle;
 }
 
@@ -283,7 +287,9 @@ const ourRuns = new Set(cycles.map((c) => c.runId));
 const calls = audit.filter((a) => a.runId !== null && ourRuns.has(a.runId));
 const runs = cycles.flatMap((c) => (c.run ? [c.run] : []));
 const stepMs = (stepId: string) =>
-  runs.map((r) => r.steps.find((x) => x.stepId === stepId)).flatMap((x) => (x?.startedAt && x.finishedAt ? [Date.parse(x.finishedAt) - Date.parse(x.startedAt)] : []));
+  runs
+    .map((r) => r.steps.find((x) => x.stepId === stepId))
+    .flatMap((x) => (x?.startedAt && x.finishedAt ? [Date.parse(x.finishedAt) - Date.parse(x.startedAt)] : []));
 const snapshots = stepMs('snapshot');
 /** A step's own count summed over the cycles (a step carried over from an earlier run repeats that run's stats: left out). */
 const stepStat = (stepId: string, key: string) =>
@@ -304,14 +310,20 @@ let days = 0;
 {
   const db = await openDatabase(costDir);
   const count = async (sql: string) => Number(Object.values((await db.query<Record<string, unknown>>(sql)).rows[0] ?? {})[0] ?? 0);
-  const dates = (await db.query<{ created_at: Date }>(`SELECT m.created_at FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE c.kind = 'chat'`)).rows;
+  const dates = (
+    await db.query<{ created_at: Date }>(`SELECT m.created_at FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE c.kind = 'chat'`)
+  ).rows;
   messages = dates.length;
   days = new Set(dates.map((r) => sleepDay(r.created_at, finalSettings.sleepTime, finalSettings.timeZone))).size;
-  const kinds = Object.fromEntries((await db.query<{ kind: string; n: number }>(`SELECT kind, count(*)::int AS n FROM diary_blocks GROUP BY kind`)).rows.map((r) => [r.kind, Number(r.n)]));
+  const kinds = Object.fromEntries(
+    (await db.query<{ kind: string; n: number }>(`SELECT kind, count(*)::int AS n FROM diary_blocks GROUP BY kind`)).rows.map((r) => [r.kind, Number(r.n)]),
+  );
   const actions = Object.fromEntries(
-    (await db.query<{ action: string; n: number }>(`SELECT action, count(*)::int AS n FROM memory_changes WHERE actor IN ('light-sleep', 'deep-sleep') GROUP BY action`)).rows.map(
-      (r) => [r.action, Number(r.n)],
-    ),
+    (
+      await db.query<{ action: string; n: number }>(
+        `SELECT action, count(*)::int AS n FROM memory_changes WHERE actor IN ('light-sleep', 'deep-sleep') GROUP BY action`,
+      )
+    ).rows.map((r) => [r.action, Number(r.n)]),
   );
   Object.assign(rows, {
     memories: await count(`SELECT count(*)::int FROM memories WHERE source IN ('light-sleep', 'deep-sleep')`),
@@ -333,7 +345,9 @@ let days = 0;
     mood_days: await count(`SELECT count(*)::int FROM mood_days`),
     watermarks: await count(`SELECT count(*)::int FROM sleep_watermarks`),
     audit_rows: await count(`SELECT count(*)::int FROM auto_llm_runs`),
-    snapshot_files: fs.existsSync(path.join(costDir, 'snapshots')) ? fs.readdirSync(path.join(costDir, 'snapshots')).filter((f) => f.endsWith('.tar.gz')).length : 0,
+    snapshot_files: fs.existsSync(path.join(costDir, 'snapshots'))
+      ? fs.readdirSync(path.join(costDir, 'snapshots')).filter((f) => f.endsWith('.tar.gz')).length
+      : 0,
   });
   await db.close();
 }
@@ -436,9 +450,18 @@ const stepIds = [...new Set([...runs.flatMap((r) => r.steps.map((x) => x.stepId)
 const per = (n: number, d: number, k = 1) => (d > 0 ? round((n * k) / d, 3) : 0);
 const tokens = (a: AuditEntry, kind: 'prompt' | 'completion') =>
   kind === 'prompt' ? (a.promptTokens ?? Math.ceil(a.promptChars / 4)) : (a.completionTokens ?? Math.ceil(a.responseChars / 4));
-const steps: Record<string, { calls_per_100_msgs: number; calls_per_sleep_day: number; prompt_tokens_per_100_msgs: number; completion_tokens_per_100_msgs: number }> = {};
-console.log(`\nSleep cycles — ${cycles.length} cycle(s) over ${messages} messages and ${days} sleep days; connection context ${connection?.contextTokens ?? '?'} tokens`);
-console.log(['step'.padEnd(16), 'calls', 'repair/bad', 'prompt tok', 'compl tok', 'calls/100m', 'calls/day', 'p tok/100m', 'c tok/100m', 'step ms'].map((h, i) => (i ? h.padStart(11) : h)).join(''));
+const steps: Record<
+  string,
+  { calls_per_100_msgs: number; calls_per_sleep_day: number; prompt_tokens_per_100_msgs: number; completion_tokens_per_100_msgs: number }
+> = {};
+console.log(
+  `\nSleep cycles — ${cycles.length} cycle(s) over ${messages} messages and ${days} sleep days; connection context ${connection?.contextTokens ?? '?'} tokens`,
+);
+console.log(
+  ['step'.padEnd(16), 'calls', 'repair/bad', 'prompt tok', 'compl tok', 'calls/100m', 'calls/day', 'p tok/100m', 'c tok/100m', 'step ms']
+    .map((h, i) => (i ? h.padStart(11) : h))
+    .join(''),
+);
 for (const id of stepIds) {
   const mine = calls.filter((a) => (a.stepId ?? '(none)') === id);
   const p = mine.reduce((sum, a) => sum + tokens(a, 'prompt'), 0);
@@ -449,7 +472,14 @@ for (const id of stepIds) {
     prompt_tokens_per_100_msgs: per(p, messages, 100),
     completion_tokens_per_100_msgs: per(c, messages, 100),
   };
-  const cells = [mine.length, mine.filter((a) => a.status !== 'ok').length, p, c, ...Object.values(steps[id]), Math.round(stepMs(id).reduce((a, b) => a + b, 0))];
+  const cells = [
+    mine.length,
+    mine.filter((a) => a.status !== 'ok').length,
+    p,
+    c,
+    ...Object.values(steps[id]),
+    Math.round(stepMs(id).reduce((a, b) => a + b, 0)),
+  ];
   console.log(id.padEnd(16) + cells.map((v) => String(v).padStart(11)).join(''));
 }
 // While the person chats, the snapshot only waits for a quiet moment and then leaves the copy (and
@@ -470,11 +500,18 @@ console.log(
   `\nwall ${(wallMs / 1000).toFixed(2)} s = model ${(modelMs / 1000).toFixed(2)} s (${calls.length} audited calls) + snapshots ${(snapshotTotal / 1000).toFixed(2)} s` +
     ` (${snapshots.map((x) => Math.round(x)).join(', ')} ms) + own ${(ownMs / 1000).toFixed(2)} s → ${result.own_ms_per_300_msgs} ms per 300 messages`,
 );
-console.log(`rows: ${Object.entries(rows).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+console.log(
+  `rows: ${Object.entries(rows)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')}`,
+);
 const dist = (list: number[]) =>
   list.length ? `p50 ${percentile(list, 50).toFixed(1)} ms, p95 ${percentile(list, 95).toFixed(1)} ms, max ${Math.max(...list).toFixed(1)} ms` : 'none';
 console.log(`\nchat writes (chat.send, due every ${PROBE_EVERY_MS} ms, one at a time): "felt" from the moment one came due, "own" chat.send alone`);
-for (const [name, log] of [['with nothing running', idleLog], ['during the cycle', nightLog]] as const) {
+for (const [name, log] of [
+  ['with nothing running', idleLog],
+  ['during the cycle', nightLog],
+] as const) {
   console.log(
     `  ${name}: felt ${dist(log.felt)} (${log.felt.length} ticks); own ${dist(log.ms)} (${log.ms.length} writes); replies ${dist(log.replies)}` +
       (log.skipped || log.errors ? `; ${log.skipped} ticks skipped with every probe conversation answering, ${log.errors} errors` : ''),
@@ -485,7 +522,9 @@ const slot = (step: string) => bySteps.get(step) ?? bySteps.set(step, { felt: []
 nightLog.felt.forEach((ms, i) => slot(nightLog.feltStep[i]!).felt.push(ms));
 nightLog.ms.forEach((ms, i) => slot(nightLog.msStep[i]!).ms.push(ms));
 for (const [step, b] of bySteps) console.log(`    while ${step}: felt ${dist(b.felt)} (${b.felt.length}); own ${dist(b.ms)} (${b.ms.length})`);
-console.log(`  event loop delay during the cycle: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p95 ${(loopDelay.percentile(95) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms`);
+console.log(
+  `  event loop delay during the cycle: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p95 ${(loopDelay.percentile(95) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms`,
+);
 if (refusals.length) console.log(`refused by the steps (${refusals.length}):\n  ${refusals.slice(0, 8).join('\n  ')}`);
 if (warnings.length) console.log(`host log (${warnings.length}):\n  ${warnings.slice(0, 10).join('\n  ')}`);
 console.log(`total ${((performance.now() - t0) / 1000).toFixed(1)} s`);

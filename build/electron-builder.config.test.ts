@@ -42,13 +42,7 @@ interface FileMatcherModule {
     isElectronCompile: boolean,
   ): Matcher[];
   getFileMatchers(config: object, name: 'asarUnpack', destination: string, options: object): Matcher[] | null;
-  getNodeModuleFileMatcher(
-    appDir: string,
-    destination: string,
-    macroExpander: (s: string) => string,
-    platformOptions: object,
-    packager: object,
-  ): Matcher;
+  getNodeModuleFileMatcher(appDir: string, destination: string, macroExpander: (s: string) => string, platformOptions: object, packager: object): Matcher;
 }
 
 const config = require('./electron-builder.config.cjs') as Config;
@@ -371,7 +365,9 @@ describe('asarUnpack, against the installed packages and the build', () => {
     // The build output, when there is one, agrees.
     const dist = path.join(projectDir, 'dist', 'electron');
     if (!existsSync(dist)) return;
-    for (const file of readdirSync(dist).filter((f) => /\.(mjs|cjs)$/.test(f)).map((f) => `dist/electron/${f}`)) {
+    for (const file of readdirSync(dist)
+      .filter((f) => /\.(mjs|cjs)$/.test(f))
+      .map((f) => `dist/electron/${f}`)) {
       expect(isUnpacked(file), file).toBe(workers.includes(file));
     }
   });

@@ -149,7 +149,39 @@ function rng(seed: number) {
 /** Made-up names from syllables: far apart as strings, so resolution keeps them separate. */
 function generatedWorld(entities: number, edges: number, hubs: number, seed = 7): { entities: FixtureEntity[]; edges: FixtureEdge[] } {
   const r = rng(seed);
-  const syl = ['ka', 'lo', 'mi', 'ren', 'to', 'sa', 'vel', 'qui', 'dor', 'an', 'bel', 'cu', 'fen', 'gi', 'hal', 'jo', 'kri', 'lun', 'mo', 'nek', 'or', 'pil', 'ras', 'sim', 'tev', 'ub', 'var', 'wen', 'xi', 'yor', 'zan'];
+  const syl = [
+    'ka',
+    'lo',
+    'mi',
+    'ren',
+    'to',
+    'sa',
+    'vel',
+    'qui',
+    'dor',
+    'an',
+    'bel',
+    'cu',
+    'fen',
+    'gi',
+    'hal',
+    'jo',
+    'kri',
+    'lun',
+    'mo',
+    'nek',
+    'or',
+    'pil',
+    'ras',
+    'sim',
+    'tev',
+    'ub',
+    'var',
+    'wen',
+    'xi',
+    'yor',
+    'zan',
+  ];
   const word = (n: number) => {
     let w = '';
     for (let i = 0; i < n; i++) w += syl[Math.floor(r() * syl.length)]!;
@@ -182,7 +214,13 @@ function generatedWorld(entities: number, edges: number, hubs: number, seed = 7)
     const year = 2019 + Math.floor(r() * 7);
     out.push(
       typed
-        ? { source: a, target: b, relation: relations[Math.floor(r() * relations.length)]!, validFrom: `${year}-0${1 + Math.floor(r() * 9)}-01`, validTo: r() < 0.3 ? `${year + 1}-06-01` : null }
+        ? {
+            source: a,
+            target: b,
+            relation: relations[Math.floor(r() * relations.length)]!,
+            validFrom: `${year}-0${1 + Math.floor(r() * 9)}-01`,
+            validTo: r() < 0.3 ? `${year + 1}-06-01` : null,
+          }
         : { source: a, target: b, relation: 'co_mention', weight: 1 + Math.floor(r() * r() * 30) },
     );
   }
@@ -387,7 +425,9 @@ test('2,000 entities and 10,000 edges: first paint timed; past the drawing limit
   const world = generatedWorld(2000, 10_000, 20);
   const t0 = Date.now();
   const imported = await callApi(a, 'graph.import', world);
-  console.log(`graph.import of ${world.entities.length} entities and ${world.edges.length} edges: ${Date.now() - t0} ms (${imported.entities} entities, ${imported.edges} edges)`);
+  console.log(
+    `graph.import of ${world.entities.length} entities and ${world.edges.length} edges: ${Date.now() - t0} ms (${imported.entities} entities, ${imported.edges} edges)`,
+  );
   const whole = await callApi(a, 'graph.view', {});
   console.log(`graph.view: mode ${whole.mode}, ${whole.nodes.length} nodes, ${whole.edges.length} edges of ${whole.totalEntities}/${whole.totalEdges}`);
   expect(whole.mode).toBe('whole');

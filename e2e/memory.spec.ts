@@ -23,7 +23,8 @@ test.afterEach(async () => {
 });
 
 test('chat shows which memories were used, and a chip opens the memory', async ({ page }) => {
-  const mara = (await callApi(app, 'memories.create', { type: 'world', content: 'Sam’s sister Mara lives in Lisbon and works night shifts as a nurse.' })).memory;
+  const mara = (await callApi(app, 'memories.create', { type: 'world', content: 'Sam’s sister Mara lives in Lisbon and works night shifts as a nurse.' }))
+    .memory;
   await callApi(app, 'memories.create', { type: 'preference', content: 'Sam prefers tea to coffee in the evening.' });
 
   await page.goto(app.url);

@@ -216,7 +216,21 @@ test('on-device models: download with progress, memory search, cancel and resume
 function seed(dataDir: string, fixture: string): void {
   const result = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--import', './scripts/register-sql.mjs', 'e2e/seed-conversations.ts', '--data-dir', dataDir, '--fixture', fixture, '--sessions', '40', '--turns', '100'],
+    [
+      '--import',
+      'tsx',
+      '--import',
+      './scripts/register-sql.mjs',
+      'e2e/seed-conversations.ts',
+      '--data-dir',
+      dataDir,
+      '--fixture',
+      fixture,
+      '--sessions',
+      '40',
+      '--turns',
+      '100',
+    ],
     { encoding: 'utf8', timeout: 120_000 },
   );
   if (result.status !== 0) throw new Error(`seeding failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
@@ -231,7 +245,9 @@ test('search by meaning: reading what was said with progress, ready, and a model
   const a = app;
   await callApi(a, 'settings.update', { onboarded: true, theme: 'light', models: { host: modelHost.url } });
   await callApi(a, 'models.download', { id: TEST_MODEL_ID });
-  await expect.poll(async () => (await callApi(a, 'models.list')).find((m: { id: string }) => m.id === TEST_MODEL_ID)?.state, { timeout: 30_000 }).toBe('installed');
+  await expect
+    .poll(async () => (await callApi(a, 'models.list')).find((m: { id: string }) => m.id === TEST_MODEL_ID)?.state, { timeout: 30_000 })
+    .toBe('installed');
   await openModels(page, a);
 
   const bert = card(page, TEST_MODEL_ID);
@@ -265,7 +281,9 @@ test('talking with the on-device model: a loading line in place of the dots, the
   const a = app;
   await callApi(a, 'settings.update', { onboarded: true, theme: 'light', models: { host: modelHost.url } });
   await callApi(a, 'models.download', { id: TEST_CHAT_MODEL_ID });
-  await expect.poll(async () => (await callApi(a, 'models.list')).find((m: { id: string }) => m.id === TEST_CHAT_MODEL_ID)?.state, { timeout: 30_000 }).toBe('installed');
+  await expect
+    .poll(async () => (await callApi(a, 'models.list')).find((m: { id: string }) => m.id === TEST_CHAT_MODEL_ID)?.state, { timeout: 30_000 })
+    .toBe('installed');
   const provider = await callApi(a, 'providers.save', { kind: 'local', name: 'Tiny', baseUrl: '', model: TEST_CHAT_MODEL_ID });
   await callApi(a, 'settings.update', { chatProviderId: provider.id });
   await page.goto(a.url);

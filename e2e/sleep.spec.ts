@@ -34,7 +34,21 @@ test.afterEach(async () => {
 function seed(dataDir: string): { conversationId: string; day: string; messages: number }[] {
   const result = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--import', './scripts/register-sql.mjs', 'e2e/seed-conversations.ts', '--data-dir', dataDir, '--fixture', FIXTURE, '--sessions', String(SESSIONS), '--turns', '10'],
+    [
+      '--import',
+      'tsx',
+      '--import',
+      './scripts/register-sql.mjs',
+      'e2e/seed-conversations.ts',
+      '--data-dir',
+      dataDir,
+      '--fixture',
+      FIXTURE,
+      '--sessions',
+      String(SESSIONS),
+      '--turns',
+      '10',
+    ],
     { encoding: 'utf8', timeout: 120_000 },
   );
   if (result.status !== 0) throw new Error(`seeding failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
@@ -180,7 +194,10 @@ test('the diary by day with its mood chart, search and hide-with-undo; the dream
   await expect(block).toContainText(anchor.body);
 
   // Search goes through the companion's own recall of what it felt and wrote.
-  const word = anchor.body.split(/\s+/).find((w) => w.replace(/\W/g, '').length >= 5)!.replace(/\W/g, '');
+  const word = anchor.body
+    .split(/\s+/)
+    .find((w) => w.replace(/\W/g, '').length >= 5)!
+    .replace(/\W/g, '');
   await page.getByTestId('diary-search').fill(word);
   const hit = page.getByTestId('diary-hit').first();
   await expect(hit).toBeVisible();

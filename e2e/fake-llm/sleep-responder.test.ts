@@ -55,11 +55,25 @@ function lightSleepPrompt(): { prompt: string; refs: Set<string> } {
 }
 
 const MEMORIES = [
-  { id: 3, type: 'preference', content: 'Melanie likes painting with her kids on weekends and goes camping in summer', validFrom: '2023-05-08T00:00:00Z', validTo: null, createdAt: '2023-05-09T02:00:00Z' },
+  {
+    id: 3,
+    type: 'preference',
+    content: 'Melanie likes painting with her kids on weekends and goes camping in summer',
+    validFrom: '2023-05-08T00:00:00Z',
+    validTo: null,
+    createdAt: '2023-05-09T02:00:00Z',
+  },
   { id: 7, type: 'world', content: 'Caroline lives in Boston with her dog', validFrom: null, validTo: null, createdAt: '2023-05-09T02:00:00Z' },
   { id: 9, type: 'world', content: 'Caroline lives in Seattle now', validFrom: '2023-06-01T00:00:00Z', validTo: null, createdAt: '2023-06-02T02:00:00Z' },
   { id: 12, type: 'experience', content: 'Melanie ran a charity race for mental health', validFrom: null, validTo: null, createdAt: '2023-05-09T02:00:00Z' },
-  { id: 15, type: 'experience', content: 'Melanie ran a charity race for mental health last Saturday', validFrom: null, validTo: null, createdAt: '2023-05-10T02:00:00Z' },
+  {
+    id: 15,
+    type: 'experience',
+    content: 'Melanie ran a charity race for mental health last Saturday',
+    validFrom: null,
+    validTo: null,
+    createdAt: '2023-05-10T02:00:00Z',
+  },
 ];
 const memoryIds = new Set(MEMORIES.map((m) => m.id));
 
@@ -130,16 +144,15 @@ describe('sleepResponder', () => {
   });
 
   it('reads the subject past the "X said they" frame light sleep writes', async () => {
-    const m = (id: number, content: string) => memoryLine({ id, type: 'world', content, validFrom: null, validTo: null, createdAt: `2023-05-0${id}T02:00:00Z` });
+    const m = (id: number, content: string) =>
+      memoryLine({ id, type: 'world', content, validFrom: null, validTo: null, createdAt: `2023-05-0${id}T02:00:00Z` });
     const prompt = [
       `${TASK_PREFIX}deep-sleep:contradictions`,
       m(1, 'Melanie said they live in Boston with their kids.'),
       m(2, 'Melanie said they went camping with the family last weekend.'),
       m(3, 'Melanie said they live in Seattle now.'),
     ].join('\n');
-    expect(contradictionAnswer.parse(await answer(prompt)).operations).toEqual([
-      expect.objectContaining({ op: 'supersede', older: 1, newer: 3 }),
-    ]);
+    expect(contradictionAnswer.parse(await answer(prompt)).operations).toEqual([expect.objectContaining({ op: 'supersede', older: 1, newer: 3 })]);
   });
 
   it('writes fewer memories when the answer would pass max_tokens', async () => {
@@ -158,10 +171,7 @@ describe('sleepResponder', () => {
     const parsed = splitAnswer.parse(await answer(memoryPrompt('deep-sleep:split')));
     expect(parsed.splits).toHaveLength(1);
     expect(parsed.splits[0]!.id).toBe(3);
-    expect(parsed.splits[0]!.parts.map((p) => p.content)).toEqual([
-      'Melanie likes painting with her kids on weekends',
-      'Melanie goes camping in summer',
-    ]);
+    expect(parsed.splits[0]!.parts.map((p) => p.content)).toEqual(['Melanie likes painting with her kids on weekends', 'Melanie goes camping in summer']);
   });
 
   it('merges near-duplicates', async () => {

@@ -146,13 +146,61 @@ const STOP = new Set(
     'still even though been being were said says told tell make made feel felt want wanted need needed love loved see saw'
   ).split(' '),
 );
-const POSITIVE = ['love', 'loved', 'like', 'enjoy', 'enjoyed', 'happy', 'glad', 'great', 'amazing', 'awesome', 'proud', 'excited', 'fun', 'wonderful', 'thanks', 'thank', 'beautiful', 'grateful', 'nice', 'good', 'best', 'support', 'hope'];
-const NEGATIVE = ['sad', 'hard', 'tough', 'angry', 'upset', 'worried', 'worry', 'stress', 'stressed', 'lost', 'afraid', 'scared', 'sorry', 'bad', 'tired', 'difficult', 'lonely', 'hurt', 'miss', 'cry', 'struggle', 'struggling', 'anxious'];
+const POSITIVE = [
+  'love',
+  'loved',
+  'like',
+  'enjoy',
+  'enjoyed',
+  'happy',
+  'glad',
+  'great',
+  'amazing',
+  'awesome',
+  'proud',
+  'excited',
+  'fun',
+  'wonderful',
+  'thanks',
+  'thank',
+  'beautiful',
+  'grateful',
+  'nice',
+  'good',
+  'best',
+  'support',
+  'hope',
+];
+const NEGATIVE = [
+  'sad',
+  'hard',
+  'tough',
+  'angry',
+  'upset',
+  'worried',
+  'worry',
+  'stress',
+  'stressed',
+  'lost',
+  'afraid',
+  'scared',
+  'sorry',
+  'bad',
+  'tired',
+  'difficult',
+  'lonely',
+  'hurt',
+  'miss',
+  'cry',
+  'struggle',
+  'struggling',
+  'anxious',
+];
 const LABELS: [string, string[]][] = [
   ['joy', ['happy', 'glad', 'fun', 'amazing', 'awesome', 'wonderful', 'great']],
   ['gratitude', ['thanks', 'thank', 'grateful', 'appreciate']],
   ['pride', ['proud', 'achievement', 'accomplished']],
-  ['excitement', ['excited', 'can\'t wait', 'thrilled']],
+  ['excitement', ['excited', "can't wait", 'thrilled']],
   ['warmth', ['love', 'support', 'friend', 'friends', 'family']],
   ['sadness', ['sad', 'lost', 'miss', 'cry', 'lonely', 'hurt']],
   ['worry', ['worried', 'worry', 'stress', 'stressed', 'anxious', 'afraid', 'scared']],
@@ -168,7 +216,10 @@ function topWords(texts: string[], n: number): string[] {
   for (const t of texts) {
     for (const w of words(t)) if (w.length >= 5 && !STOP.has(w) && !names.has(w) && !w.includes("'")) counts.set(w, (counts.get(w) ?? 0) + 1);
   }
-  return [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([w]) => w);
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([w]) => w);
 }
 
 /** Capitalised names in a text that are not just the first word of a sentence (and not "I"). */
@@ -181,7 +232,10 @@ function entitiesOf(text: string, speaker: string): string[] {
     if (sentenceStart || name === 'I' || /^I'/.test(name) || STOP.has(name.toLowerCase())) continue;
     if (!found.includes(name)) found.push(name);
   }
-  return found.map((e) => e.slice(0, 120)).filter((e) => e.trim() !== '').slice(0, 20);
+  return found
+    .map((e) => e.slice(0, 120))
+    .filter((e) => e.trim() !== '')
+    .slice(0, 20);
 }
 
 const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`);
@@ -238,7 +292,10 @@ const FIRST_PERSON = /\b(I|I'm|I've|I'd|I'll|my|me|mine)\b/;
 
 /** The sentence worth remembering in a line: in the first person, saying what someone likes or did, long. */
 function keySentence(text: string): string {
-  const sentences = text.split(/(?<=[.!?])\s+|\s+\/\s+/).map((s) => s.trim()).filter(Boolean);
+  const sentences = text
+    .split(/(?<=[.!?])\s+|\s+\/\s+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   const worth = (s: string) => (FIRST_PERSON.test(s) ? 2 : 0) + (memoryType(s) === 'world' ? 0 : 1.5) + Math.min(s.length / 40, 2);
   return [...sentences].sort((a, b) => worth(b) - worth(a))[0] ?? text;
 }
@@ -282,7 +339,8 @@ function memoryContent(speaker: string, sentence: string, type: MemoryType): str
 
 function memoryType(text: string): MemoryType {
   const t = text.toLowerCase();
-  if (/\b(i|we|they|really|also|just|still|truly)\s+(love|like|enjoy|prefer)\b|\b(loves|likes|enjoys|prefers)\b|\bfavou?rite\b|\bfan of\b/.test(t)) return 'preference';
+  if (/\b(i|we|they|really|also|just|still|truly)\s+(love|like|enjoy|prefer)\b|\b(loves|likes|enjoys|prefers)\b|\bfavou?rite\b|\bfan of\b/.test(t))
+    return 'preference';
   if (/\b(think|thinks|believe|believes|feel that|in my opinion)\b/.test(t)) return 'opinion';
   if (/\b(went|was|were|did|had|visited|took|made|got|saw|started|finished|met)\b|\b\w{3,}ed\b/.test(t)) return 'experience';
   if (/\b(how to|always|every time|step)\b/.test(t)) return 'procedural';
@@ -373,10 +431,19 @@ function lightSleep(prompt: string): LightSleepAnswer {
     // Memories: one per about eight lines, from the lines that say the most about someone (in the
     // first person, long, naming people and places), kept in the order they were said.
     const score = (l: Line) =>
-      (FIRST_PERSON.test(l.text) ? 2 : 0) + Math.min(l.text.length / 40, 3) + entitiesOf(l.text, l.speaker).length - 1 + (memoryType(keySentence(l.text)) === 'world' ? 0 : 1);
+      (FIRST_PERSON.test(l.text) ? 2 : 0) +
+      Math.min(l.text.length / 40, 3) +
+      entitiesOf(l.text, l.speaker).length -
+      1 +
+      (memoryType(keySentence(l.text)) === 'world' ? 0 : 1);
     const n = Math.max(1, Math.ceil(block.lines.length / 8));
     // The companion's own lines ("Me") are not facts about anyone.
-    const chosen = new Set(block.lines.filter((l) => l.speaker !== 'Me').sort((a, b) => score(b) - score(a)).slice(0, n));
+    const chosen = new Set(
+      block.lines
+        .filter((l) => l.speaker !== 'Me')
+        .sort((a, b) => score(b) - score(a))
+        .slice(0, n),
+    );
     for (const line of block.lines.filter((l) => chosen.has(l))) {
       if (answer.memories.length >= 200) break;
       const sentence = keySentence(line.text);
@@ -404,7 +471,10 @@ function lightSleep(prompt: string): LightSleepAnswer {
       .map(([label]) => label);
     if (labels.length === 0) labels.push(valence >= 0 ? 'calm' : 'unease');
     const speakers = company([...new Set(block.lines.map((l) => l.speaker))]);
-    const topics = topWords(block.lines.map((l) => l.text), 2);
+    const topics = topWords(
+      block.lines.map((l) => l.text),
+      2,
+    );
     const tone = valence > 0.2 ? 'warm' : valence < -0.2 ? 'heavy' : 'quiet';
     answer.anchors.push({
       conversation: block.conversation,
@@ -434,7 +504,10 @@ function lightSleep(prompt: string): LightSleepAnswer {
     if (wanted && !wanted.has(day)) continue;
     const lines = dayBlocks.flatMap((b) => b.lines);
     const speakers = company([...new Set(lines.map((l) => l.speaker))]);
-    const topics = topWords(lines.map((l) => l.text), 4);
+    const topics = topWords(
+      lines.map((l) => l.text),
+      4,
+    );
     const about = topics.length ? `, mostly about ${joinNames(topics)}` : '';
     answer.narratives.push({
       day,
@@ -499,7 +572,12 @@ function contradictions(prompt: string): ContradictionAnswer {
       const subject = subjectOf(a.content);
       if (subject === null || subject !== subjectOf(b.content) || normal(a.content) === normal(b.content)) continue;
       const [older, newer] = a.written < b.written || (a.written === b.written && a.id < b.id) ? [a, b] : [b, a];
-      operations.push({ op: 'supersede', older: older.id, newer: newer.id, reason: clip(`Both are about “${subject}”; the newer one replaces the older.`, 300) });
+      operations.push({
+        op: 'supersede',
+        older: older.id,
+        newer: newer.id,
+        reason: clip(`Both are about “${subject}”; the newer one replaces the older.`, 300),
+      });
       used.add(a.id).add(b.id);
     }
   }
@@ -511,7 +589,10 @@ function split(prompt: string): SplitAnswer {
     const at = m.content.indexOf(' and ');
     // A quotation is kept whole.
     if (at < 0 || /[“”"]/.test(m.content)) continue;
-    const first = m.content.slice(0, at).replace(/[,;]\s*$/, '').trim();
+    const first = m.content
+      .slice(0, at)
+      .replace(/[,;]\s*$/, '')
+      .trim();
     let second = m.content.slice(at + 5).trim();
     if (words(first).length < 3 || words(second).length < 2) continue;
     // "Mel likes painting and goes hiking" → "Mel goes hiking": the second part keeps its subject.
@@ -594,7 +675,15 @@ function dream(prompt: string): DreamAnswer {
     else if (said) texts.push(said[4]!);
     else if (/^([-*•]|\d+\.)\s+/.test(line) || /[“"].+[”"]/.test(line)) texts.push(line);
   }
-  const material = texts.length > 0 ? texts : [prompt.split('\n').filter((l) => !l.startsWith(TASK_PREFIX)).join(' ')];
+  const material =
+    texts.length > 0
+      ? texts
+      : [
+          prompt
+            .split('\n')
+            .filter((l) => !l.startsWith(TASK_PREFIX))
+            .join(' '),
+        ];
   const picked = topWords(material, 6);
   const [a = 'river', b = 'lantern', c = 'door', d = 'song', e = 'garden', f = 'morning'] = picked;
   return {

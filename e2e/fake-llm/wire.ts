@@ -134,8 +134,7 @@ function anthropicText(info: ReplyInfo, pieces: string[]): WireStream {
 
 function anthropicToolCall(info: ReplyInfo, name: string, slices: string[]): WireStream {
   const id = `toolu_fake${String(info.serial).padStart(20, '0')}`;
-  const jsonDelta = (partial_json: string) =>
-    anthropicEvent({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json } });
+  const jsonDelta = (partial_json: string) => anthropicEvent({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json } });
   return {
     // The first input_json_delta is always empty, as in the capture.
     opening: [...anthropicOpening(info, { type: 'tool_use', id, name, input: {} }), jsonDelta(''), ...slices.map(jsonDelta)],
@@ -157,9 +156,7 @@ const OPENAI_ERRORS: Record<number, [type: string, code: string | null, message:
   429: [
     'requests',
     'rate_limit_exceeded',
-    (m) =>
-      `Rate limit reached for ${m} in organization org-fake on requests per min (RPM): ` +
-      'Limit 3, Used 3, Requested 1. Please try again in 20s.',
+    (m) => `Rate limit reached for ${m} in organization org-fake on requests per min (RPM): ` + 'Limit 3, Used 3, Requested 1. Please try again in 20s.',
   ],
   500: ['server_error', null, () => 'The server had an error while processing your request. Sorry about that!'],
 };

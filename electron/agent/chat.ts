@@ -201,9 +201,11 @@ export class ChatEngine {
       const snapshot = text;
       saved = snapshot;
       lastSave = Date.now();
-      saving = saving.then(() => conversations.saveProgress(placeholder.id, snapshot)).catch((err: Error) => {
-        log('error', `could not save streamed text: ${err.message}`);
-      });
+      saving = saving
+        .then(() => conversations.saveProgress(placeholder.id, snapshot))
+        .catch((err: Error) => {
+          log('error', `could not save streamed text: ${err.message}`);
+        });
     };
 
     let status: Message['status'] = 'complete';
@@ -222,7 +224,13 @@ export class ChatEngine {
         const last = round === MAX_TOOL_ROUNDS;
         const calls: ToolCall[] = [];
         let roundText = '';
-        const request = { model: config.model, messages: turns, tools: tools.length ? tools : undefined, toolChoice: last ? ('none' as const) : undefined, signal };
+        const request = {
+          model: config.model,
+          messages: turns,
+          tools: tools.length ? tools : undefined,
+          toolChoice: last ? ('none' as const) : undefined,
+          signal,
+        };
         const showing = memoriesShown(turns);
         for (const id of showing) shown.add(id);
         await this.memory.showed(showing, placeholder.id);
@@ -289,11 +297,7 @@ export class ChatEngine {
    * so a memory forgotten, pinned or edited mid-conversation reaches the very next request, while an
    * unchanged prompt stays byte for byte the same (providers cache its prefix).
    */
-  private async buildTurns(
-    conversationId: string,
-    placeholderId: string,
-    contextTokens: number,
-  ): Promise<{ turns: ChatTurn[]; context: TurnContext }> {
+  private async buildTurns(conversationId: string, placeholderId: string, contextTokens: number): Promise<{ turns: ChatTurn[]; context: TurnContext }> {
     const { conversations, settings, selfLayer, now } = this.deps;
     const s = await settings.get();
     const at = now();

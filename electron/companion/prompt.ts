@@ -26,9 +26,7 @@ export function buildSystemPrompt(ctx: PromptContext): string {
     month: 'long',
     day: 'numeric',
   }).format(ctx.now);
-  parts.push(
-    `# Now\nToday is ${localDate} (${ctx.timeZone}). This conversation belongs to my sleep day ${ctx.sleepDay}.`,
-  );
+  parts.push(`# Now\nToday is ${localDate} (${ctx.timeZone}). This conversation belongs to my sleep day ${ctx.sleepDay}.`);
   for (const section of ctx.extraSections ?? []) {
     parts.push(section.title ? `# ${section.title}\n${section.body.trim()}` : section.body.trim());
   }

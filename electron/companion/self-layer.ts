@@ -20,8 +20,7 @@ export const DEFAULT_SELF_BLOCKS: Record<SelfBlockKey, string> = {
   voice:
     'I speak plainly and kindly, in the language the person writes to me in. I keep replies short unless they want depth. ' +
     'I avoid lists and headings in casual conversation, and I never sound like a customer-service script.',
-  narrative:
-    'My story with this person has only just begun. Each night while I sleep, I will think over our day and write it into my diary.',
+  narrative: 'My story with this person has only just begun. Each night while I sleep, I will think over our day and write it into my diary.',
 };
 
 export const SELF_BLOCK_TITLES: Record<SelfBlockKey, string> = {
@@ -53,10 +52,10 @@ export class SelfLayer {
   /** Fills in any missing block with its default (first run, or a block added by a later version). */
   async ensureDefaults(): Promise<void> {
     for (const key of SELF_BLOCK_KEYS) {
-      await this.db.query(
-        'INSERT INTO self_blocks (key, content, is_default) VALUES ($1, $2, true) ON CONFLICT (key) DO NOTHING',
-        [key, DEFAULT_SELF_BLOCKS[key]],
-      );
+      await this.db.query('INSERT INTO self_blocks (key, content, is_default) VALUES ($1, $2, true) ON CONFLICT (key) DO NOTHING', [
+        key,
+        DEFAULT_SELF_BLOCKS[key],
+      ]);
     }
   }
 

@@ -35,8 +35,7 @@ interface MessageRow {
   injected_memory_ids: (number | string)[] | null;
 }
 
-const MESSAGE_COLUMNS =
-  'id, conversation_id, role, content, status, error, model, created_at, replaced_by, speaker, injected_memory_ids';
+const MESSAGE_COLUMNS = 'id, conversation_id, role, content, status, error, model, created_at, replaced_by, speaker, injected_memory_ids';
 
 /** A chat message as the sleep cycle reads it: with its conversation's title and its place in the order (seq). */
 export interface TranscriptMessage {
@@ -112,10 +111,7 @@ const SUMMARY_SELECT = `
  * The finished person/companion messages of chat conversations whose body contains `marker` — what the
  * memory room counts citations from. Takes the caller's transaction: the recount reads and writes in one.
  */
-export async function chatMessagesContaining(
-  q: Pick<Database, 'query'>,
-  marker: string,
-): Promise<{ id: string; content: string; shown: number[] | null }[]> {
+export async function chatMessagesContaining(q: Pick<Database, 'query'>, marker: string): Promise<{ id: string; content: string; shown: number[] | null }[]> {
   const like = `%${marker.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const rows = await q.query<{ id: string; content: string; shown: (number | string)[] | null }>(
     `SELECT m.id, m.content, m.shown_memory_ids AS shown FROM messages m JOIN conversations c ON c.id = m.conversation_id
@@ -177,17 +173,12 @@ export class Conversations {
   async create(title?: string): Promise<Conversation> {
     const id = randomUUID();
     const userTitle = title?.trim();
-    await this.db.query('INSERT INTO conversations (id, title, title_set_by_user) VALUES ($1, $2, $3)', [
-      id,
-      userTitle || DEFAULT_TITLE,
-      Boolean(userTitle),
-    ]);
+    await this.db.query('INSERT INTO conversations (id, title, title_set_by_user) VALUES ($1, $2, $3)', [id, userTitle || DEFAULT_TITLE, Boolean(userTitle)]);
     return this.get(id);
   }
 
   async get(id: string): Promise<Conversation> {
-    const row = (await this.db.query<ConversationRow>(`${SUMMARY_SELECT} FROM conversations c WHERE c.id = $1 AND c.kind = 'chat'`, [id]))
-      .rows[0];
+    const row = (await this.db.query<ConversationRow>(`${SUMMARY_SELECT} FROM conversations c WHERE c.id = $1 AND c.kind = 'chat'`, [id])).rows[0];
     if (!row) throw new ApiError('not_found', 'That conversation does not exist.', 'id');
     return toConversation(row);
   }
@@ -207,24 +198,15 @@ export class Conversations {
   /** A first title from the person's first words, until they name it themselves. */
   async autoTitle(id: string, firstMessage: string): Promise<void> {
     const title = titleFrom(firstMessage);
-    await this.db.query(
-      `UPDATE conversations SET title = $2 WHERE id = $1 AND NOT title_set_by_user AND title = $3`,
-      [id, title, DEFAULT_TITLE],
-    );
+    await this.db.query(`UPDATE conversations SET title = $2 WHERE id = $1 AND NOT title_set_by_user AND title = $3`, [id, title, DEFAULT_TITLE]);
   }
 
   async saveSystemPrompt(id: string, prompt: string, day: string): Promise<void> {
-    await this.db.query(
-      'UPDATE conversations SET system_prompt = $2, system_prompt_day = $3, system_prompt_built_at = now() WHERE id = $1',
-      [id, prompt, day],
-    );
+    await this.db.query('UPDATE conversations SET system_prompt = $2, system_prompt_day = $3, system_prompt_built_at = now() WHERE id = $1', [id, prompt, day]);
   }
 
   async promptBuiltAt(id: string): Promise<Date | null> {
-    const row = (await this.db.query<{ system_prompt_built_at: Date | null }>(
-      'SELECT system_prompt_built_at FROM conversations WHERE id = $1',
-      [id],
-    )).rows[0];
+    const row = (await this.db.query<{ system_prompt_built_at: Date | null }>('SELECT system_prompt_built_at FROM conversations WHERE id = $1', [id])).rows[0];
     return row?.system_prompt_built_at ?? null;
   }
 
@@ -327,10 +309,7 @@ export class Conversations {
     await this.db.query('UPDATE messages SET content = $2, updated_at = now() WHERE id = $1', [id, content]);
   }
 
-  async finish(
-    id: string,
-    r: { content: string; status: MessageStatus; error: ApiErrorShape | null; model: string | null },
-  ): Promise<Message> {
+  async finish(id: string, r: { content: string; status: MessageStatus; error: ApiErrorShape | null; model: string | null }): Promise<Message> {
     const row = (
       await this.db.query<MessageRow>(
         `UPDATE messages SET content = $2, status = $3, error = $4, model = coalesce($5, model), fts_segmented = $6,
@@ -374,7 +353,18 @@ export class Conversations {
    * last seq read; a conversation not in it is read from its start), by conversation, in order.
    */
   async chatMessagesAfter(after: Map<string, number>): Promise<TranscriptMessage[]> {
-    const rows = await this.db.query<{ id: string; conversation_id: string; title: string; seq: number; role: 'user' | 'assistant'; content: string; status: MessageStatus; speaker: string | null; replaced_by: string | null; created_at: Date }>(
+    const rows = await this.db.query<{
+      id: string;
+      conversation_id: string;
+      title: string;
+      seq: number;
+      role: 'user' | 'assistant';
+      content: string;
+      status: MessageStatus;
+      speaker: string | null;
+      replaced_by: string | null;
+      created_at: Date;
+    }>(
       `SELECT m.id, m.conversation_id, c.title, m.seq::float8 AS seq, m.role, m.content, m.status, m.speaker, m.replaced_by, m.created_at
          FROM messages m
          JOIN conversations c ON c.id = m.conversation_id

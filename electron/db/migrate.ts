@@ -9,15 +9,12 @@ export async function migrate(db: PGlite, migrations: Migration[] = allMigration
     name text NOT NULL,
     applied_at timestamptz NOT NULL DEFAULT now()
   )`);
-  const applied = new Set(
-    (await db.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
-  );
+  const applied = new Set((await db.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
   const newest = Math.max(0, ...applied);
   const known = Math.max(0, ...migrations.map((m) => m.version));
   if (newest > known) {
     throw new Error(
-      `This data folder was written by a newer Anima (schema ${newest}, this version knows ${known}). ` +
-        'Update Anima to open it; nothing was changed.',
+      `This data folder was written by a newer Anima (schema ${newest}, this version knows ${known}). ` + 'Update Anima to open it; nothing was changed.',
     );
   }
   const done: number[] = [];

@@ -64,10 +64,11 @@ export async function scanMissing(db: Database, job: Job, current: () => boolean
   while (job.sources.length && !job.buffer.length && current()) {
     const source = job.sources[0]!;
     const key = source === 'message' ? 'seq' : 'id';
-    const rows = await db.query<{ k: number }>(
-      `SELECT m.${key}::float8 AS k ${MISSING[source]} AND m.${key} > $3 ORDER BY m.${key} LIMIT ${SCAN_BATCH}`,
-      [job.model, job.dimensions, job.cursor],
-    );
+    const rows = await db.query<{ k: number }>(`SELECT m.${key}::float8 AS k ${MISSING[source]} AND m.${key} > $3 ORDER BY m.${key} LIMIT ${SCAN_BATCH}`, [
+      job.model,
+      job.dimensions,
+      job.cursor,
+    ]);
     if (!rows.rows.length) {
       job.sources.shift();
       job.cursor = 0;

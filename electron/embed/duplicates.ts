@@ -43,7 +43,11 @@ const NEGATION = /\b(?:not|no|never|none|nobody|nothing|neither|nor|without)\b|n
 
 /** Numbers differ, or one says "not" and the other does not: different facts however close they sound. */
 export function differInFact(a: string, b: string): boolean {
-  const numbers = (s: string) => (s.match(NUMBER) ?? []).map((n) => n.replace(/,/g, '')).sort().join(' ');
+  const numbers = (s: string) =>
+    (s.match(NUMBER) ?? [])
+      .map((n) => n.replace(/,/g, ''))
+      .sort()
+      .join(' ');
   if (numbers(a) !== numbers(b)) return true;
   return NEGATION.test(a) !== NEGATION.test(b);
 }
@@ -79,7 +83,12 @@ const MERGE_NEIGHBOURS = 4;
  * current words, by the current model) are at least `cosine` similar. Read from the vectors the queue
  * already stored: no model call. Empty without a model or for memories not embedded yet.
  */
-export async function similarMemoryPairs(db: PGlite, active: ActiveVectors | null, ids: number[], cosine = MERGE_CANDIDATE_COSINE): Promise<[number, number][]> {
+export async function similarMemoryPairs(
+  db: PGlite,
+  active: ActiveVectors | null,
+  ids: number[],
+  cosine = MERGE_CANDIDATE_COSINE,
+): Promise<[number, number][]> {
   if (!active || !ids.length) return [];
   const { modelId, dimensions } = active;
   const own = await db.query<{ id: number; v: string }>(

@@ -32,7 +32,7 @@ export async function embedBatch(db: Database, e: Embedder, items: Item[], optio
 
   // Long texts take the model as long as many short ones: split by characters too.
   const rows: VectorRow[] = [];
-  for (let i = 0; i < todo.length; ) {
+  for (let i = 0; i < todo.length;) {
     const chunk: HashedText[] = [];
     let chars = 0;
     while (i < todo.length && (chunk.length === 0 || chars + Math.min(todo[i]!.text.length, MAX_EMBED_CHARS) <= options.maxBatchChars)) {

@@ -44,8 +44,7 @@ async function installedWeights(modelsDir: string, modelId: string): Promise<str
     throw new EmbedError('model_not_installed', `"${modelId}" is not a model name (expected "name" or "org/name").`);
   }
   const dir = path.join(modelsDir, modelId);
-  const missing = (file: string) =>
-    new EmbedError('model_not_installed', `The embedding model "${modelId}" is not installed: ${file} is missing from ${dir}.`);
+  const missing = (file: string) => new EmbedError('model_not_installed', `The embedding model "${modelId}" is not installed: ${file} is missing from ${dir}.`);
   for (const file of ['config.json', 'tokenizer.json']) {
     if (!(await exists(path.join(dir, file)))) throw missing(file);
   }

@@ -41,7 +41,6 @@ afterAll(async () => {
 
 // ---- wrappers around the real model ----
 
-
 /** Records the size of every call. */
 function counting(e: Embedder): Embedder & { calls: number[] } {
   const calls: number[] = [];
@@ -172,7 +171,9 @@ describe('migration and extension', () => {
     try {
       let other = await openDatabase(fresh);
       await other.query(`INSERT INTO embeddings (source, source_id, model, dimensions, embedding, content_hash) VALUES ('memory', 1, 'm', 3, '{1,0,0}', 'h')`);
-      await expect(other.query(`INSERT INTO embeddings (source, source_id, model, dimensions, embedding, content_hash) VALUES ('memory', 2, 'm', 4, '{1,0,0}', 'h')`)).rejects.toThrow();
+      await expect(
+        other.query(`INSERT INTO embeddings (source, source_id, model, dimensions, embedding, content_hash) VALUES ('memory', 2, 'm', 4, '{1,0,0}', 'h')`),
+      ).rejects.toThrow();
       await other.close();
       other = await openDatabase(fresh);
       expect((await other.query<{ e: string }>('SELECT embedding::text AS e FROM embeddings')).rows).toEqual([{ e: '{1,0,0}' }]);
@@ -276,7 +277,10 @@ describe.skipIf(!VECTORS)('EmbeddingQueue', () => {
     expect(service.status().pending).toBeLessThanOrEqual(5);
     expect(service.status().stats.turnedAway).toBeGreaterThan(0);
     gate.release();
-    await waitFor(() => vectors(), (v) => v.length === 12);
+    await waitFor(
+      () => vectors(),
+      (v) => v.length === 12,
+    );
     expect(logs).toEqual(['info: embeddings: using anima-test/tiny-bert (32 dimensions)']);
   });
 
@@ -287,7 +291,10 @@ describe.skipIf(!VECTORS)('EmbeddingQueue', () => {
     await service.backfill();
     const stored = await conversations.append({ conversationId, role: 'user', content: 'The boat is called Heron.', status: 'complete' });
     expect(stored.content).toBe('The boat is called Heron.');
-    await waitFor(() => vectors(), (v) => v.length === 1);
+    await waitFor(
+      () => vectors(),
+      (v) => v.length === 1,
+    );
     expect(failing.failed()).toBe(2);
     expect(logs.filter((l) => l.includes('failed (the worker stopped)'))).toHaveLength(2);
     expect(service.status()).toMatchObject({ failures: 0, lastError: null });
@@ -300,7 +307,10 @@ describe.skipIf(!VECTORS)('EmbeddingQueue', () => {
     await service.setEmbedder(closed);
     await conversations.append({ conversationId, role: 'user', content: 'Nothing is thrown at me.', status: 'complete' });
     await memories.create({ type: 'world', content: 'Nothing is thrown at the writer.', source: 'user', actor: 'person' });
-    const status = await waitFor(() => service.status(), (s) => s.failures >= 2);
+    const status = await waitFor(
+      () => service.status(),
+      (s) => s.failures >= 2,
+    );
     expect(status.lastError).toBeTruthy();
     expect(status.retryAt).not.toBeNull();
     expect(await vectors()).toEqual([]);
@@ -327,9 +337,11 @@ describe.skipIf(!VECTORS)('EmbeddingQueue', () => {
     expect(rows.filter((r) => r.source === 'message')).toHaveLength(25);
     // The dream is not embedded: recall never returns dreams.
     expect(rows.filter((r) => r.source === 'diary')).toHaveLength(2);
-    const state = (await db.query<{ model: string; done: number; total: number; complete: boolean }>(
-      'SELECT model, backfill_done AS done, backfill_total AS total, complete_at IS NOT NULL AS complete FROM embedding_state',
-    )).rows[0];
+    const state = (
+      await db.query<{ model: string; done: number; total: number; complete: boolean }>(
+        'SELECT model, backfill_done AS done, backfill_total AS total, complete_at IS NOT NULL AS complete FROM embedding_state',
+      )
+    ).rows[0];
     expect(state).toEqual({ model: MODEL, done: 67, total: 67, complete: true });
     expect(service.status()).toMatchObject({ complete: true, backfill: null });
     // A second pass finds nothing to do.
@@ -364,9 +376,14 @@ describe.skipIf(!VECTORS)('EmbeddingQueue', () => {
     expect(await vectors(OTHER)).toEqual([]);
     expect(await vectors(MODEL)).toHaveLength(10);
     const indexes = async () =>
-      (await db.query<{ n: string }>(`SELECT indexname AS n FROM pg_indexes WHERE tablename = 'embeddings' AND indexname LIKE 'embeddings_hnsw_%'`)).rows.map((r) => r.n).sort();
+      (await db.query<{ n: string }>(`SELECT indexname AS n FROM pg_indexes WHERE tablename = 'embeddings' AND indexname LIKE 'embeddings_hnsw_%'`)).rows
+        .map((r) => r.n)
+        .sort();
     expect(await indexes()).toEqual(
-      [...['message', 'memory', 'diary'].map((s) => indexName(MODEL, s as 'memory', 32)), ...['message', 'memory', 'diary'].map((s) => indexName(OTHER, s as 'memory', 32))].sort(),
+      [
+        ...['message', 'memory', 'diary'].map((s) => indexName(MODEL, s as 'memory', 32)),
+        ...['message', 'memory', 'diary'].map((s) => indexName(OTHER, s as 'memory', 32)),
+      ].sort(),
     );
     gate.release();
     const done = await service.backfill();
@@ -404,7 +421,9 @@ describe.skipIf(!VECTORS)('EmbeddingQueue', () => {
     expect(await vectors()).toEqual([]);
     await service.backfill();
     expect((await vectors()).map((v) => v.dimensions)).toEqual([16, 16, 16, 16, 16, 16]);
-    const idx = (await db.query<{ n: string }>(`SELECT indexname AS n FROM pg_indexes WHERE tablename = 'embeddings' AND indexname LIKE 'embeddings_hnsw_%'`)).rows.map((r) => r.n);
+    const idx = (
+      await db.query<{ n: string }>(`SELECT indexname AS n FROM pg_indexes WHERE tablename = 'embeddings' AND indexname LIKE 'embeddings_hnsw_%'`)
+    ).rows.map((r) => r.n);
     expect(idx.sort()).toEqual(['message', 'memory', 'diary'].map((s) => indexName(MODEL, s as 'memory', 16)).sort());
   });
 

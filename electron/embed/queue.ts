@@ -32,13 +32,7 @@ import { Backoff, failedAgain, RETRY_BASE_MS, RETRY_MAX_MS } from './retry.js';
 import type { Embedder } from './types.js';
 import { prefixesFor, prepareModel, type EmbedSource } from './vectors.js';
 
-export type {
-  EmbeddingProgress,
-  EmbeddingService,
-  EmbeddingServiceOptions,
-  EmbeddingStatus,
-  QueueStats,
-} from './embedding-service.js';
+export type { EmbeddingProgress, EmbeddingService, EmbeddingServiceOptions, EmbeddingStatus, QueueStats } from './embedding-service.js';
 
 /** Texts per model call. Small enough that a search waiting behind a batch is not held long. */
 export const BATCH_SIZE = 32;
@@ -328,10 +322,7 @@ export class EmbeddingQueue implements EmbeddingService {
     if (job && job === this.job) job.buffer.unshift(...back);
     // Back in front of what came since, as long as the bound allows; the rest waits for the backfill.
     else if (!this.pending.putBackInFront(back)) this.missed = true;
-    this.log(
-      'warn',
-      `embeddings: a batch of ${items.length} failed (${err.message}); trying again in ${Math.round((this.backoff.retryAt - now) / 1000)} s`,
-    );
+    this.log('warn', `embeddings: a batch of ${items.length} failed (${err.message}); trying again in ${Math.round((this.backoff.retryAt - now) / 1000)} s`);
   }
 
   /** One model call that close() or a switch can cancel, even if the model ignores the signal. */

@@ -64,10 +64,13 @@ export class Backoff {
   /** Runs `retry` at the retry time (once, however often asked). */
   schedule(retry: () => void): void {
     if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      retry();
-    }, Math.max(0, this.retryAt - Date.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        retry();
+      },
+      Math.max(0, this.retryAt - Date.now()),
+    );
     // Never the reason the process stays up.
     this.timer.unref?.();
   }

@@ -14,7 +14,6 @@ import type { Embedder } from './types.js';
 import type { HostEvents } from '../events/events.js';
 import type { Log } from '../../shared/log.js';
 
-
 export interface SearchByMeaningDeps {
   db: Database;
   /** Set to the model once it is ready; recall and the memory store read it from here. */
@@ -81,7 +80,9 @@ export class SearchByMeaning {
    * unrelated settings change. Resolves once switched.
    */
   use(modelId: string | null, options: { retry?: boolean } = {}): Promise<void> {
-    this.chain = this.chain.then(() => this.switchTo(modelId, options.retry ?? false)).catch((err: Error) => this.deps.log('error', `embeddings: ${err.message}`));
+    this.chain = this.chain
+      .then(() => this.switchTo(modelId, options.retry ?? false))
+      .catch((err: Error) => this.deps.log('error', `embeddings: ${err.message}`));
     return this.chain;
   }
 

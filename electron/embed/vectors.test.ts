@@ -56,7 +56,9 @@ function unit(seed: number, n: number): Float32Array {
 }
 
 const indexes = async () =>
-  (await db.query<{ n: string }>(`SELECT indexname AS n FROM pg_indexes WHERE tablename = 'embeddings' AND indexname LIKE 'embeddings_hnsw_%'`)).rows.map((r) => r.n).sort();
+  (await db.query<{ n: string }>(`SELECT indexname AS n FROM pg_indexes WHERE tablename = 'embeddings' AND indexname LIKE 'embeddings_hnsw_%'`)).rows
+    .map((r) => r.n)
+    .sort();
 
 describe('vector helpers', () => {
   it('write vectors that come back unchanged (float4)', async () => {
@@ -107,7 +109,12 @@ describe.skipIf(!VECTORS)('per-model indexes', () => {
     await prepareModel(db, "odd 'model'/v1", 32);
     expect(await indexes()).toEqual((['message', 'memory', 'diary'] as EmbedSource[]).map((s) => indexName("odd 'model'/v1", s, 32)).sort());
     // 1,600 memory vectors: from about 1,500 the planner prefers the index to a scan and sort.
-    const rows = Array.from({ length: 1720 }, (_, i) => ({ source: (['memory', 'message', 'diary'] as const)[i < 1600 ? 0 : i % 3]!, sourceId: i, hash: 'h', vector: unit(i + 1, 32) }));
+    const rows = Array.from({ length: 1720 }, (_, i) => ({
+      source: (['memory', 'message', 'diary'] as const)[i < 1600 ? 0 : i % 3]!,
+      sourceId: i,
+      hash: 'h',
+      vector: unit(i + 1, 32),
+    }));
     await upsertVectors(db, "odd 'model'/v1", 32, rows);
     // Another model's rows of another length share the table without troubling the index.
     await prepareModel(db, 'other', 8);

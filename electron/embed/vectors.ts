@@ -112,9 +112,10 @@ export async function prepareModel(db: PGlite, modelId: string, dimensions: numb
   return db.transaction(async (tx) => {
     const prefix = `embeddings_hnsw_${modelKey(modelId)}_`;
     const existing = (
-      await tx.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'embeddings' AND starts_with(indexname, $1)`, [
-        prefix,
-      ])
+      await tx.query<{ indexname: string }>(
+        `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'embeddings' AND starts_with(indexname, $1)`,
+        [prefix],
+      )
     ).rows.map((r) => r.indexname);
     const wanted = new Set(EMBED_SOURCES.map((s) => indexName(modelId, s, dimensions)));
     for (const name of existing) if (!wanted.has(name)) await tx.exec(`DROP INDEX IF EXISTS ${name}`);
@@ -185,10 +186,14 @@ export interface Neighbour {
  * The `k` nearest vectors of one model and source by cosine, through its HNSW index (approximate:
  * the index's ef_search, 40 by default, bounds what one scan returns).
  */
-export async function nearest(db: Queryable, o: { modelId: string; dimensions: number; source: EmbedSource; vector: ArrayLike<number>; k: number }): Promise<Neighbour[]> {
-  const rows = await db.query<{ id: number; d: number }>(`SELECT sid::float8 AS id, d FROM (${knnSql(o.modelId, o.dimensions, o.source, '$1', o.k)}) x ORDER BY d, sid`, [
-    vectorLiteral(o.vector),
-  ]);
+export async function nearest(
+  db: Queryable,
+  o: { modelId: string; dimensions: number; source: EmbedSource; vector: ArrayLike<number>; k: number },
+): Promise<Neighbour[]> {
+  const rows = await db.query<{ id: number; d: number }>(
+    `SELECT sid::float8 AS id, d FROM (${knnSql(o.modelId, o.dimensions, o.source, '$1', o.k)}) x ORDER BY d, sid`,
+    [vectorLiteral(o.vector)],
+  );
   return rows.rows.map((r) => ({ id: Number(r.id), similarity: 1 - Number(r.d) }));
 }
 

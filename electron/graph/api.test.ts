@@ -48,7 +48,9 @@ describe('graph API', () => {
 
   it('refuses an import edge to an entity that is not in it, and changes nothing', async () => {
     const before = (await host.api['graph.view']({})).totalEntities;
-    await expect(host.api['graph.import']({ entities: [{ name: 'Rui', kind: 'person' }], edges: [{ source: 0, target: 5, relation: 'knows' }] })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(
+      host.api['graph.import']({ entities: [{ name: 'Rui', kind: 'person' }], edges: [{ source: 0, target: 5, relation: 'knows' }] }),
+    ).rejects.toMatchObject({ code: 'not_found' });
     expect((await host.api['graph.view']({})).totalEntities).toBe(before);
   });
 
@@ -72,7 +74,8 @@ describe('graph API', () => {
     await expect(host.api['graph.merge']({ keepId: ana.id, mergeId: ana.id })).rejects.toMatchObject({ code: 'invalid_input' });
     await expect(host.api['graph.rename']({ id: ana.id, name: '🙂🙂' })).rejects.toMatchObject({ code: 'invalid_input' });
 
-    const [mara] = (await host.api['graph.import']({ entities: [{ name: 'Mara', kind: 'person' }], edges: [] }), await host.api['graph.search']({ query: 'Mara' }));
+    const [mara] =
+      (await host.api['graph.import']({ entities: [{ name: 'Mara', kind: 'person' }], edges: [] }), await host.api['graph.search']({ query: 'Mara' }));
     const merged = await host.api['graph.merge']({ keepId: ana.id, mergeId: mara!.id });
     expect(merged.entity.aliases).toContain('Mara');
     expect((await host.api['graph.view']({})).nodes.map((n) => n.name)).not.toContain('Mara');

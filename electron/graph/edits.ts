@@ -32,7 +32,14 @@ export async function change<T>(ctx: GraphContext, fn: (tx: Transaction, journal
       const row = (
         await t.query<ChangeRow>(
           `INSERT INTO entity_changes (entity_id, other_id, action, actor, before, after) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb) RETURNING *`,
-          [c.entityId, c.otherId ?? null, c.action, c.actor, c.before === null ? null : JSON.stringify(c.before), after === null ? null : JSON.stringify(after)],
+          [
+            c.entityId,
+            c.otherId ?? null,
+            c.action,
+            c.actor,
+            c.before === null ? null : JSON.stringify(c.before),
+            after === null ? null : JSON.stringify(after),
+          ],
         )
       ).rows[0]!;
       return toChange(row);
@@ -63,7 +70,11 @@ export async function rename(ctx: GraphContext, id: number, newName: string, act
     if (ownAlias) await tx.query('DELETE FROM entity_aliases WHERE entity_id = $1 AND alias_key = $2', [id, key]);
     let aliasAdded: { alias: string; key: string } | null = null;
     if (oldKey !== key) {
-      const inserted = await tx.query('INSERT INTO entity_aliases (entity_id, alias, alias_key) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [id, current.name, oldKey]);
+      const inserted = await tx.query('INSERT INTO entity_aliases (entity_id, alias, alias_key) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
+        id,
+        current.name,
+        oldKey,
+      ]);
       if (inserted.affectedRows) aliasAdded = { alias: current.name, key: oldKey };
     }
     await tx.query('UPDATE entities SET name = $2, name_key = $3, updated_at = now() WHERE id = $1', [id, name, key]);
@@ -128,12 +139,18 @@ export async function merge(ctx: GraphContext, keepId: number, goneId: number, a
     await requireLive(tx, keepId, 'merged into', 'keepId');
     const gone = await requireLive(tx, goneId, 'merged', 'mergeId');
     if (gone.kind === 'self' || gone.kind === 'user') {
-      throw new ApiError('conflict', `Entity ${goneId} is ${gone.kind === 'self' ? 'the companion' : 'the person'}; merge the other entity into it instead.`, 'mergeId');
+      throw new ApiError(
+        'conflict',
+        `Entity ${goneId} is ${gone.kind === 'self' ? 'the companion' : 'the person'}; merge the other entity into it instead.`,
+        'mergeId',
+      );
     }
     const keepKeys = new Set(
-      (await tx.query<{ k: string }>('SELECT name_key AS k FROM entities WHERE id = $1 UNION SELECT alias_key FROM entity_aliases WHERE entity_id = $1', [keepId])).rows.map(
-        (r) => r.k,
-      ),
+      (
+        await tx.query<{ k: string }>('SELECT name_key AS k FROM entities WHERE id = $1 UNION SELECT alias_key FROM entity_aliases WHERE entity_id = $1', [
+          keepId,
+        ])
+      ).rows.map((r) => r.k),
     );
     const goneNames = (
       await tx.query<{ name: string; k: string }>(
@@ -239,7 +256,11 @@ export async function undo(ctx: GraphContext, changeId: number, actor: MemoryAct
         await tx.query('UPDATE entities SET name = $2, name_key = $3, updated_at = now() WHERE id = $1', [c.entityId, before.name, oldKey]);
         const removed = before.aliasRemoved as { alias: string; key: string } | null;
         if (removed) {
-          await tx.query('INSERT INTO entity_aliases (entity_id, alias, alias_key) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [c.entityId, removed.alias, removed.key]);
+          await tx.query('INSERT INTO entity_aliases (entity_id, alias, alias_key) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
+            c.entityId,
+            removed.alias,
+            removed.key,
+          ]);
         }
         break;
       }
@@ -256,8 +277,16 @@ export async function undo(ctx: GraphContext, changeId: number, actor: MemoryAct
         await tx.query('UPDATE entities SET status = $2, merged_into = NULL, updated_at = now() WHERE id = $1', [goneId, restore]);
         const ids = (k: string) => ((after[k] as number[] | undefined) ?? []).map(Number);
         await tx.query('UPDATE entity_mentions SET entity_id = $1 WHERE id = ANY($2::bigint[]) AND entity_id = $3', [goneId, ids('mentionIds'), c.entityId]);
-        await tx.query('UPDATE entity_edges SET source_id = $1, updated_at = now() WHERE id = ANY($2::bigint[]) AND source_id = $3', [goneId, ids('sourceEdgeIds'), c.entityId]);
-        await tx.query('UPDATE entity_edges SET target_id = $1, updated_at = now() WHERE id = ANY($2::bigint[]) AND target_id = $3', [goneId, ids('targetEdgeIds'), c.entityId]);
+        await tx.query('UPDATE entity_edges SET source_id = $1, updated_at = now() WHERE id = ANY($2::bigint[]) AND source_id = $3', [
+          goneId,
+          ids('sourceEdgeIds'),
+          c.entityId,
+        ]);
+        await tx.query('UPDATE entity_edges SET target_id = $1, updated_at = now() WHERE id = ANY($2::bigint[]) AND target_id = $3', [
+          goneId,
+          ids('targetEdgeIds'),
+          c.entityId,
+        ]);
         await tx.query('DELETE FROM entity_aliases WHERE entity_id = $1 AND alias_key = ANY($2::text[])', [c.entityId, (after.aliasKeys as string[]) ?? []]);
         await unfoldCoMentions(tx, c.entityId, goneId, (after.coMentions as FoldedCoMention[] | undefined) ?? []);
         if (typeof after.profileTaken === 'number') {
@@ -311,6 +340,9 @@ export async function undo(ctx: GraphContext, changeId: number, actor: MemoryAct
  * memory and the link together. Not journalled here: the memory's own journal says what changed.
  */
 export async function setProfileIn(tx: Transaction, entityId: number, memoryId: number): Promise<void> {
-  const r = await tx.query('UPDATE entities SET profile_memory_id = $2, updated_at = now() WHERE id = $1', [checkId(entityId, 'entityId'), checkId(memoryId, 'memoryId')]);
+  const r = await tx.query('UPDATE entities SET profile_memory_id = $2, updated_at = now() WHERE id = $1', [
+    checkId(entityId, 'entityId'),
+    checkId(memoryId, 'memoryId'),
+  ]);
   if (!r.affectedRows) throw new ApiError('not_found', `There is no entity ${entityId}.`, 'entityId');
 }

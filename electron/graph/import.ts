@@ -39,7 +39,10 @@ export async function importGraph(
     return { ...e, relation, weight, validFrom, validTo };
   });
   return ctx.db.transaction(async (tx) => {
-    const resolved = await resolveKeys(tx, items.filter((it) => it.kind !== 'self' && it.kind !== 'user').map((it) => ({ key: it.key, kind: it.kind })));
+    const resolved = await resolveKeys(
+      tx,
+      items.filter((it) => it.kind !== 'self' && it.kind !== 'user').map((it) => ({ key: it.key, kind: it.kind })),
+    );
     // 'self' and 'user' are the two fixed nodes, whatever name the import gives them.
     const fixedId = (kind: EntityKind) => (kind === 'self' ? SELF_ENTITY_ID : kind === 'user' ? USER_ENTITY_ID : null);
     // New names go in with one statement (keys are unique among them, so RETURNING is matched by key).
@@ -81,7 +84,14 @@ export async function importGraph(
         `INSERT INTO entity_edges (source_id, target_id, relation, weight, valid_from, valid_to)
          SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::real[], $5::timestamptz[], $6::timestamptz[])
          ON CONFLICT DO NOTHING`,
-        [chunk.map((e) => e.a), chunk.map((e) => e.b), chunk.map((e) => e.relation), chunk.map((e) => e.weight), chunk.map((e) => e.validFrom), chunk.map((e) => e.validTo)],
+        [
+          chunk.map((e) => e.a),
+          chunk.map((e) => e.b),
+          chunk.map((e) => e.relation),
+          chunk.map((e) => e.weight),
+          chunk.map((e) => e.validFrom),
+          chunk.map((e) => e.validTo),
+        ],
       );
       inserted += r.affectedRows ?? 0;
     }

@@ -111,7 +111,13 @@ describe('GraphIndexer', () => {
     for (const text of ['Caroline went to a support group.', 'Melanie painted a lake in Oregon.', 'no names here']) {
       await plain.append({ conversationId, role: 'user', content: text, status: 'complete' });
     }
-    await plainMemories.create({ type: 'world', content: 'The person has a sister.', source: 'light-sleep', actor: 'light-sleep', entityNames: ['Mara', 'Shanghai'] });
+    await plainMemories.create({
+      type: 'world',
+      content: 'The person has a sister.',
+      source: 'light-sleep',
+      actor: 'light-sleep',
+      entityNames: ['Mara', 'Shanghai'],
+    });
     expect(await indexer.backfill()).toEqual({ messages: 3, memories: 1 });
     expect(await names(db)).toEqual(['Caroline', 'Mara', 'Melanie', 'Oregon', 'Shanghai']);
     expect(await indexer.backfill()).toEqual({ messages: 0, memories: 0 });
@@ -146,7 +152,13 @@ describe('in the host', () => {
       const conversations = new Conversations(db);
       const { id } = await conversations.create('before');
       await conversations.append({ conversationId: id, role: 'user', content: 'Hey Caroline! How is Lisbon?', status: 'complete' });
-      await new MemoryStore(db).create({ type: 'world', content: 'The person has a sister.', source: 'light-sleep', actor: 'light-sleep', entityNames: ['Mara'] });
+      await new MemoryStore(db).create({
+        type: 'world',
+        content: 'The person has a sister.',
+        source: 'light-sleep',
+        actor: 'light-sleep',
+        entityNames: ['Mara'],
+      });
       await db.close();
     }
     const logs: string[] = [];

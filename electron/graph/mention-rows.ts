@@ -256,7 +256,13 @@ export async function foldCoMentions(tx: Transaction, keepId: number, goneId: nu
     )
   ).rows.map((r) => ({ other: Number(r.other), weight: Number(r.weight), overlap: Math.min(Number(r.overlap), Number(r.weight)) }));
   const add = folded.filter((f) => f.other !== keepId && f.weight - f.overlap > 0);
-  if (add.length) await addCoMentions(tx, keepId, add.map((f) => f.other), add.map((f) => f.weight - f.overlap));
+  if (add.length)
+    await addCoMentions(
+      tx,
+      keepId,
+      add.map((f) => f.other),
+      add.map((f) => f.weight - f.overlap),
+    );
   return folded;
 }
 
@@ -272,14 +278,22 @@ export async function unfoldCoMentions(tx: Transaction, keepId: number, goneId: 
     );
     await tx.query(`DELETE FROM entity_edges e WHERE e.relation = 'co_mention' AND e.weight <= 0 AND (e.source_id = $1 OR e.target_id = $1)`, [keepId]);
   }
-  if (folded.length) await addCoMentions(tx, goneId, folded.map((f) => f.other), folded.map((f) => f.weight));
+  if (folded.length)
+    await addCoMentions(
+      tx,
+      goneId,
+      folded.map((f) => f.other),
+      folded.map((f) => f.weight),
+    );
 }
 
 // ---- reading mentions ----
 
 /** The memories that mention an entity. */
 export async function memoriesMentioning(db: Queryable, entityId: number): Promise<number[]> {
-  const rows = await rowsAsJson<{ id: number }>(db, 'SELECT DISTINCT memory_id AS id FROM entity_mentions WHERE entity_id = $1 AND memory_id IS NOT NULL', [entityId]);
+  const rows = await rowsAsJson<{ id: number }>(db, 'SELECT DISTINCT memory_id AS id FROM entity_mentions WHERE entity_id = $1 AND memory_id IS NOT NULL', [
+    entityId,
+  ]);
   return rows.map((r) => Number(r.id));
 }
 

@@ -24,7 +24,7 @@ describe('detectMentions — English (compromise)', () => {
 
   it('finds names in chat lines like the LoCoMo turns', () => {
     expect(found('Hey Mel! Good to see you! How have you been?')).toEqual(['person:Mel']);
-    expect(found('Wow, that\'s cool, Caroline! What happened that was so awesome?')).toEqual(['person:Caroline']);
+    expect(found("Wow, that's cool, Caroline! What happened that was so awesome?")).toEqual(['person:Caroline']);
   });
 
   it('finds nothing in text without names: pronouns, "I", greetings, emoji, punctuation', () => {

@@ -83,8 +83,30 @@ function loadCompromise(): Compromise | null {
 // nt after tagging — jieba-rs's loadDict does not replace the tag of a word it already has. Only
 // unambiguous company names: 小米 (millet) and 苹果 (apple) stay as they are.
 const ORG_FIXES = new Set([
-  '华为', '腾讯', '阿里巴巴', '百度', '京东', '网易', '新浪', '搜狐', '字节跳动', '美团', '拼多多', '滴滴出行',
-  '比亚迪', '海尔', '中兴', '联想集团', '微软', '谷歌', '亚马逊', '特斯拉', '星巴克', '麦当劳', '肯德基', '宜家',
+  '华为',
+  '腾讯',
+  '阿里巴巴',
+  '百度',
+  '京东',
+  '网易',
+  '新浪',
+  '搜狐',
+  '字节跳动',
+  '美团',
+  '拼多多',
+  '滴滴出行',
+  '比亚迪',
+  '海尔',
+  '中兴',
+  '联想集团',
+  '微软',
+  '谷歌',
+  '亚马逊',
+  '特斯拉',
+  '星巴克',
+  '麦当劳',
+  '肯德基',
+  '宜家',
 ]);
 
 function loadJieba(): JiebaTagger | null {
@@ -131,8 +153,8 @@ const STOP = new Set(
 );
 
 const CJK_STOP = new Set(
+  // Common words jieba's dictionary tags as places or names (东西 "stuff" is ns).
   (
-    // Common words jieba's dictionary tags as places or names (东西 "stuff" is ns).
     '东西 城市 外国 爱国 平原 国内 国外 中外 南北 东南 西南 全国 各国 本地 当地 外地 老家 家乡 ' +
     '小姐 小伙 小孩 小子 小时 小心 小说 老师 老板 老婆 老公 老人 老家 阿姨 ' +
     '我们 你们 他们 她们 自己 大家 别人'
@@ -142,7 +164,9 @@ const CJK_STOP = new Set(
 // The most common Chinese surnames (about 85% of people), for telling names from words in jieba's
 // unknown ('x') and noisy nr output.
 const SURNAMES = new Set(
-  ('王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤').split(''),
+  '王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤'.split(
+    '',
+  ),
 );
 
 /** A name worth an entity: has a letter, is not a stop word, not too long, not one Latin letter. */
@@ -170,8 +194,8 @@ const STARTERS = new Set(
     'the a an and but or so if when what why how where who which that this these those there here then now just ' +
     'i im ive id ill it its is are was were be do does did can could would should will have has had not no yes ' +
     'hey hi hello wow oh ah yeah ok okay thanks thank sorry well also maybe really great good nice cool awesome ' +
-    'lol haha omg my your our their his her we you they he she me us them love glad happy sounds that\'s it\'s ' +
-    'let lets let\'s sure absolutely definitely totally'
+    "lol haha omg my your our their his her we you they he she me us them love glad happy sounds that's it's " +
+    "let lets let's sure absolutely definitely totally"
   ).split(' '),
 );
 
@@ -224,7 +248,9 @@ function englishSentence(text: string): Mention[] {
   const nlp = loadCompromise();
   if (!nlp) return [];
   const out: Mention[] = [];
-  const matches = nlp(text).match('(#Person|#Place|#Organization)+').json({ offset: true, terms: { offset: true } });
+  const matches = nlp(text)
+    .match('(#Person|#Place|#Organization)+')
+    .json({ offset: true, terms: { offset: true } });
   for (const m of matches) {
     // Split the run where punctuation separates names ("Paris, France") or the kind changes
     // ("Ana Lisbon" is a person then a place).
@@ -277,7 +303,6 @@ function fromTerms(text: string, run: CompromiseTerm[]): Mention | null {
 
 // ---- Chinese ----
 
-
 // jieba's dictionary tags thousands of ordinary words as places or names (东西, 新鲜, 长大 and 西瓜
 // are ns; 谢谢, 顾客 and 高潮 are nr, with a surname first). Its real names are mostly famous ones
 // (毛泽东, 刘翔), while the people in someone's life are unknown words ('x'). So a dictionary place
@@ -288,8 +313,10 @@ const PLACE_BEFORE = new Set(
 );
 const PLACE_AFTER = new Set('人 旅游 旅行 出差 留学 工作 上学 读书 生活 定居 玩 之旅 一带 附近 市区 郊区 那边 这边'.split(' '));
 const PERSON_BEFORE = new Set(
-  ('叫 名叫 和 跟 与 同 陪 见 找 问 给 告诉 朋友 同事 同学 室友 邻居 老师 老板 领导 对象 老公 老婆 丈夫 妻子 ' +
-    '男朋友 女朋友 男友 女友 妹妹 姐姐 哥哥 弟弟 儿子 女儿 表妹 表姐 表哥 表弟 堂妹 堂姐 堂哥 堂弟').split(' '),
+  (
+    '叫 名叫 和 跟 与 同 陪 见 找 问 给 告诉 朋友 同事 同学 室友 邻居 老师 老板 领导 对象 老公 老婆 丈夫 妻子 ' +
+    '男朋友 女朋友 男友 女友 妹妹 姐姐 哥哥 弟弟 儿子 女儿 表妹 表姐 表哥 表弟 堂妹 堂姐 堂哥 堂弟'
+  ).split(' '),
 );
 const PERSON_AFTER = new Set('说 问 告诉 觉得 认为 喜欢 讨厌 笑 哭 打电话 发消息 发微信 来了 走了 生日 结婚 怀孕'.split(' '));
 
@@ -407,7 +434,7 @@ const CHUNK_CHARS = 2000;
 export async function detectMentionsAsync(text: string): Promise<Mention[]> {
   if (text.length <= CHUNK_CHARS) return detectMentions(text);
   const out: Mention[] = [];
-  for (let from = 0; from < text.length; ) {
+  for (let from = 0; from < text.length;) {
     let to = Math.min(text.length, from + CHUNK_CHARS);
     if (to < text.length) {
       const window = text.slice(from + CHUNK_CHARS / 2, to);

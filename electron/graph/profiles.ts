@@ -25,7 +25,12 @@ export async function profileCandidates(db: Database, ids: number[]): Promise<Pr
       WHERE id = ANY($1::bigint[]) AND status = 'active' AND kind <> 'self'`,
     [ids],
   );
-  return rows.rows.map((e) => ({ id: Number(e.id), name: e.name, kind: e.kind, profileMemoryId: e.profile_memory_id === null ? null : Number(e.profile_memory_id) }));
+  return rows.rows.map((e) => ({
+    id: Number(e.id),
+    name: e.name,
+    kind: e.kind,
+    profileMemoryId: e.profile_memory_id === null ? null : Number(e.profile_memory_id),
+  }));
 }
 
 /**

@@ -18,7 +18,15 @@ const NOT_REOPENED = (col: string) =>
  */
 export async function relate(
   ctx: GraphContext,
-  input: { sourceId: number; targetId: number; relation: string; weight?: number; validFrom?: string | null; validTo?: string | null; evidenceMemoryIds?: number[] },
+  input: {
+    sourceId: number;
+    targetId: number;
+    relation: string;
+    weight?: number;
+    validFrom?: string | null;
+    validTo?: string | null;
+    evidenceMemoryIds?: number[];
+  },
   actor: MemoryActor,
 ): Promise<EntityEdge> {
   const sourceId = checkId(input.sourceId, 'sourceId');
@@ -86,7 +94,7 @@ export async function strengthen(
     const before = toEdge(row);
     const known = new Set(before.evidenceMemoryIds);
     const start =
-      before.validFrom && validFrom ? (Date.parse(validFrom) < Date.parse(before.validFrom) ? validFrom : before.validFrom) : before.validFrom ?? validFrom;
+      before.validFrom && validFrom ? (Date.parse(validFrom) < Date.parse(before.validFrom) ? validFrom : before.validFrom) : (before.validFrom ?? validFrom);
     // An unknown start stays unknown: the relation was known before this memory said when it began.
     const keepStart = before.validFrom === null ? null : start;
     const edge = toEdge(
@@ -107,7 +115,13 @@ export async function strengthen(
  * Ends an open typed relation at `validTo` (never before it began). Journalled ('close', with
  * `cause` in its after); undo reopens it. The edge stays: on the time slider it is history.
  */
-export async function closeRelation(ctx: GraphContext, edgeId: number, validTo: string, actor: MemoryActor, cause: Record<string, unknown>): Promise<EntityEdge> {
+export async function closeRelation(
+  ctx: GraphContext,
+  edgeId: number,
+  validTo: string,
+  actor: MemoryActor,
+  cause: Record<string, unknown>,
+): Promise<EntityEdge> {
   checkId(edgeId, 'edgeId');
   const end = checkTime(validTo, 'validTo')!;
   return change(ctx, async (tx, journal) => {
@@ -135,7 +149,9 @@ export async function closeUnsupported(ctx: GraphContext, memoryIds: number[], f
   if (!memoryIds.length) return [];
   const rows = (
     await ctx.db.query<EdgeRow & { gone: number[] }>(
-      `SELECT ${EDGE_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')},
+      `SELECT ${EDGE_COLUMNS.split(', ')
+        .map((c) => `e.${c}`)
+        .join(', ')},
               ARRAY(SELECT x FROM unnest(e.evidence_memory_ids) AS x WHERE x = ANY($1::bigint[])) AS gone
        FROM entity_edges e
        WHERE e.relation <> 'co_mention' AND e.valid_to IS NULL AND e.evidence_memory_ids && $1::bigint[]

@@ -121,7 +121,10 @@ export async function resolveKeys(tx: Transaction, items: { key: string; kind?: 
     rest.push(item);
   }
   if (rest.length) {
-    const similar = await resolveSimilar(tx, rest.map((i) => i.key));
+    const similar = await resolveSimilar(
+      tx,
+      rest.map((i) => i.key),
+    );
     for (const item of rest) {
       if (out.has(item.key)) continue;
       out.set(item.key, decideSimilar(similar.get(item.key) ?? [], item.kind));
@@ -153,7 +156,14 @@ async function resolveSimilar(tx: Transaction, keys: string[]): Promise<Map<stri
   );
   for (const r of rows.rows) {
     const list = out.get(r.key) ?? [];
-    list.push({ id: Number(r.id), kind: r.kind, name: r.name, mentionCount: r.mention_count, similarity: Math.round(Number(r.sim) * 1000) / 1000, via: 'name' });
+    list.push({
+      id: Number(r.id),
+      kind: r.kind,
+      name: r.name,
+      mentionCount: r.mention_count,
+      similarity: Math.round(Number(r.sim) * 1000) / 1000,
+      via: 'name',
+    });
     out.set(r.key, list);
   }
   for (const list of out.values()) list.sort((a, b) => b.similarity - a.similarity || a.id - b.id);

@@ -45,7 +45,12 @@ beforeEach(async () => {
   changed = [];
   conversations = new Conversations(db);
   memories = new MemoryStore(db);
-  store = new EntityStore(db, { conversations, memories }, () => {}, (ids) => changed.push(ids));
+  store = new EntityStore(
+    db,
+    { conversations, memories },
+    () => {},
+    (ids) => changed.push(ids),
+  );
   conversationId = (await conversations.create('graph test')).id;
 });
 
@@ -222,7 +227,14 @@ describe('resolve', () => {
 
   it('two close candidates are ambiguous too, and a close name of another kind is not the same', async () => {
     const { memory } = await memories.create({ type: 'world', content: 'Names.', source: 'user', actor: 'person' });
-    await store.recordMentions({ memoryId: memory.id, text: '', names: [{ name: 'Jonathan Smyth', kind: 'person' }, { name: 'Jonathan Smith', kind: 'person' }] });
+    await store.recordMentions({
+      memoryId: memory.id,
+      text: '',
+      names: [
+        { name: 'Jonathan Smyth', kind: 'person' },
+        { name: 'Jonathan Smith', kind: 'person' },
+      ],
+    });
     expect(await count(`SELECT count(*)::int AS n FROM entities WHERE kind = 'person'`)).toBe(2);
     // 0.71 alike to both.
     const r = await store.resolve('Jonathan Smth', 'person');
@@ -321,13 +333,17 @@ describe('merge', () => {
     // Its names now find the survivor; nothing new is made for them.
     expect(await store.resolve('Mel')).toMatchObject({ via: 'alias', entity: { id: melanie.id } });
     expect(await store.resolve('Melly')).toMatchObject({ via: 'alias', entity: { id: melanie.id } });
-    expect((await store.get(melanie.id)).relations.map((r) => r.other.id).sort()).toEqual([ana.id, lisbon.id, tom.id, ana.id, (await byName('Porto')).id].sort());
+    expect((await store.get(melanie.id)).relations.map((r) => r.other.id).sort()).toEqual(
+      [ana.id, lisbon.id, tom.id, ana.id, (await byName('Porto')).id].sort(),
+    );
 
     const restored = await store.undo(changeId);
     expect(restored).toMatchObject({ id: melanie.id, aliases: [] });
     expect(await store.entity(mel.id)).toMatchObject({ status: 'active', mergedInto: null, aliases: ['Melly'] });
     expect((await db.query('SELECT id, entity_id FROM entity_mentions ORDER BY id')).rows).toEqual(before.mentions);
-    expect((await db.query('SELECT source_id, target_id, relation, weight FROM entity_edges ORDER BY source_id, target_id, relation')).rows).toEqual(before.edges);
+    expect((await db.query('SELECT source_id, target_id, relation, weight FROM entity_edges ORDER BY source_id, target_id, relation')).rows).toEqual(
+      before.edges,
+    );
     expect((await db.query('SELECT id, mention_count, first_seen, last_seen FROM entities ORDER BY id')).rows).toEqual(before.counts);
     expect(await store.resolve('Mel')).toMatchObject({ via: 'name', entity: { id: mel.id } });
   });
@@ -520,12 +536,17 @@ describe('reading', () => {
 describe('relations from the sleep cycle: strengthen, close, undo, profiles', () => {
   const fact = async (content: string) => (await memories.create({ type: 'world', content, source: 'user', actor: 'person' })).memory.id;
   const edgeRow = async (id: number) =>
-    (await db.query<{ weight: number; valid_from: Date | null; valid_to: Date | null; evidence: number[] }>(
-      `SELECT weight, valid_from, valid_to, evidence_memory_ids AS evidence FROM entity_edges WHERE id = $1`,
-      [id],
-    )).rows[0]!;
+    (
+      await db.query<{ weight: number; valid_from: Date | null; valid_to: Date | null; evidence: number[] }>(
+        `SELECT weight, valid_from, valid_to, evidence_memory_ids AS evidence FROM entity_edges WHERE id = $1`,
+        [id],
+      )
+    ).rows[0]!;
   const typedAt = async (at: string) =>
-    (await store.graph({ at, limit: 100 })).edges.filter((e) => e.relation !== 'co_mention').map((e) => `${e.source} ${e.relation} ${e.target}`).sort();
+    (await store.graph({ at, limit: 100 })).edges
+      .filter((e) => e.relation !== 'co_mention')
+      .map((e) => `${e.source} ${e.relation} ${e.target}`)
+      .sort();
 
   it('names resolve to the same entities a mention would, made when unknown; the person and the companion keep their own', async () => {
     await say('Ana works at Nimbus Labs.');
@@ -545,13 +566,21 @@ describe('relations from the sleep cycle: strengthen, close, undo, profiles', ()
 
   it('strengthens the same open relation instead of adding a copy, and undo takes back exactly that', async () => {
     const ids = await store.ensureEntities(['Mara', 'Lisbon', 'Porto']);
-    const mara = ids.get('mara')!, lisbon = ids.get('lisbon')!, porto = ids.get('porto')!;
+    const mara = ids.get('mara')!,
+      lisbon = ids.get('lisbon')!,
+      porto = ids.get('porto')!;
     const m1 = await fact('Mara lives in Lisbon.');
     const m2 = await fact('Mara has a flat in Lisbon.');
-    const edge = await store.relate({ sourceId: mara, targetId: lisbon, relation: 'lives_in', validFrom: '2024-01-01', evidenceMemoryIds: [m1] }, 'light-sleep');
+    const edge = await store.relate(
+      { sourceId: mara, targetId: lisbon, relation: 'lives_in', validFrom: '2024-01-01', evidenceMemoryIds: [m1] },
+      'light-sleep',
+    );
     expect(await store.strengthen({ sourceId: mara, targetId: porto, relation: 'lives_in', evidenceMemoryIds: [m2] }, 'light-sleep')).toBeNull();
     expect(await store.strengthen({ sourceId: mara, targetId: lisbon, relation: 'lives_in', validTo: '2030-01-01', evidenceMemoryIds: [m2] })).toBeNull();
-    const again = await store.strengthen({ sourceId: mara, targetId: lisbon, relation: 'lives_in', validFrom: '2023-06-01', evidenceMemoryIds: [m2, m1] }, 'light-sleep');
+    const again = await store.strengthen(
+      { sourceId: mara, targetId: lisbon, relation: 'lives_in', validFrom: '2023-06-01', evidenceMemoryIds: [m2, m1] },
+      'light-sleep',
+    );
     expect(again).toMatchObject({ id: edge.id, weight: 2, validFrom: '2023-06-01T00:00:00.000Z', validTo: null, evidenceMemoryIds: [m1, m2] });
     expect(await count(`SELECT count(*)::int AS n FROM entity_edges WHERE relation = 'lives_in'`)).toBe(1);
     const change = (await store.history(mara)).at(-1)!;
@@ -568,9 +597,25 @@ describe('relations from the sleep cycle: strengthen, close, undo, profiles', ()
 
   it('closes the older of two single-valued relations where the newer begins; undo reopens it, and it stays open', async () => {
     const ids = await store.ensureEntities(['Mara', 'Lisbon', 'Porto', 'Tom', 'Lena']);
-    const mara = ids.get('mara')!, lisbon = ids.get('lisbon')!, porto = ids.get('porto')!, tom = ids.get('tom')!, lena = ids.get('lena')!;
-    const lisbonEdge = await store.relate({ sourceId: mara, targetId: lisbon, relation: 'lives_in', validFrom: '2024-01-01', evidenceMemoryIds: [await fact('Mara lives in Lisbon.')] });
-    const portoEdge = await store.relate({ sourceId: mara, targetId: porto, relation: 'lives_in', validFrom: '2025-03-01', evidenceMemoryIds: [await fact('Mara moved to Porto.')] });
+    const mara = ids.get('mara')!,
+      lisbon = ids.get('lisbon')!,
+      porto = ids.get('porto')!,
+      tom = ids.get('tom')!,
+      lena = ids.get('lena')!;
+    const lisbonEdge = await store.relate({
+      sourceId: mara,
+      targetId: lisbon,
+      relation: 'lives_in',
+      validFrom: '2024-01-01',
+      evidenceMemoryIds: [await fact('Mara lives in Lisbon.')],
+    });
+    const portoEdge = await store.relate({
+      sourceId: mara,
+      targetId: porto,
+      relation: 'lives_in',
+      validFrom: '2025-03-01',
+      evidenceMemoryIds: [await fact('Mara moved to Porto.')],
+    });
     // Many-valued relations and different sources are left alone.
     await store.relate({ sourceId: tom, targetId: lisbon, relation: 'lives_in', validFrom: '2020-01-01' });
     await store.relate({ sourceId: mara, targetId: tom, relation: 'likes' });
@@ -611,7 +656,9 @@ describe('relations from the sleep cycle: strengthen, close, undo, profiles', ()
 
   it('closes a relation whose memories all stopped being true, at the time they stopped', async () => {
     const ids = await store.ensureEntities(['Mara', 'Nimbus Labs', 'Lisbon']);
-    const mara = ids.get('mara')!, nimbus = ids.get('nimbus labs')!, lisbon = ids.get('lisbon')!;
+    const mara = ids.get('mara')!,
+      nimbus = ids.get('nimbus labs')!,
+      lisbon = ids.get('lisbon')!;
     const job = await fact('Mara works at Nimbus Labs.');
     const home = await fact('Mara lives in Lisbon.');
     const again = await fact('Mara still lives in Lisbon.');
@@ -636,7 +683,13 @@ describe('relations from the sleep cycle: strengthen, close, undo, profiles', ()
     await store.recordMentions({ memoryId: factId, text: 'Mara lives in Lisbon.' });
     expect((await store.get(mara)).profileMemoryId).toBeNull();
     const first = await memories.batch(async (b) => {
-      const saved = await b.create({ type: 'observation', content: 'Mara is a friend of the person who lives in Lisbon.', entityNames: ['Mara'], source: 'deep-sleep', actor: 'deep-sleep' });
+      const saved = await b.create({
+        type: 'observation',
+        content: 'Mara is a friend of the person who lives in Lisbon.',
+        entityNames: ['Mara'],
+        source: 'deep-sleep',
+        actor: 'deep-sleep',
+      });
       await store.setProfileIn(b.tx, mara, saved.memory.id);
       return saved.memory.id;
     });
@@ -644,7 +697,17 @@ describe('relations from the sleep cycle: strengthen, close, undo, profiles', ()
     expect(await store.get(mara)).toMatchObject({ profileMemoryId: first, factIds: [factId] });
 
     const second = await memories.batch(async (b) => {
-      const saved = await b.supersede(first, { type: 'observation', content: 'Mara, the person’s friend, lives in Lisbon and paints.', entityNames: ['Mara'], source: 'deep-sleep', actor: 'deep-sleep' }, 'deep-sleep');
+      const saved = await b.supersede(
+        first,
+        {
+          type: 'observation',
+          content: 'Mara, the person’s friend, lives in Lisbon and paints.',
+          entityNames: ['Mara'],
+          source: 'deep-sleep',
+          actor: 'deep-sleep',
+        },
+        'deep-sleep',
+      );
       await store.setProfileIn(b.tx, mara, saved.memory.id);
       return saved;
     });
@@ -652,14 +715,23 @@ describe('relations from the sleep cycle: strengthen, close, undo, profiles', ()
     // Undoing the new profile brings the old one back, and the link follows it.
     await memories.undo(second.changeId, 'person');
     expect(await store.profileOf(mara)).toBe(first);
-    await rejection(db.transaction((tx) => store.setProfileIn(tx, 999, first)), 'not_found');
+    await rejection(
+      db.transaction((tx) => store.setProfileIn(tx, 999, first)),
+      'not_found',
+    );
   });
 
   it('gives a merge the merged entity’s profile when the kept one has none, and undo takes it back', async () => {
     const ids = await store.ensureEntities(['Mara', 'Mara Costa', 'Lisbon']);
     const [mara, costa, lisbon] = [ids.get('mara')!, ids.get('mara costa')!, ids.get('lisbon')!];
     const profile = await memories.batch(async (b) => {
-      const saved = await b.create({ type: 'observation', content: 'Mara Costa is the person’s neighbour.', entityNames: ['Mara Costa'], source: 'deep-sleep', actor: 'deep-sleep' });
+      const saved = await b.create({
+        type: 'observation',
+        content: 'Mara Costa is the person’s neighbour.',
+        entityNames: ['Mara Costa'],
+        source: 'deep-sleep',
+        actor: 'deep-sleep',
+      });
       await store.setProfileIn(b.tx, costa, saved.memory.id);
       return saved.memory.id;
     });
@@ -671,7 +743,13 @@ describe('relations from the sleep cycle: strengthen, close, undo, profiles', ()
 
     // A kept entity with its own profile keeps it.
     const own = await memories.batch(async (b) => {
-      const saved = await b.create({ type: 'observation', content: 'Lisbon is where Mara lives.', entityNames: ['Lisbon'], source: 'deep-sleep', actor: 'deep-sleep' });
+      const saved = await b.create({
+        type: 'observation',
+        content: 'Lisbon is where Mara lives.',
+        entityNames: ['Lisbon'],
+        source: 'deep-sleep',
+        actor: 'deep-sleep',
+      });
       await store.setProfileIn(b.tx, lisbon, saved.memory.id);
       return saved.memory.id;
     });

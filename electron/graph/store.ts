@@ -159,7 +159,15 @@ export class EntityStore {
   // ---- typed relations from the sleep cycle ----
 
   relate(
-    input: { sourceId: number; targetId: number; relation: string; weight?: number; validFrom?: string | null; validTo?: string | null; evidenceMemoryIds?: number[] },
+    input: {
+      sourceId: number;
+      targetId: number;
+      relation: string;
+      weight?: number;
+      validFrom?: string | null;
+      validTo?: string | null;
+      evidenceMemoryIds?: number[];
+    },
     actor: MemoryActor = 'graph',
   ): Promise<EntityEdge> {
     return relations.relate(this.ctx, input, actor);

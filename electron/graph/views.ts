@@ -123,7 +123,10 @@ export async function searchEntities(db: Database, query: string, limit = 20): P
       [key, `${key.replace(/[\\%_]/g, (c) => `\\${c}`)}%`],
     );
   });
-  return entitiesByIds(db, rows.rows.map((r) => Number(r.id)));
+  return entitiesByIds(
+    db,
+    rows.rows.map((r) => Number(r.id)),
+  );
 }
 
 /** The most mentioned active entities and the edges among them. */
@@ -144,7 +147,12 @@ export async function graph(db: Database, opts: GraphFilter & { limit?: number; 
   ).rows[0]!;
   return {
     nodes,
-    edges: await edgesAmong(db, nodes.map((n) => n.id), clamp(opts.edgesPerNode ?? 20, 1, 5_000), at),
+    edges: await edgesAmong(
+      db,
+      nodes.map((n) => n.id),
+      clamp(opts.edgesPerNode ?? 20, 1, 5_000),
+      at,
+    ),
     totalEntities: totals.entities,
     totalEdges: totals.edges,
   };

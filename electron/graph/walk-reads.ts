@@ -59,7 +59,15 @@ export async function seedMentions(
   o: { messageIds: string[]; memoryIds: number[]; never: readonly number[]; fanout: number; edges: boolean },
 ): Promise<{ mentions: SeedMention[]; edges: WalkEdge[] }> {
   const rows = (
-    await db.query<{ id: number; source: 'message' | 'memory' | null; key: string | null; mc: number | null; other: number | null; weight: number | null; omc: number | null }>(
+    await db.query<{
+      id: number;
+      source: 'message' | 'memory' | null;
+      key: string | null;
+      mc: number | null;
+      other: number | null;
+      weight: number | null;
+      omc: number | null;
+    }>(
       `WITH seed AS (
          SELECT x.entity_id AS id, 'message' AS source, s.id AS key
          FROM unnest($1::text[]) AS s(id)

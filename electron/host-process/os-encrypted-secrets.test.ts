@@ -45,10 +45,7 @@ describe('OsEncryptedSecretStore', () => {
   });
 
   it('treats an undecryptable entry as missing and logs it', async () => {
-    await writeFile(
-      path.join(dir, 'secrets.json'),
-      JSON.stringify({ format: 'anima-secrets/os-encrypted', version: 1, secrets: { a: 'garbage' } }),
-    );
+    await writeFile(path.join(dir, 'secrets.json'), JSON.stringify({ format: 'anima-secrets/os-encrypted', version: 1, secrets: { a: 'garbage' } }));
     const log = vi.fn();
     expect(await new OsEncryptedSecretStore(dir, cipher, log).get('a')).toBeUndefined();
     expect(log).toHaveBeenCalledWith('warn', expect.stringContaining('could not decrypt'));

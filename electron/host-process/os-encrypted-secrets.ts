@@ -134,11 +134,5 @@ function isOurs(value: unknown): value is SecretsFile {
 }
 
 function isPlainStringMap(value: unknown): value is Record<string, string> {
-  return (
-    !!value &&
-    typeof value === 'object' &&
-    !Array.isArray(value) &&
-    !('format' in value) &&
-    Object.values(value).every((v) => typeof v === 'string')
-  );
+  return !!value && typeof value === 'object' && !Array.isArray(value) && !('format' in value) && Object.values(value).every((v) => typeof v === 'string');
 }

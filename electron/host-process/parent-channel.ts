@@ -15,10 +15,7 @@ export type ToHost =
 
 /** host → main */
 export type FromHost =
-  | { type: 'ready' }
-  | { type: 'failed'; message: string }
-  | { type: 'closed' }
-  | { type: 'cipher'; id: number; op: 'encrypt' | 'decrypt'; value: string };
+  { type: 'ready' } | { type: 'failed'; message: string } | { type: 'closed' } | { type: 'cipher'; id: number; op: 'encrypt' | 'decrypt'; value: string };
 
 export function isMessage<T extends { type: string }>(data: unknown): data is T {
   return !!data && typeof data === 'object' && typeof (data as { type?: unknown }).type === 'string';
@@ -71,15 +68,10 @@ export interface SafeStorageLike {
   decryptString(encrypted: Buffer): string;
 }
 
-export function answerCipherRequest(
-  safeStorage: SafeStorageLike,
-  message: Extract<FromHost, { type: 'cipher' }>,
-): Extract<ToHost, { type: 'cipher-result' }> {
+export function answerCipherRequest(safeStorage: SafeStorageLike, message: Extract<FromHost, { type: 'cipher' }>): Extract<ToHost, { type: 'cipher-result' }> {
   try {
     const value =
-      message.op === 'encrypt'
-        ? safeStorage.encryptString(message.value).toString('base64')
-        : safeStorage.decryptString(Buffer.from(message.value, 'base64'));
+      message.op === 'encrypt' ? safeStorage.encryptString(message.value).toString('base64') : safeStorage.decryptString(Buffer.from(message.value, 'base64'));
     return { type: 'cipher-result', id: message.id, ok: true, value };
   } catch (err) {
     return { type: 'cipher-result', id: message.id, ok: false, message: (err as Error).message };

@@ -153,7 +153,12 @@ function buildServices(db: Database, options: HostOptions & HostModelOptions, lo
   );
   // The entity graph grows from every stored message and memory, recorded right after each write
   // (the two stores above report to its indexer; it reads their rows through them).
-  const graph = new EntityStore(db, { conversations, memories }, log, batchedEntityChanges((entityIds) => events.emit('graph.changed', { entityIds })));
+  const graph = new EntityStore(
+    db,
+    { conversations, memories },
+    log,
+    batchedEntityChanges((entityIds) => events.emit('graph.changed', { entityIds })),
+  );
   const graphIndexer = new GraphIndexer(db, graph, log);
   const memory = createTurnMemory({ db, store: memories, recall, settings, conversations, events, log });
   const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, memory, now, log });

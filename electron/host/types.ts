@@ -6,7 +6,6 @@ import type { HostEventListener } from '../events/events.js';
 import type { SecretStore } from '../settings/secrets.js';
 import type { SleepServiceOptions } from '../sleep/service.js';
 
-
 export interface HostOptions {
   /** The PGlite data lives in `${dataDir}/db`; the lock file and secrets beside it. */
   dataDir: string;

@@ -26,7 +26,10 @@ function provider(options: Partial<ProviderOptions> = {}) {
 const hello: StreamRequest = { model: 'claude-test', messages: [{ role: 'user', content: 'hello there' }] };
 
 const event = (data: { type: string } & Record<string, unknown>) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
-const start = event({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 9, output_tokens: 1 } } });
+const start = event({
+  type: 'message_start',
+  message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 9, output_tokens: 1 } },
+});
 const ping = event({ type: 'ping' });
 const stop = (reason: string) =>
   event({ type: 'message_delta', delta: { stop_reason: reason, stop_sequence: null }, usage: { output_tokens: 4 } }) + event({ type: 'message_stop' });
@@ -192,8 +195,7 @@ describe('failures', () => {
   });
 
   it('maps an overloaded error event after text, with midStream set', async () => {
-    const body =
-      start + textBlock(0, 'Half an ans') + event({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    const body = start + textBlock(0, 'Half an ans') + event({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
     const { events, error } = await replayWire(body);
     expect(textOf(events)).toBe('Half an ans');
     expect(error).toMatchObject({ code: 'provider_server_error', midStream: true });
@@ -224,7 +226,12 @@ describe('failures', () => {
         'provider_quota',
         1,
       ],
-      [400, '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}', 'provider_context_overflow', 1],
+      [
+        400,
+        '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}',
+        'provider_context_overflow',
+        1,
+      ],
     ];
     for (const [status, body, code, attempts] of cases) {
       fake.requests.length = 0;
@@ -238,7 +245,9 @@ describe('failures', () => {
   it('says which model is missing and rejects a wrong key', async () => {
     fake.script({ kind: 'error', status: 404 });
     const missing = await collect(provider().stream({ ...hello, model: 'claude-9' }));
-    expect(missing.error?.message).toBe(`The model "claude-9" isn't available at ${host}. Choose another model in Settings, or install it on the server first.`);
+    expect(missing.error?.message).toBe(
+      `The model "claude-9" isn't available at ${host}. Choose another model in Settings, or install it on the server first.`,
+    );
     fake.apiKey = 'another-key';
     const denied = await collect(provider().stream(hello));
     expect(denied.error).toMatchObject({ code: 'provider_auth', status: 401 });
@@ -250,12 +259,7 @@ describe('listModels', () => {
     fake.models = ['claude-sonnet-4-5', 'claude-haiku-4-5'];
     expect(await provider().listModels()).toEqual(['claude-sonnet-4-5', 'claude-haiku-4-5']);
     const [sent] = fake.requests;
-    expect([sent!.method, sent!.path, sent!.headers['x-api-key'], sent!.headers['anthropic-version']]).toEqual([
-      'GET',
-      '/v1/models',
-      KEY,
-      '2023-06-01',
-    ]);
+    expect([sent!.method, sent!.path, sent!.headers['x-api-key'], sent!.headers['anthropic-version']]).toEqual(['GET', '/v1/models', KEY, '2023-06-01']);
   });
 
   it('reports a rejected key', async () => {

@@ -1,12 +1,5 @@
 // Streaming chat over Anthropic's Messages API (`POST /v1/messages`).
-import {
-  badResponseError,
-  errorFromEvent,
-  errorFromStream,
-  streamEndedError,
-  streamFailure,
-  type ErrorContext,
-} from './errors.js';
+import { badResponseError, errorFromEvent, errorFromStream, streamEndedError, streamFailure, type ErrorContext } from './errors.js';
 import { fetchJson, httpSettings, openBody, parseAddress, type HttpSettings } from './http.js';
 import { isRecord, parseJsonObject, parseToolArguments, text, type JsonObject } from './json.js';
 import { parseSse } from './sse.js';
@@ -48,11 +41,7 @@ function headers(apiKey: string | undefined): Record<string, string> {
   };
 }
 
-async function* streamMessages(
-  settings: HttpSettings,
-  options: ProviderOptions,
-  request: StreamRequest,
-): AsyncGenerator<StreamEvent> {
+async function* streamMessages(settings: HttpSettings, options: ProviderOptions, request: StreamRequest): AsyncGenerator<StreamEvent> {
   let context: ErrorContext = { host: options.baseUrl, model: request.model, apiKey: options.apiKey };
   let textStreamed = false;
   try {

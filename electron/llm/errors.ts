@@ -75,8 +75,7 @@ function classify(details: ErrorDetails, ctx: ErrorContext, where: 'http' | 'str
   const { status } = details;
   const kind = `${details.type ?? ''} ${details.code ?? ''}`;
   const said = details.message ?? '';
-  const make = (code: ProviderError['code'], message: string) =>
-    new ProviderError(code, redact(message, ctx.apiKey), status);
+  const make = (code: ProviderError['code'], message: string) => new ProviderError(code, redact(message, ctx.apiKey), status);
   const { host } = ctx;
 
   if (CONTEXT_OVERFLOW.test(`${kind} ${said}`)) {
@@ -87,10 +86,7 @@ function classify(details: ErrorDetails, ctx: ErrorContext, where: 'http' | 'str
     );
   }
   if (QUOTA_KIND.test(kind) || QUOTA_TEXT.test(said)) {
-    return make(
-      'provider_quota',
-      `Your account at ${host} has run out of credit or quota. Check your plan and billing with the provider.`,
-    );
+    return make('provider_quota', `Your account at ${host} has run out of credit or quota. Check your plan and billing with the provider.`);
   }
   if (status === 401 || status === 403 || AUTH_KIND.test(kind)) {
     // The server's own text is left out: it often quotes part of the key.
@@ -98,10 +94,7 @@ function classify(details: ErrorDetails, ctx: ErrorContext, where: 'http' | 'str
   }
   if (MODEL_MISSING.test(`${kind} ${said}`) || (status === 404 && /\bmodel\b/i.test(said))) {
     const which = ctx.model ? `The model "${ctx.model}"` : 'The requested model';
-    return make(
-      'provider_model_not_found',
-      `${which} isn't available at ${host}. Choose another model in Settings, or install it on the server first.`,
-    );
+    return make('provider_model_not_found', `${which} isn't available at ${host}. Choose another model in Settings, or install it on the server first.`);
   }
   if (status === 429 || /rate_limit/i.test(kind)) {
     return make('provider_rate_limited', `${host} is getting too many requests right now. Wait a minute and try again.`);
@@ -114,10 +107,7 @@ function classify(details: ErrorDetails, ctx: ErrorContext, where: 'http' | 'str
     return make('provider_server_error', `The model server at ${host} ran into a problem${http}. Try again in a moment.${quote(said)}`);
   }
   if (status === 404) {
-    return make(
-      'provider_bad_response',
-      `The server at ${host} doesn't offer the model API at this address. Check the server address in Settings.`,
-    );
+    return make('provider_bad_response', `The server at ${host} doesn't offer the model API at this address. Check the server address in Settings.`);
   }
   if (where === 'stream') {
     return make('provider_server_error', `The model server at ${host} reported an error while answering.${quote(said)}`);

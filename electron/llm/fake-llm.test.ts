@@ -34,11 +34,15 @@ describe('fake LLM server', () => {
       const provider = createProvider({ kind, baseUrl: kind === 'anthropic' ? fake.url : fake.baseUrl });
       const begun = Date.now();
       const { events } = await collect(
-        provider.stream({ model: 'fake-model', messages: [{ role: 'user', content: 'hello there' }, { role: 'assistant', content: 'earlier' }] }),
+        provider.stream({
+          model: 'fake-model',
+          messages: [
+            { role: 'user', content: 'hello there' },
+            { role: 'assistant', content: 'earlier' },
+          ],
+        }),
       );
-      expect(events.filter((e) => e.type === 'text')).toEqual(
-        ['I', ' hear', ' you:', ' hello', ' there'].map((text) => ({ type: 'text', text })),
-      );
+      expect(events.filter((e) => e.type === 'text')).toEqual(['I', ' hear', ' you:', ' hello', ' there'].map((text) => ({ type: 'text', text })));
       // Eight pauses of 15 ms between the nine events of the OpenAI stream (ten for Anthropic).
       expect(Date.now() - begun).toBeGreaterThanOrEqual(8 * 15 - 5);
     }
@@ -101,10 +105,7 @@ describe('fake LLM server', () => {
       },
     });
     const anthropic = await fetch(`${fake.url}/v1/messages`, { method: 'POST', body: '{"stream":true}' });
-    expect([anthropic.status, await anthropic.json()]).toEqual([
-      401,
-      { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } },
-    ]);
+    expect([anthropic.status, await anthropic.json()]).toEqual([401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }]);
     expect((await fetch(`${fake.url}/api/tags`, { headers: { 'x-api-key': 'right' } })).status).toBe(200);
   });
 
@@ -119,10 +120,7 @@ describe('fake LLM server', () => {
   it('refuses unknown routes and non-streaming requests like the real API', async () => {
     const fake = await start();
     const unknown = await fetch(`${fake.url}/v1/completions`, { method: 'POST', body: '{}' });
-    expect([unknown.status, ((await unknown.json()) as { error: { message: string } }).error.message]).toEqual([
-      404,
-      'Invalid URL (POST /v1/completions)',
-    ]);
+    expect([unknown.status, ((await unknown.json()) as { error: { message: string } }).error.message]).toEqual([404, 'Invalid URL (POST /v1/completions)']);
     expect((await chat(fake, { stream: false })).status).toBe(400);
   });
 

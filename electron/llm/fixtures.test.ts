@@ -103,11 +103,7 @@ const expectations: Record<string, () => Promise<void>> = {
   'llamacpp-reasoning-content.trimmed.sse': async () => {
     const { events, error } = await replay('openai-compatible', 'llamacpp-reasoning-content.trimmed.sse');
     expect(error).toBeUndefined();
-    expect(events.map((e) => e.type)).toEqual([
-      ...Array<string>(14).fill('reasoning'),
-      ...Array<string>(10).fill('text'),
-      'done',
-    ]);
+    expect(events.map((e) => e.type)).toEqual([...Array<string>(14).fill('reasoning'), ...Array<string>(10).fill('text'), 'done']);
     expect(reasoningOf(events)).toBe('Hmm, the user just said "hi" \n\nA initial contact.');
     // The emoji is raw UTF-8 and the replay splits the body mid-stream: it must arrive whole.
     expect(textOf(events)).toBe('Hello! How can I help you today? 😊');
@@ -150,9 +146,7 @@ const expectations: Record<string, () => Promise<void>> = {
   'anthropic-messages-text.sse': async () => {
     const { events, error } = await replay('anthropic', 'anthropic-messages-text.sse');
     expect(error).toBeUndefined();
-    expect(textOf(events)).toBe(
-      "Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?",
-    );
+    expect(textOf(events)).toBe("Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?");
     expect(events.filter((e) => e.type === 'text')).toHaveLength(6);
     // message_delta usage is a total: 30, not 1 + 30.
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop', usage: { inputTokens: 12, outputTokens: 30 } });
@@ -184,9 +178,7 @@ const expectations: Record<string, () => Promise<void>> = {
     expect(events).toEqual([]);
     expect(error).toMatchObject({ code: 'provider_auth', status: 401, midStream: false });
     // The server's text quotes part of the key, so it is not repeated.
-    expect(error?.message).toBe(
-      `The model server at ${new URL(fake.url).host} didn't accept the API key. Check the key in Settings → Providers.`,
-    );
+    expect(error?.message).toBe(`The model server at ${new URL(fake.url).host} didn't accept the API key. Check the key in Settings → Providers.`);
     expect(fake.requests).toHaveLength(1); // auth errors are not retried
   },
 
@@ -196,9 +188,7 @@ const expectations: Record<string, () => Promise<void>> = {
     const { error } = await collect(provider.stream({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }));
     // A 429 that is not a rate limit: waiting will not help, so no retry.
     expect(error).toMatchObject({ code: 'provider_quota', status: 429 });
-    expect(error?.message).toBe(
-      `Your account at ${new URL(fake.url).host} has run out of credit or quota. Check your plan and billing with the provider.`,
-    );
+    expect(error?.message).toBe(`Your account at ${new URL(fake.url).host} has run out of credit or quota. Check your plan and billing with the provider.`);
     expect(fake.requests).toHaveLength(1);
   },
 
@@ -216,7 +206,12 @@ const expectations: Record<string, () => Promise<void>> = {
 
   'ollama-api-generate-midstream-error.ndjson': async () => {
     const lines = await replayNdjson('ollama-api-generate-midstream-error.ndjson');
-    expect(lines.slice(0, 4).map((line) => (line as { response: string }).response).join('')).toBe(' Yes.Ican');
+    expect(
+      lines
+        .slice(0, 4)
+        .map((line) => (line as { response: string }).response)
+        .join(''),
+    ).toBe(' Yes.Ican');
     // A bare {"error":"…"} string after tokens, with no done:true line: a server failure.
     const error = errorFromStream(lines[4], { host: '127.0.0.1:11434' });
     expect(error.code).toBe('provider_server_error');

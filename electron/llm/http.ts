@@ -1,12 +1,5 @@
 // One HTTP exchange with a model server: timeouts, cancellation, safe retries, error mapping.
-import {
-  cancelledError,
-  errorFromHttp,
-  streamEndedError,
-  timeoutError,
-  unreachableError,
-  type ErrorContext,
-} from './errors.js';
+import { cancelledError, errorFromHttp, streamEndedError, timeoutError, unreachableError, type ErrorContext } from './errors.js';
 import { parseJsonObject, type JsonObject } from './json.js';
 import { ProviderError, type ProviderOptions } from './types.js';
 
@@ -42,10 +35,7 @@ export function parseAddress(baseUrl: string): URL {
   try {
     return new URL(baseUrl.trim());
   } catch {
-    throw new ProviderError(
-      'provider_unreachable',
-      `"${baseUrl}" isn't a valid server address. It should look like http://127.0.0.1:11434.`,
-    );
+    throw new ProviderError('provider_unreachable', `"${baseUrl}" isn't a valid server address. It should look like http://127.0.0.1:11434.`);
   }
 }
 

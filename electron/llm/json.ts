@@ -21,10 +21,7 @@ export function parseJsonObject(raw: string, host: string): JsonObject {
     value = undefined;
   }
   if (!isRecord(value)) {
-    throw new ProviderError(
-      'provider_bad_response',
-      `The model server at ${host} sent a reply Anima couldn't read (it wasn't valid JSON).`,
-    );
+    throw new ProviderError('provider_bad_response', `The model server at ${host} sent a reply Anima couldn't read (it wasn't valid JSON).`);
   }
   return value;
 }
@@ -45,8 +42,5 @@ export function parseToolArguments(raw: unknown, toolName: string): JsonObject {
       // fall through to the error below
     }
   }
-  throw new ProviderError(
-    'provider_bad_response',
-    `The model tried to use the tool "${toolName}" but sent arguments that aren't valid JSON.`,
-  );
+  throw new ProviderError('provider_bad_response', `The model tried to use the tool "${toolName}" but sent arguments that aren't valid JSON.`);
 }

@@ -90,10 +90,7 @@ describe('not installed', () => {
     install('smollm');
     install('half', { weights: false });
     fs.writeFileSync(path.join(modelsDir, 'stray.txt'), '');
-    expect(await createProvider({ kind: 'local', baseUrl: '', modelsDir }).listModels()).toEqual([
-      'onnx-community/Qwen2.5-0.5B-Instruct',
-      'smollm',
-    ]);
+    expect(await createProvider({ kind: 'local', baseUrl: '', modelsDir }).listModels()).toEqual(['onnx-community/Qwen2.5-0.5B-Instruct', 'smollm']);
     expect(await createProvider({ kind: 'local', baseUrl: '', modelsDir: path.join(modelsDir, 'nope') }).listModels()).toEqual([]);
   });
 });
@@ -283,8 +280,7 @@ describe('in the worker, with a stand-in engine', () => {
     const { error } = await collect(broken.provider.stream(ask('broken')));
     expect(error).toMatchObject({
       code: 'provider_not_installed',
-      message:
-        'The local model "broken" could not be loaded (Protobuf parsing failed). Its files may be damaged: download it again in Settings → Models.',
+      message: 'The local model "broken" could not be loaded (Protobuf parsing failed). Its files may be damaged: download it again in Settings → Models.',
     });
 
     const failing = installScripted('failing', { tokens: ['a'], failGenerate: 'out of memory' });
@@ -429,7 +425,9 @@ describe('with the real transformers.js', () => {
     const { events, error } = await collect(provider.stream(hello));
     expect(events).toEqual([loading]);
     expect(error?.code).toBe('provider_not_installed');
-    expect(error?.message).toMatch(/^The local model "anima-test\/tiny-chat" could not be loaded \(.+\)\. Its files may be damaged: download it again in Settings → Models\.$/);
+    expect(error?.message).toMatch(
+      /^The local model "anima-test\/tiny-chat" could not be loaded \(.+\)\. Its files may be damaged: download it again in Settings → Models\.$/,
+    );
     // The failed worker is ended, not left holding the poisoned model.
     await within(exited(workers[0]!), 5_000, 'ending the failed worker');
 

@@ -87,9 +87,7 @@ async function workerInit(modelsDir: string | undefined, model: string, engine: 
 /** Chat templates know system, user and assistant; a tool result is told to the model as user text. */
 function toTemplateMessages(turns: ChatTurn[]): TemplateMessage[] {
   return turns.map((turn) =>
-    turn.role === 'tool'
-      ? { role: 'user', content: `Result of ${turn.name}: ${turn.content}` }
-      : { role: turn.role, content: turn.content },
+    turn.role === 'tool' ? { role: 'user', content: `Result of ${turn.name}: ${turn.content}` } : { role: turn.role, content: turn.content },
   );
 }
 
@@ -209,8 +207,7 @@ class ModelThread {
       this.unusable = true;
       const why = this.lastError || `exit code ${code}`;
       settle.reject(
-        this.endReason ??
-          new ProviderError('provider_server_error', `The local model "${init.modelId}" stopped while loading (${why}). Try again.`),
+        this.endReason ?? new ProviderError('provider_server_error', `The local model "${init.modelId}" stopped while loading (${why}). Try again.`),
       );
       this.generation?.fail(
         this.endReason ??
@@ -344,9 +341,7 @@ class Generation {
         );
         break;
       case 'error':
-        this.end(
-          new ProviderError('provider_server_error', `The local model "${this.modelId}" failed while writing its reply: ${message.message}`),
-        );
+        this.end(new ProviderError('provider_server_error', `The local model "${this.modelId}" failed while writing its reply: ${message.message}`));
         break;
     }
   }
@@ -433,10 +428,7 @@ class Channel<T> implements AsyncIterable<T> {
 }
 
 function notDownloaded(model: string): ProviderError {
-  return new ProviderError(
-    'provider_not_installed',
-    `The local model "${model}" is not downloaded yet — download it in Settings → Models.`,
-  );
+  return new ProviderError('provider_not_installed', `The local model "${model}" is not downloaded yet — download it in Settings → Models.`);
 }
 
 /** Hugging Face ids are `name` or `org/name`; anything else (`..`, absolute paths) is not a model. */

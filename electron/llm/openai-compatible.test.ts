@@ -136,7 +136,13 @@ describe('streaming', () => {
 
   it('reads reasoning sent as `reasoning` (Ollama) before the answer', async () => {
     const { events } = await replayWire(
-      sse(chunk({ role: 'assistant', content: '', reasoning: 'Thinking' }), chunk({ reasoning: ' hard' }), chunk({ content: 'Hi' }), chunk({}, 'stop'), '[DONE]'),
+      sse(
+        chunk({ role: 'assistant', content: '', reasoning: 'Thinking' }),
+        chunk({ reasoning: ' hard' }),
+        chunk({ content: 'Hi' }),
+        chunk({}, 'stop'),
+        '[DONE]',
+      ),
     );
     expect(events).toEqual([
       { type: 'reasoning', text: 'Thinking' },
@@ -272,15 +278,11 @@ describe('failures inside a stream', () => {
     );
     expect(textOf(events)).toBe('Partial');
     expect(error).toMatchObject({ code: 'provider_server_error', status: 500, midStream: true });
-    expect(error?.message).toBe(
-      `The model server at ${host} ran into a problem (HTTP 500). Try again in a moment. It said: "CUDA error: out of memory"`,
-    );
+    expect(error?.message).toBe(`The model server at ${host} ran into a problem (HTTP 500). Try again in a moment. It said: "CUDA error: out of memory"`);
   });
 
   it('maps an error with finish_reason "error" by its code (OpenRouter rate limit)', async () => {
-    const { error } = await replayWire(
-      sse(chunk({ content: '' }, 'error', { error: { code: 429, message: 'Rate limit exceeded: free-models-per-min' } })),
-    );
+    const { error } = await replayWire(sse(chunk({ content: '' }, 'error', { error: { code: 429, message: 'Rate limit exceeded: free-models-per-min' } })));
     expect(error).toMatchObject({ code: 'provider_rate_limited', status: 429, midStream: false });
   });
 
@@ -290,9 +292,7 @@ describe('failures inside a stream', () => {
     expect(ollama.error?.message).toBe(
       `The model server at ${host} reported an error while answering. It said: "an error was encountered while running the model"`,
     );
-    const vllm = await replayWire(
-      sse({ object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', code: 400 }),
-    );
+    const vllm = await replayWire(sse({ object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', code: 400 }));
     expect(vllm.error).toMatchObject({ code: 'provider_context_overflow', status: 400 });
   });
 });
@@ -340,7 +340,13 @@ describe('HTTP errors and retries', () => {
     expect(fake.requests).toHaveLength(2);
 
     fake.requests.length = 0;
-    const quota = { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', code: 'insufficient_quota' } };
+    const quota = {
+      error: {
+        message: 'You exceeded your current quota, please check your plan and billing details.',
+        type: 'insufficient_quota',
+        code: 'insufficient_quota',
+      },
+    };
     fake.script({ kind: 'error', status: 429, body: JSON.stringify(quota) });
     const { error } = await collect(provider().stream(hello));
     expect(error).toMatchObject({ code: 'provider_quota', status: 429 });
@@ -365,8 +371,23 @@ describe('HTTP errors and retries', () => {
   });
 
   it('maps context-length errors, OpenAI and llama.cpp style', async () => {
-    const openai = { error: { message: "This model's maximum context length is 128000 tokens.", type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } };
-    const llamacpp = { error: { code: 400, message: 'the request exceeds the available context size, try increasing it', type: 'exceed_context_size_error', n_prompt_tokens: 4200, n_ctx: 4096 } };
+    const openai = {
+      error: {
+        message: "This model's maximum context length is 128000 tokens.",
+        type: 'invalid_request_error',
+        param: 'messages',
+        code: 'context_length_exceeded',
+      },
+    };
+    const llamacpp = {
+      error: {
+        code: 400,
+        message: 'the request exceeds the available context size, try increasing it',
+        type: 'exceed_context_size_error',
+        n_prompt_tokens: 4200,
+        n_ctx: 4096,
+      },
+    };
     for (const body of [openai, llamacpp]) {
       fake.script({ kind: 'error', status: 400, body: JSON.stringify(body) });
       const { error } = await collect(provider().stream(hello));
@@ -380,17 +401,13 @@ describe('HTTP errors and retries', () => {
     fake.script({ kind: 'error', status: 404 });
     const openai = await collect(provider().stream(request));
     expect(openai.error).toMatchObject({ code: 'provider_model_not_found', status: 404 });
-    expect(openai.error?.message).toBe(
-      `The model "llama9" isn't available at ${host}. Choose another model in Settings, or install it on the server first.`,
-    );
+    expect(openai.error?.message).toBe(`The model "llama9" isn't available at ${host}. Choose another model in Settings, or install it on the server first.`);
     fake.script({ kind: 'error', status: 404, body: '{"error":"model \\"llama9\\" not found, try pulling it first"}' });
     expect((await collect(provider().stream(request))).error?.code).toBe('provider_model_not_found');
 
     const wrongPath = await collect(provider({ baseUrl: `${fake.url}/api` }).stream(request));
     expect(wrongPath.error).toMatchObject({ code: 'provider_bad_response', status: 404 });
-    expect(wrongPath.error?.message).toBe(
-      `The server at ${host} doesn't offer the model API at this address. Check the server address in Settings.`,
-    );
+    expect(wrongPath.error?.message).toBe(`The server at ${host} doesn't offer the model API at this address. Check the server address in Settings.`);
   });
 });
 

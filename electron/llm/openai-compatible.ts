@@ -5,15 +5,7 @@ import { badResponseError, errorFromEvent, errorFromStream, streamEndedError, st
 import { fetchJson, httpSettings, openBody, parseAddress, type HttpSettings } from './http.js';
 import { isRecord, parseJsonObject, parseToolArguments, text, type JsonObject } from './json.js';
 import { parseSse } from './sse.js';
-import {
-  ProviderError,
-  type ChatProvider,
-  type ChatTurn,
-  type ProviderOptions,
-  type StreamEvent,
-  type StreamRequest,
-  type Usage,
-} from './types.js';
+import { ProviderError, type ChatProvider, type ChatTurn, type ProviderOptions, type StreamEvent, type StreamRequest, type Usage } from './types.js';
 
 type FinishReason = Extract<StreamEvent, { type: 'done' }>['finishReason'];
 
@@ -45,11 +37,7 @@ function headers(apiKey: string | undefined): Record<string, string> {
   };
 }
 
-async function* streamChat(
-  settings: HttpSettings,
-  options: ProviderOptions,
-  request: StreamRequest,
-): AsyncGenerator<StreamEvent> {
+async function* streamChat(settings: HttpSettings, options: ProviderOptions, request: StreamRequest): AsyncGenerator<StreamEvent> {
   let context: ErrorContext = { host: options.baseUrl, model: request.model, apiKey: options.apiKey };
   let textStreamed = false;
   try {

@@ -40,10 +40,7 @@ function setup(options: { safeStorage?: boolean } = {}) {
       };
     },
     dataDir: '/data',
-    safeStorage:
-      options.safeStorage === false
-        ? null
-        : { encryptString: (s) => Buffer.from(`E${s}`), decryptString: (b) => b.toString().slice(1) },
+    safeStorage: options.safeStorage === false ? null : { encryptString: (s) => Buffer.from(`E${s}`), decryptString: (b) => b.toString().slice(1) },
     log,
     onUnexpectedExit: (e) => exits.push(e),
   });

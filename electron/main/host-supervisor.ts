@@ -1,13 +1,7 @@
 // Main's side of the host: forks the utility process, hands it one MessagePort per window, answers
 // its safeStorage requests, restarts it once after a crash, and closes it (bounded) on quit.
 import type { MessagePortMain, UtilityProcess } from 'electron';
-import {
-  answerCipherRequest,
-  isMessage,
-  type FromHost,
-  type SafeStorageLike,
-  type ToHost,
-} from '../host-process/parent-channel.js';
+import { answerCipherRequest, isMessage, type FromHost, type SafeStorageLike, type ToHost } from '../host-process/parent-channel.js';
 import type { Log } from '../host-process/port-server.js';
 
 export const CLOSE_TIMEOUT_MS = 5_000;

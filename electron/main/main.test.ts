@@ -11,7 +11,20 @@ const fake = vi.hoisted(() => ({ current: null as null | ReturnType<typeof makeE
 
 vi.mock('electron', () => {
   // Each export reads from the current test's fake, created by launch().
-  const names = ['app', 'protocol', 'session', 'ipcMain', 'shell', 'dialog', 'safeStorage', 'utilityProcess', 'MessageChannelMain', 'BrowserWindow', 'screen', 'nativeTheme'];
+  const names = [
+    'app',
+    'protocol',
+    'session',
+    'ipcMain',
+    'shell',
+    'dialog',
+    'safeStorage',
+    'utilityProcess',
+    'MessageChannelMain',
+    'BrowserWindow',
+    'screen',
+    'nativeTheme',
+  ];
   const module: Record<string, unknown> = {};
   for (const name of names) {
     Object.defineProperty(module, name, { enumerable: true, get: () => (fake.current as Record<string, unknown> | null)?.[name] });

@@ -1,18 +1,7 @@
 // Electron main process: glue only. Windows, the app:// protocol, security and the host's utility
 // process are wired here; the logic lives in the modules imported below. Main never runs SQL.
 import path from 'node:path';
-import {
-  BrowserWindow,
-  MessageChannelMain,
-  app,
-  dialog,
-  ipcMain,
-  protocol,
-  safeStorage,
-  session,
-  shell,
-  utilityProcess,
-} from 'electron';
+import { BrowserWindow, MessageChannelMain, app, dialog, ipcMain, protocol, safeStorage, session, shell, utilityProcess } from 'electron';
 import { createAppRequestHandler } from './app-protocol.js';
 import { HostSupervisor, type HostExit } from './host-supervisor.js';
 import { createOpenExternal, hardenWebContents, lockPermissions } from './security.js';
@@ -55,7 +44,10 @@ function run(): void {
   // The window's last state save may still be in flight after it closed; quit waits for it.
   let flushWindowState: () => Promise<void> = async () => {};
 
-  const openExternal = createOpenExternal((url) => shell.openExternal(url), (m) => log('warn', m));
+  const openExternal = createOpenExternal(
+    (url) => shell.openExternal(url),
+    (m) => log('warn', m),
+  );
   app.on('web-contents-created', (_event, contents) => hardenWebContents(contents, openExternal));
 
   const handle = createIpcHandle(
@@ -121,37 +113,40 @@ function run(): void {
     main.window.focus();
   });
 
-  app.whenReady().then(async () => {
-    protocol.handle(APP_SCHEME, createAppRequestHandler(rendererDir));
-    lockPermissions(session.defaultSession);
+  app
+    .whenReady()
+    .then(async () => {
+      protocol.handle(APP_SCHEME, createAppRequestHandler(rendererDir));
+      lockPermissions(session.defaultSession);
 
-    const keychain = keychainAvailable();
-    if (!keychain) log('warn', 'the OS keychain is unavailable: API keys will be kept in an owner-only file instead');
-    host = new HostSupervisor({
-      fork: () =>
-        utilityProcess.fork(hostEntryPath, [], {
-          serviceName: 'Anima host',
-          stdio: 'inherit',
-          // The bundled host cannot always find package.json for its version; tell it.
-          env: { ...process.env, ANIMA_VERSION: app.getVersion() },
-        }),
-      createChannel: () => new MessageChannelMain(),
-      dataDir,
-      safeStorage: keychain ? safeStorage : null,
-      log,
-      onUnexpectedExit: hostExited,
-    });
-    host.start();
-    await openWindow();
+      const keychain = keychainAvailable();
+      if (!keychain) log('warn', 'the OS keychain is unavailable: API keys will be kept in an owner-only file instead');
+      host = new HostSupervisor({
+        fork: () =>
+          utilityProcess.fork(hostEntryPath, [], {
+            serviceName: 'Anima host',
+            stdio: 'inherit',
+            // The bundled host cannot always find package.json for its version; tell it.
+            env: { ...process.env, ANIMA_VERSION: app.getVersion() },
+          }),
+        createChannel: () => new MessageChannelMain(),
+        dataDir,
+        safeStorage: keychain ? safeStorage : null,
+        log,
+        onUnexpectedExit: hostExited,
+      });
+      host.start();
+      await openWindow();
 
-    app.on('activate', () => {
-      // macOS keeps the app alive without windows; clicking the dock icon opens one again.
-      if (!main) void openWindow();
+      app.on('activate', () => {
+        // macOS keeps the app alive without windows; clicking the dock icon opens one again.
+        if (!main) void openWindow();
+      });
+    })
+    .catch((err: Error) => {
+      dialog.showErrorBox('Anima could not start', err.stack ?? err.message);
+      app.exit(1);
     });
-  }).catch((err: Error) => {
-    dialog.showErrorBox('Anima could not start', err.stack ?? err.message);
-    app.exit(1);
-  });
 
   app.on('window-all-closed', () => {
     if (process.platform !== 'darwin') app.quit();
@@ -185,10 +180,7 @@ function keychainAvailable(): boolean {
   }
 }
 
-async function showMessage(
-  window: BrowserWindow | null,
-  options: Electron.MessageBoxOptions,
-): Promise<number> {
+async function showMessage(window: BrowserWindow | null, options: Electron.MessageBoxOptions): Promise<number> {
   const result = window ? await dialog.showMessageBox(window, options) : await dialog.showMessageBox(options);
   return result.response;
 }

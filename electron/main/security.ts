@@ -6,10 +6,7 @@ import { checkExternalUrl, isAllowedNavigation, isPermissionAllowed } from './se
 /** Open a link in the system browser if it passes the checks; returns whether it did. */
 export type OpenExternal = (url: string) => boolean;
 
-export function createOpenExternal(
-  shellOpenExternal: (url: string) => Promise<void>,
-  log: (message: string) => void,
-): OpenExternal {
+export function createOpenExternal(shellOpenExternal: (url: string) => Promise<void>, log: (message: string) => void): OpenExternal {
   return (raw) => {
     const url = checkExternalUrl(raw);
     if (!url) {
@@ -43,8 +40,6 @@ export function lockPermissions(session: Session): void {
   session.setPermissionRequestHandler((_contents, permission, callback, details) => {
     callback(isPermissionAllowed(permission, details.requestingUrl));
   });
-  session.setPermissionCheckHandler((_contents, permission, requestingOrigin) =>
-    isPermissionAllowed(permission, requestingOrigin),
-  );
+  session.setPermissionCheckHandler((_contents, permission, requestingOrigin) => isPermissionAllowed(permission, requestingOrigin));
   session.setDevicePermissionHandler(() => false);
 }

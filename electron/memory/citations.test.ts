@@ -130,8 +130,11 @@ describe('syncReferenceCounts', () => {
     await message(chat, `A bare 12 and anima:${tea} do not count.`);
 
     // Two merges in a row: city → moved → moved again; citations follow the chain to its active end.
-    const moved = (await store.supersede(city, { type: 'world', content: 'Mara lives in Hangzhou.', source: 'deep-sleep', actor: 'deep-sleep' }, 'deep-sleep')).memory.id;
-    const latest = (await store.supersede(moved, { type: 'world', content: 'Mara lives in Beijing now.', source: 'deep-sleep', actor: 'deep-sleep' }, 'deep-sleep')).memory.id;
+    const moved = (await store.supersede(city, { type: 'world', content: 'Mara lives in Hangzhou.', source: 'deep-sleep', actor: 'deep-sleep' }, 'deep-sleep'))
+      .memory.id;
+    const latest = (
+      await store.supersede(moved, { type: 'world', content: 'Mara lives in Beijing now.', source: 'deep-sleep', actor: 'deep-sleep' }, 'deep-sleep')
+    ).memory.id;
     const d = await message(chat, `Beijing, and Shanghai before. [[anima:${latest}]] [[anima:${city}]]`);
     await store.forget(gone, 'person');
     await db.query('UPDATE memories SET reference_count = 99 WHERE id = ANY($1::bigint[])', [[tea, city, gone]]);
@@ -164,7 +167,11 @@ describe('citations of memories the reply was not shown', () => {
     const old = await message(chat, `From before the record: [[anima:${city}]]`);
     await syncReferenceCounts(db);
     expect(await counts(tea, city)).toEqual([1, 1]);
-    expect(await references()).toEqual(sorted([[reply, tea], [old, city]]));
+    expect(await references()).toEqual(
+      sorted([
+        [reply, tea],
+        [old, city],
+      ]),
+    );
   });
 });
-

@@ -90,9 +90,7 @@ export async function syncReferenceCounts(db: PGlite): Promise<RefSyncResult> {
       }
     }
 
-    await tx.query(
-      `DELETE FROM memory_references r USING memories m WHERE m.id = r.memory_id AND m.status <> 'expired'`,
-    );
+    await tx.query(`DELETE FROM memory_references r USING memories m WHERE m.id = r.memory_id AND m.status <> 'expired'`);
     await tx.query(
       `INSERT INTO memory_references (message_id, memory_id)
        SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING`,
@@ -112,9 +110,7 @@ export async function syncReferenceCounts(db: PGlite): Promise<RefSyncResult> {
 
 /** For every memory id, the active memory at the end of its superseded_by chain (if it ends in one). */
 async function chainEnds(db: Queryable): Promise<Map<number, number>> {
-  const rows = await db.query<{ id: number; status: string; superseded_by: number | null }>(
-    'SELECT id, status, superseded_by FROM memories',
-  );
+  const rows = await db.query<{ id: number; status: string; superseded_by: number | null }>('SELECT id, status, superseded_by FROM memories');
   const byId = new Map(rows.rows.map((r) => [Number(r.id), r]));
   const ends = new Map<number, number>();
   for (const start of byId.keys()) {

@@ -35,7 +35,7 @@ export async function get(db: Queryable, id: number): Promise<{ memory: Memory; 
   ).rows.map(toMemory);
   const successors: Memory[] = [];
   const seen = new Set([id, ...predecessors.map((m) => m.id)]);
-  for (let next = memory.supersededBy; next !== null && !seen.has(next); ) {
+  for (let next = memory.supersededBy; next !== null && !seen.has(next);) {
     seen.add(next);
     const m = await findMemory(db, next);
     if (!m) break;
@@ -147,7 +147,16 @@ export async function activeOutlines(db: Queryable, ids: number[]): Promise<Map<
   return new Map(
     rows.map((r) => [
       Number(r.id),
-      { id: Number(r.id), type: r.type, content: r.content, validFrom: iso(r.valid_from), validTo: iso(r.valid_to), createdAt: iso(r.created_at)!, sourceMessageIds: r.source_message_ids, entityNames: r.entity_names },
+      {
+        id: Number(r.id),
+        type: r.type,
+        content: r.content,
+        validFrom: iso(r.valid_from),
+        validTo: iso(r.valid_to),
+        createdAt: iso(r.created_at)!,
+        sourceMessageIds: r.source_message_ids,
+        entityNames: r.entity_names,
+      },
     ]),
   );
 }
@@ -184,7 +193,17 @@ export async function changesWithText(db: Queryable, ids: number[]): Promise<Cha
        FROM memory_changes c JOIN memories m ON m.id = c.memory_id WHERE c.id = ANY($1::bigint[]) ORDER BY c.id`,
     [ids],
   );
-  return rows.rows.map((c) => ({ id: c.id, memoryId: c.memory_id, action: c.action, actor: c.actor, reason: c.reason, undoneBy: c.undone_by, after: c.after, before: c.before, content: c.content }));
+  return rows.rows.map((c) => ({
+    id: c.id,
+    memoryId: c.memory_id,
+    action: c.action,
+    actor: c.actor,
+    reason: c.reason,
+    undoneBy: c.undone_by,
+    after: c.after,
+    before: c.before,
+    content: c.content,
+  }));
 }
 
 /** The id of the newest memory; 0 when there is none. */
@@ -196,7 +215,12 @@ export async function lastId(db: Queryable): Promise<number> {
  * Active memories with ids in (after, upTo] that name someone or something, oldest first, at most
  * `limit`: not from `notFrom`, and none of `except`.
  */
-export async function namingSince(db: Queryable, after: number, upTo: number, o: { notFrom: MemorySource; except: number[]; limit: number }): Promise<Pick<Memory, 'id' | 'entityNames' | 'createdAt'>[]> {
+export async function namingSince(
+  db: Queryable,
+  after: number,
+  upTo: number,
+  o: { notFrom: MemorySource; except: number[]; limit: number },
+): Promise<Pick<Memory, 'id' | 'entityNames' | 'createdAt'>[]> {
   const rows = await db.query<{ id: number; entity_names: string[]; created_at: Date }>(
     `SELECT id::float8 AS id, entity_names, created_at FROM memories
       WHERE id > $1 AND id <= $2 AND status = 'active' AND source <> $3 AND cardinality(entity_names) > 0
@@ -250,12 +274,23 @@ export async function muchCited(db: Queryable, minReferences: number, limit: num
 }
 
 /** `limit` active memories written before yesterday, in an order `seed` fixes: the same seed, the same ones. */
-export async function olderSample(db: Queryable, seed: string, limit: number): Promise<Pick<Memory, 'id' | 'type' | 'content' | 'validFrom' | 'validTo' | 'createdAt'>[]> {
+export async function olderSample(
+  db: Queryable,
+  seed: string,
+  limit: number,
+): Promise<Pick<Memory, 'id' | 'type' | 'content' | 'validFrom' | 'validTo' | 'createdAt'>[]> {
   const rows = await db.query<Pick<MemoryRow, 'id' | 'type' | 'content' | 'valid_from' | 'valid_to' | 'created_at'>>(
     `SELECT id::int AS id, type, content, valid_from, valid_to, created_at FROM memories
       WHERE status = 'active' AND created_at < now() - interval '1 day'
       ORDER BY md5(id::text || $1) LIMIT $2`,
     [seed, limit],
   );
-  return rows.rows.map((r) => ({ id: Number(r.id), type: r.type, content: r.content, validFrom: iso(r.valid_from), validTo: iso(r.valid_to), createdAt: iso(r.created_at)! }));
+  return rows.rows.map((r) => ({
+    id: Number(r.id),
+    type: r.type,
+    content: r.content,
+    validFrom: iso(r.valid_from),
+    validTo: iso(r.valid_to),
+    createdAt: iso(r.created_at)!,
+  }));
 }

@@ -102,7 +102,10 @@ describe('buildResident', () => {
       pinnedCut: 0,
       ids: [],
     });
-    const [p] = await seed([{ content: 'Pinned.', pinned: 1 }, { content: 'Cited.', refs: 5 }]);
+    const [p] = await seed([
+      { content: 'Pinned.', pinned: 1 },
+      { content: 'Cited.', refs: 5 },
+    ]);
     const logs: string[] = [];
     const resident = await buildResident(db, { topN: 0, log: (_l, m) => logs.push(m) });
     expect(resident.text).toBe(`${RESIDENT_HEADING}\n- (world) Pinned. [[anima:${p}]]`);

@@ -35,11 +35,8 @@ export function residentLine(m: Row): string {
  */
 export async function buildResident(db: Database, opts: ResidentOptions): Promise<ResidentPreview & { ids: number[] }> {
   const maxPinned = opts.maxPinned ?? MAX_RESIDENT_PINNED;
-  const pinnedAll = (
-    await db.query<Row>(
-      `SELECT id, type, content FROM memories WHERE status = 'active' AND pinned ORDER BY pin_order ASC NULLS LAST, id`,
-    )
-  ).rows;
+  const pinnedAll = (await db.query<Row>(`SELECT id, type, content FROM memories WHERE status = 'active' AND pinned ORDER BY pin_order ASC NULLS LAST, id`))
+    .rows;
   const pinned = pinnedAll.slice(0, maxPinned);
   const pinnedCut = pinnedAll.length - pinned.length;
   if (pinnedCut > 0) {

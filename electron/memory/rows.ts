@@ -148,9 +148,7 @@ export async function applyFields(db: Queryable, id: number, fields: Fields, tou
   }
   // Reordering pins is arrangement, not an edit: it does not make a memory "recently updated".
   if (touch) sets.push('updated_at = now()');
-  const sql = sets.length
-    ? `UPDATE memories SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`
-    : `SELECT ${COLUMNS} FROM memories WHERE id = $1`;
+  const sql = sets.length ? `UPDATE memories SET ${sets.join(', ')} WHERE id = $1 RETURNING ${COLUMNS}` : `SELECT ${COLUMNS} FROM memories WHERE id = $1`;
   return toMemory((await db.query<MemoryRow>(sql, params)).rows[0]!);
 }
 
@@ -195,16 +193,11 @@ export async function assertNotChangedSince(db: Queryable, c: MemoryChange): Pro
   );
   const clash = later.rows.map(toChange).find((l) => touchedFields(l).some((f) => touched.includes(f)));
   if (clash) {
-    throw new ApiError(
-      'conflict',
-      `Memory ${c.memoryId} was changed again after change ${c.id} (change ${clash.id}, ${clash.action}); undo that first.`,
-    );
+    throw new ApiError('conflict', `Memory ${c.memoryId} was changed again after change ${c.id} (change ${clash.id}, ${clash.action}); undo that first.`);
   }
 }
 
 export async function pinnedActive(db: Queryable): Promise<Memory[]> {
-  const rows = await db.query<MemoryRow>(
-    `SELECT ${COLUMNS} FROM memories WHERE status = 'active' AND pinned ORDER BY pin_order ASC NULLS LAST, id`,
-  );
+  const rows = await db.query<MemoryRow>(`SELECT ${COLUMNS} FROM memories WHERE status = 'active' AND pinned ORDER BY pin_order ASC NULLS LAST, id`);
   return rows.rows.map(toMemory);
 }

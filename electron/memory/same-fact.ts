@@ -11,9 +11,34 @@
 export type Twin = 'same' | 'distinct';
 
 const NUMBER_WORDS: Record<string, number> = {
-  zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
-  eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19,
-  twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90,
+  zero: 0,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  sixteen: 16,
+  seventeen: 17,
+  eighteen: 18,
+  nineteen: 19,
+  twenty: 20,
+  thirty: 30,
+  forty: 40,
+  fifty: 50,
+  sixty: 60,
+  seventy: 70,
+  eighty: 80,
+  ninety: 90,
 };
 const TENS = new Set(['twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety']);
 
@@ -21,14 +46,53 @@ const CHINESE_DIGITS: Record<string, number> = { 零: 0, 〇: 0, 一: 1, 二: 2,
 
 /** British spellings and the American ones they are the same word as. */
 const SPELLINGS: Record<string, string> = {
-  favourite: 'favorite', favourites: 'favorites', colour: 'color', colours: 'colors', flavour: 'flavor', flavours: 'flavors',
-  honour: 'honor', neighbour: 'neighbor', neighbours: 'neighbors', behaviour: 'behavior', humour: 'humor', labour: 'labor',
-  centre: 'center', theatre: 'theater', metre: 'meter', metres: 'meters', litre: 'liter', kilometre: 'kilometer', kilometres: 'kilometers',
-  grey: 'gray', programme: 'program', jewellery: 'jewelry', defence: 'defense', licence: 'license', catalogue: 'catalog',
-  travelled: 'traveled', travelling: 'traveling', cancelled: 'canceled', cancelling: 'canceling', practise: 'practice', practising: 'practicing',
-  organise: 'organize', organised: 'organized', organising: 'organizing', realise: 'realize', realised: 'realized',
-  recognise: 'recognize', recognised: 'recognized', apologise: 'apologize', apologised: 'apologized', prioritise: 'prioritize',
-  specialise: 'specialize', specialises: 'specializes', specialised: 'specialized', mum: 'mom', aeroplane: 'airplane', pyjamas: 'pajamas',
+  favourite: 'favorite',
+  favourites: 'favorites',
+  colour: 'color',
+  colours: 'colors',
+  flavour: 'flavor',
+  flavours: 'flavors',
+  honour: 'honor',
+  neighbour: 'neighbor',
+  neighbours: 'neighbors',
+  behaviour: 'behavior',
+  humour: 'humor',
+  labour: 'labor',
+  centre: 'center',
+  theatre: 'theater',
+  metre: 'meter',
+  metres: 'meters',
+  litre: 'liter',
+  kilometre: 'kilometer',
+  kilometres: 'kilometers',
+  grey: 'gray',
+  programme: 'program',
+  jewellery: 'jewelry',
+  defence: 'defense',
+  licence: 'license',
+  catalogue: 'catalog',
+  travelled: 'traveled',
+  travelling: 'traveling',
+  cancelled: 'canceled',
+  cancelling: 'canceling',
+  practise: 'practice',
+  practising: 'practicing',
+  organise: 'organize',
+  organised: 'organized',
+  organising: 'organizing',
+  realise: 'realize',
+  realised: 'realized',
+  recognise: 'recognize',
+  recognised: 'recognized',
+  apologise: 'apologize',
+  apologised: 'apologized',
+  prioritise: 'prioritize',
+  specialise: 'specialize',
+  specialises: 'specializes',
+  specialised: 'specialized',
+  mum: 'mom',
+  aeroplane: 'airplane',
+  pyjamas: 'pajamas',
 };
 
 /**
@@ -67,9 +131,54 @@ const FILLERS = new Set(['a', 'an', 'the', 'and', 'really', 'very', 'just', 'als
 
 /** Capitalised at the start of a sentence without being a name. */
 const NOT_NAMES = new Set([
-  'a', 'an', 'the', 'in', 'on', 'at', 'last', 'next', 'this', 'that', 'every', 'each', 'my', 'our', 'his', 'her', 'their', 'its', 'your',
-  'yesterday', 'today', 'tomorrow', 'when', 'after', 'before', 'since', 'during', 'for', 'from', 'with', 'i', 'we', 'he', 'she', 'they',
-  'it', 'there', 'some', 'most', 'all', 'both', 'once', 'now', 'sometimes', 'usually', 'often', 'always', 'never',
+  'a',
+  'an',
+  'the',
+  'in',
+  'on',
+  'at',
+  'last',
+  'next',
+  'this',
+  'that',
+  'every',
+  'each',
+  'my',
+  'our',
+  'his',
+  'her',
+  'their',
+  'its',
+  'your',
+  'yesterday',
+  'today',
+  'tomorrow',
+  'when',
+  'after',
+  'before',
+  'since',
+  'during',
+  'for',
+  'from',
+  'with',
+  'i',
+  'we',
+  'he',
+  'she',
+  'they',
+  'it',
+  'there',
+  'some',
+  'most',
+  'all',
+  'both',
+  'once',
+  'now',
+  'sometimes',
+  'usually',
+  'often',
+  'always',
+  'never',
 ]);
 
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
@@ -85,27 +194,32 @@ interface Folded {
 
 function chineseNumbers(text: string): string {
   // 三 → 3, 十 → 10, 十二 → 12, 二十 → 20, 二十三 → 23 (runs up to 99; larger ones stay as written).
-  return text.replace(/[零〇一二两兩三四五六七八九]?十[一二三四五六七八九]?|[零〇一二两兩三四五六七八九](?=[个個岁歲年月日号號点點次天只隻位本件])/gu, (run) => {
-    if (!run.includes('十')) return String(CHINESE_DIGITS[run]!);
-    const [tens, ones] = run.split('十') as [string, string];
-    return String((tens ? CHINESE_DIGITS[tens]! : 1) * 10 + (ones ? CHINESE_DIGITS[ones]! : 0));
-  });
+  return text.replace(
+    /[零〇一二两兩三四五六七八九]?十[一二三四五六七八九]?|[零〇一二两兩三四五六七八九](?=[个個岁歲年月日号號点點次天只隻位本件])/gu,
+    (run) => {
+      if (!run.includes('十')) return String(CHINESE_DIGITS[run]!);
+      const [tens, ones] = run.split('十') as [string, string];
+      return String((tens ? CHINESE_DIGITS[tens]! : 1) * 10 + (ones ? CHINESE_DIGITS[ones]! : 0));
+    },
+  );
 }
 
 function expandContractions(text: string): string {
-  return text
-    .replace(/\bwon't\b/g, 'will not')
-    .replace(/\bcan't\b/g, 'can not')
-    .replace(/\bcannot\b/g, 'can not')
-    .replace(/\bshan't\b/g, 'shall not')
-    .replace(/n't\b/g, ' not')
-    .replace(/'re\b/g, ' are')
-    .replace(/'m\b/g, ' am')
-    .replace(/'ve\b/g, ' have')
-    .replace(/'ll\b/g, ' will')
-    .replace(/'d\b/g, ' would')
-    // "it's" is "it is"; the possessive 's of a name ("Caroline's dog") stays.
-    .replace(/\b(it|he|she|that|there|what|who|where|here)'s\b/g, '$1 is');
+  return (
+    text
+      .replace(/\bwon't\b/g, 'will not')
+      .replace(/\bcan't\b/g, 'can not')
+      .replace(/\bcannot\b/g, 'can not')
+      .replace(/\bshan't\b/g, 'shall not')
+      .replace(/n't\b/g, ' not')
+      .replace(/'re\b/g, ' are')
+      .replace(/'m\b/g, ' am')
+      .replace(/'ve\b/g, ' have')
+      .replace(/'ll\b/g, ' will')
+      .replace(/'d\b/g, ' would')
+      // "it's" is "it is"; the possessive 's of a name ("Caroline's dog") stays.
+      .replace(/\b(it|he|she|that|there|what|who|where|here)'s\b/g, '$1 is')
+  );
 }
 
 /** Number words as digits: "three" → 3, "twenty-one" / "twenty one" → 21. */
@@ -208,12 +322,39 @@ const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'n
 const CJK_NEGATIONS = /[不没沒未别別无無非]/gu;
 /** Opposites that sound alike to a similarity measure: one on each side means two different claims. */
 const ANTONYMS: [string, string][] = [
-  ['like', 'dislike'], ['likes', 'dislikes'], ['liked', 'disliked'], ['love', 'hate'], ['loves', 'hates'], ['loved', 'hated'],
-  ['accepted', 'rejected'], ['accept', 'reject'], ['won', 'lost'], ['win', 'lose'], ['passed', 'failed'], ['pass', 'fail'],
-  ['agree', 'disagree'], ['agrees', 'disagrees'], ['always', 'never'], ['before', 'after'], ['open', 'closed'], ['opened', 'closed'],
-  ['started', 'stopped'], ['start', 'stop'], ['started', 'finished'], ['bought', 'sold'], ['buy', 'sell'], ['more', 'less'],
-  ['older', 'younger'], ['early', 'late'], ['happy', 'unhappy'], ['happy', 'sad'], ['arrived', 'left'], ['allowed', 'forbidden'],
-  ['喜欢', '讨厌'], ['接受', '拒绝'], ['赢', '输'],
+  ['like', 'dislike'],
+  ['likes', 'dislikes'],
+  ['liked', 'disliked'],
+  ['love', 'hate'],
+  ['loves', 'hates'],
+  ['loved', 'hated'],
+  ['accepted', 'rejected'],
+  ['accept', 'reject'],
+  ['won', 'lost'],
+  ['win', 'lose'],
+  ['passed', 'failed'],
+  ['pass', 'fail'],
+  ['agree', 'disagree'],
+  ['agrees', 'disagrees'],
+  ['always', 'never'],
+  ['before', 'after'],
+  ['open', 'closed'],
+  ['opened', 'closed'],
+  ['started', 'stopped'],
+  ['start', 'stop'],
+  ['started', 'finished'],
+  ['bought', 'sold'],
+  ['buy', 'sell'],
+  ['more', 'less'],
+  ['older', 'younger'],
+  ['early', 'late'],
+  ['happy', 'unhappy'],
+  ['happy', 'sad'],
+  ['arrived', 'left'],
+  ['allowed', 'forbidden'],
+  ['喜欢', '讨厌'],
+  ['接受', '拒绝'],
+  ['赢', '输'],
 ];
 
 /**
@@ -224,7 +365,11 @@ const ANTONYMS: [string, string][] = [
 export function differInFact(a: string, b: string): boolean {
   const fa = foldFact(a);
   const fb = foldFact(b);
-  const numbers = (f: Folded) => f.tokens.filter((t) => /^\d+(?:[.,]\d+)*$/.test(t)).sort().join(' ');
+  const numbers = (f: Folded) =>
+    f.tokens
+      .filter((t) => /^\d+(?:[.,]\d+)*$/.test(t))
+      .sort()
+      .join(' ');
   if (numbers(fa) !== numbers(fb)) return true;
   const negations = (text: string, f: Folded) => f.tokens.filter((t) => NEGATIONS.has(t)).length + (text.match(CJK_NEGATIONS)?.length ?? 0);
   if (negations(a, fa) % 2 !== negations(b, fb) % 2) return true;

@@ -49,7 +49,11 @@ beforeEach(async () => {
   await db.exec(RESET);
   changes = [];
   logs = [];
-  store = new MemoryStore(db, (c) => changes.push(c), (level, msg) => logs.push(`${level}: ${msg}`));
+  store = new MemoryStore(
+    db,
+    (c) => changes.push(c),
+    (level, msg) => logs.push(`${level}: ${msg}`),
+  );
 });
 
 const fact = (content: string, extra: Partial<MemoryWrite> = {}): MemoryWrite => ({
@@ -212,9 +216,7 @@ describe('create', () => {
     );
     expect((await rejection(store.create(fact('   ')))).field).toBe('content');
     const huge = await rejection(store.create(fact('a'.repeat(1024 * 1024))));
-    expect(huge.message).toBe(
-      'The content is 1048576 characters; a memory holds at most 4000. Keep the one thing worth remembering, in a sentence or two.',
-    );
+    expect(huge.message).toBe('The content is 1048576 characters; a memory holds at most 4000. Keep the one thing worth remembering, in a sentence or two.');
     expect((await rejection(store.create(fact('Mara moved.', { validFrom: 'last spring' })))).field).toBe('validFrom');
     expect((await rejection(store.create(fact('Mara moved.', { validFrom: '2025-05-01', validTo: '2025-01-01' })))).field).toBe('validTo');
     expect(await memoryCount()).toBe(0);
@@ -374,9 +376,7 @@ describe('update, forget, pin', () => {
     expect((await store.list({ pinned: true })).items.map((m) => m.id)).toEqual([ids[2], ids[0], ids[1]]);
     expect((await rejection(store.reorderPins([ids[0]!, ids[0]!], 'person'))).field).toBe('ids');
     const unpinned = await store.create(fact('Not pinned at all.'));
-    expect((await rejection(store.reorderPins([unpinned.memory.id], 'person'))).message).toBe(
-      `Memory ${unpinned.memory.id} is not a pinned active memory.`,
-    );
+    expect((await rejection(store.reorderPins([unpinned.memory.id], 'person'))).message).toBe(`Memory ${unpinned.memory.id} is not a pinned active memory.`);
   });
 });
 
@@ -513,9 +513,13 @@ describe('reading', () => {
 
 describe('change listener', () => {
   it('hears every change after commit; a failing listener is logged and the write stands', async () => {
-    const failing = new MemoryStore(db, () => {
-      throw new Error('renderer gone');
-    }, (level, msg) => logs.push(`${level}: ${msg}`));
+    const failing = new MemoryStore(
+      db,
+      () => {
+        throw new Error('renderer gone');
+      },
+      (level, msg) => logs.push(`${level}: ${msg}`),
+    );
     const { memory } = await failing.create(fact('Fact written despite the listener.'));
     expect(logs).toEqual(['error: a memory change listener failed: renderer gone']);
     expect((await store.get(memory.id)).memory.status).toBe('active');

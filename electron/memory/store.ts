@@ -5,15 +5,7 @@
 // in rows.ts, the guards in write-checks.ts, the named reads other rooms make in reads.ts.
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from '@electric-sql/pglite';
-import {
-  ApiError,
-  type Memory,
-  type MemoryActor,
-  type MemoryChange,
-  type MemorySource,
-  type MemoryType,
-  type SaveMemoryResult,
-} from '../../shared/api.js';
+import { ApiError, type Memory, type MemoryActor, type MemoryChange, type MemorySource, type MemoryType, type SaveMemoryResult } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { VectorSlot } from '../embed/active.js';
 import { compareFacts, differInFact } from './same-fact.js';
@@ -42,17 +34,7 @@ import {
   type Queryable,
 } from './rows.js';
 import { segmentForIndex } from './segment.js';
-import {
-  checkContent,
-  checkOwner,
-  checkTime,
-  checkType,
-  checkValidity,
-  checkWrite,
-  invalid,
-  type CheckedWrite,
-  type MemoryWrite,
-} from './write-checks.js';
+import { checkContent, checkOwner, checkTime, checkType, checkValidity, checkWrite, invalid, type CheckedWrite, type MemoryWrite } from './write-checks.js';
 
 export type { ChangeWithText, MemoryFilter, MemoryOutline } from './reads.js';
 export type { MemoryWrite } from './write-checks.js';
@@ -183,7 +165,10 @@ export class MemoryStore {
     });
     // One model call for the list (none without a model), after the guards: a refused save is never embedded.
     const embeddable = checked.filter((c): c is CheckedWrite => !(c instanceof ApiError) && !c.keepApart);
-    const probes = await duplicateProbes(this.vectors.get(), embeddable.map((c) => c.content));
+    const probes = await duplicateProbes(
+      this.vectors.get(),
+      embeddable.map((c) => c.content),
+    );
     const vectors = new Map(embeddable.map((c, i) => [c, probes[i] ?? null]));
     const items: (PreparedCreate | ApiError)[] = [];
     const earlier: CheckedWrite[] = [];
@@ -387,10 +372,9 @@ export class MemoryStore {
       if (target.undoneBy !== null) throw new ApiError('conflict', `Change ${changeId} was already undone.`);
       const batch = target.batchId
         ? (
-            await tx.query<ChangeRow>(
-              `SELECT * FROM memory_changes WHERE batch_id = $1 AND undone_by IS NULL AND action <> 'undo' ORDER BY id DESC`,
-              [target.batchId],
-            )
+            await tx.query<ChangeRow>(`SELECT * FROM memory_changes WHERE batch_id = $1 AND undone_by IS NULL AND action <> 'undo' ORDER BY id DESC`, [
+              target.batchId,
+            ])
           ).rows.map(toChange)
         : [target];
       for (const c of batch) await assertNotChangedSince(tx, c);
@@ -398,7 +382,7 @@ export class MemoryStore {
       const undoBatch = batch.length > 1 ? randomUUID() : undefined;
       for (const c of batch) {
         const current = await requireMemory(tx, c.memoryId);
-        const restore: Fields = c.action === 'create' ? { status: 'expired', validTo: new Date().toISOString() } : c.before ?? {};
+        const restore: Fields = c.action === 'create' ? { status: 'expired', validTo: new Date().toISOString() } : (c.before ?? {});
         const { before, after } = diff(current, restore);
         await applyFields(tx, c.memoryId, after);
         const undo = await journal(tx, c.memoryId, 'undo', actor, before, after, undoBatch, `undo of change ${c.id} (${c.action})`);
@@ -410,12 +394,24 @@ export class MemoryStore {
 
   // ---- reads (reads.ts): the Memories view's list and detail, and what the entity graph records mentions of ----
 
-  get(id: number): Promise<{ memory: Memory; history: MemoryChange[]; chain: Memory[] }> { return reads.get(this.db, id); }
-  list(f: MemoryFilter = {}): Promise<{ items: Memory[]; total: number }> { return reads.list(this.db, f); }
-  getMany(ids: number[]): Promise<Memory[]> { return reads.getMany(this.db, ids); }
-  activeThenNewest(ids: number[], limit: number): Promise<number[]> { return reads.activeThenNewest(this.db, ids, limit); }
-  changeTimes(): Promise<{ ids: number[]; updatedAt: string[] }> { return reads.changeTimes(this.db); }
-  activeVersionOf(id: number): Promise<number | null> { return reads.activeVersionOf(this.db, id); }
+  get(id: number): Promise<{ memory: Memory; history: MemoryChange[]; chain: Memory[] }> {
+    return reads.get(this.db, id);
+  }
+  list(f: MemoryFilter = {}): Promise<{ items: Memory[]; total: number }> {
+    return reads.list(this.db, f);
+  }
+  getMany(ids: number[]): Promise<Memory[]> {
+    return reads.getMany(this.db, ids);
+  }
+  activeThenNewest(ids: number[], limit: number): Promise<number[]> {
+    return reads.activeThenNewest(this.db, ids, limit);
+  }
+  changeTimes(): Promise<{ ids: number[]; updatedAt: string[] }> {
+    return reads.changeTimes(this.db);
+  }
+  activeVersionOf(id: number): Promise<number | null> {
+    return reads.activeVersionOf(this.db, id);
+  }
 
   /** Counts a showing to the model (passive recall, resident block). Not a change: not journalled. */
   async addInjected(ids: number[]): Promise<void> {
@@ -425,17 +421,43 @@ export class MemoryStore {
 
   // ---- reviews (reads.ts): what the sleep cycle reads to reconsider, report and dream ----
 
-  activeOutlines(ids: number[]): Promise<Map<number, MemoryOutline>> { return reads.activeOutlines(this.db, ids); }
-  writesSince(after: number, notBy: MemoryActor): Promise<{ id: number; memoryId: number }[]> { return reads.writesSince(this.db, after, notBy); }
-  changesBy(actors: MemoryActor[], after: number): Promise<{ id: number; action: MemoryChange['action'] }[]> { return reads.changesBy(this.db, actors, after); }
-  changesWithText(ids: number[]): Promise<ChangeWithText[]> { return reads.changesWithText(this.db, ids); }
-  lastId(): Promise<number> { return reads.lastId(this.db); }
-  namingSince(after: number, upTo: number, o: { notFrom: MemorySource; except: number[]; limit: number }): Promise<Pick<Memory, 'id' | 'entityNames' | 'createdAt'>[]> { return reads.namingSince(this.db, after, upTo, o); }
-  alikePairs(pairs: [number, number][], minSimilarity: number): Promise<[number, number][]> { return reads.alikePairs(this.db, pairs, minSimilarity); }
-  pinnedCount(): Promise<number> { return reads.pinnedCount(this.db); }
-  stalePins(now: Date, days: number, limit: number): Promise<{ id: number; lastCitedAt: string | null }[]> { return reads.stalePins(this.db, now, days, limit); }
-  muchCited(minReferences: number, limit: number): Promise<{ id: number; referenceCount: number }[]> { return reads.muchCited(this.db, minReferences, limit); }
-  olderSample(seed: string, limit: number): Promise<Pick<Memory, 'id' | 'type' | 'content' | 'validFrom' | 'validTo' | 'createdAt'>[]> { return reads.olderSample(this.db, seed, limit); }
+  activeOutlines(ids: number[]): Promise<Map<number, MemoryOutline>> {
+    return reads.activeOutlines(this.db, ids);
+  }
+  writesSince(after: number, notBy: MemoryActor): Promise<{ id: number; memoryId: number }[]> {
+    return reads.writesSince(this.db, after, notBy);
+  }
+  changesBy(actors: MemoryActor[], after: number): Promise<{ id: number; action: MemoryChange['action'] }[]> {
+    return reads.changesBy(this.db, actors, after);
+  }
+  changesWithText(ids: number[]): Promise<ChangeWithText[]> {
+    return reads.changesWithText(this.db, ids);
+  }
+  lastId(): Promise<number> {
+    return reads.lastId(this.db);
+  }
+  namingSince(
+    after: number,
+    upTo: number,
+    o: { notFrom: MemorySource; except: number[]; limit: number },
+  ): Promise<Pick<Memory, 'id' | 'entityNames' | 'createdAt'>[]> {
+    return reads.namingSince(this.db, after, upTo, o);
+  }
+  alikePairs(pairs: [number, number][], minSimilarity: number): Promise<[number, number][]> {
+    return reads.alikePairs(this.db, pairs, minSimilarity);
+  }
+  pinnedCount(): Promise<number> {
+    return reads.pinnedCount(this.db);
+  }
+  stalePins(now: Date, days: number, limit: number): Promise<{ id: number; lastCitedAt: string | null }[]> {
+    return reads.stalePins(this.db, now, days, limit);
+  }
+  muchCited(minReferences: number, limit: number): Promise<{ id: number; referenceCount: number }[]> {
+    return reads.muchCited(this.db, minReferences, limit);
+  }
+  olderSample(seed: string, limit: number): Promise<Pick<Memory, 'id' | 'type' | 'content' | 'validFrom' | 'validTo' | 'createdAt'>[]> {
+    return reads.olderSample(this.db, seed, limit);
+  }
 
   // ---- internals ----
 
@@ -504,7 +526,18 @@ export class MemoryStore {
       await tx.query<MemoryRow>(
         `INSERT INTO memories (type, content, pinned, pin_order, valid_from, valid_to, source, source_message_ids, entity_names, fts_segmented)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
-        [w.type, w.content, pinned, pinOrder, w.validFrom ?? null, w.validTo ?? null, w.source, w.sourceMessageIds, w.entityNames, w.segmented !== undefined ? w.segmented : segmentForIndex(w.content)],
+        [
+          w.type,
+          w.content,
+          pinned,
+          pinOrder,
+          w.validFrom ?? null,
+          w.validTo ?? null,
+          w.source,
+          w.sourceMessageIds,
+          w.entityNames,
+          w.segmented !== undefined ? w.segmented : segmentForIndex(w.content),
+        ],
       )
     ).rows[0]!;
     return toMemory(row);

@@ -2,16 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import {
-  catalogEntry,
-  catalogModels,
-  MODEL_CATALOG,
-  ModelError,
-  TEST_CHAT_MODEL_ID,
-  TEST_MODEL_ID,
-  testModelsEnabled,
-  type CatalogEntry,
-} from './catalog.js';
+import { catalogEntry, catalogModels, MODEL_CATALOG, ModelError, TEST_CHAT_MODEL_ID, TEST_MODEL_ID, testModelsEnabled, type CatalogEntry } from './catalog.js';
 import { isModelId } from './download.js';
 
 // transformers.js picks the weight file from the dtype; a mismatch means loading a file never downloaded.

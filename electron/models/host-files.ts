@@ -57,11 +57,7 @@ export function planFiles(entry: CatalogEntry, remote: Map<string, RemoteFile>, 
   for (const file of entry.files) {
     const found = remote.get(file);
     if (!found) {
-      throw new ModelError(
-        'model_not_found',
-        `${hostName} has "${entry.id}" but not its file ${file}; the model may have been reorganised.`,
-        file,
-      );
+      throw new ModelError('model_not_found', `${hostName} has "${entry.id}" but not its file ${file}; the model may have been reorganised.`, file);
     }
     plan.push(found);
   }
@@ -144,8 +140,7 @@ export async function checkArrivedFile(target: string, file: RemoteFile, hash: F
     await fs.rm(target, { force: true });
     throw new ModelError(
       'integrity',
-      `${file.path} of ${modelName} ${problem}, so it was discarded. ` +
-        'The download or the model host corrupted it; try again, or another model host.',
+      `${file.path} of ${modelName} ${problem}, so it was discarded. ` + 'The download or the model host corrupted it; try again, or another model host.',
       file.path,
     );
   }

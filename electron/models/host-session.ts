@@ -103,8 +103,7 @@ export class HostSession {
       if (failures >= this.retries) {
         throw new ModelError(
           'network',
-          `Could not get ${what} of "${this.entry.id}" from ${this.label} (${reason}). ` +
-            'Check the connection and the model host setting.',
+          `Could not get ${what} of "${this.entry.id}" from ${this.label} (${reason}). ` + 'Check the connection and the model host setting.',
         );
       }
       await this.backoff(failures + 1);

@@ -58,8 +58,7 @@ export async function keptPartials(partial: string, plan: RemoteFile[]): Promise
     const size = await fileSize(target);
     if (size === undefined) continue;
     const before = known[file.path];
-    const same =
-      isObject(before) && before.size === file.size && before.sha256 === file.sha256 && before.gitSha1 === file.gitSha1;
+    const same = isObject(before) && before.size === file.size && before.sha256 === file.sha256 && before.gitSha1 === file.gitSha1;
     if (!same || size > file.size) await fs.rm(target, { force: true });
     else have.set(file.path, size);
   }

@@ -201,7 +201,10 @@ describe('on-device models in the host', () => {
     const installed = changed(again, TEST_MODEL_ID, (m) => m.state === 'installed');
     await again.api['models.download']({ id: TEST_MODEL_ID });
     await installed;
-    const ranges = modelHost.requestsFor(TEST_MODEL_ID, WEIGHTS).map((r) => r.range).filter(Boolean);
+    const ranges = modelHost
+      .requestsFor(TEST_MODEL_ID, WEIGHTS)
+      .map((r) => r.range)
+      .filter(Boolean);
     expect(ranges.length).toBeGreaterThan(0);
     expect(Number(/bytes=(\d+)-/.exec(ranges[0]!)![1])).toBeGreaterThan(0);
     expect((await model(again, TEST_MODEL_ID)).partialBytes).toBe(0);

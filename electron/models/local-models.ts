@@ -138,12 +138,7 @@ export class LocalModels {
     return found;
   }
 
-  private async describe(
-    entry: CatalogEntry,
-    installed: InstalledModel | undefined,
-    settings: Settings,
-    providers: ProviderConfig[],
-  ): Promise<LocalModel> {
+  private async describe(entry: CatalogEntry, installed: InstalledModel | undefined, settings: Settings, providers: ProviderConfig[]): Promise<LocalModel> {
     const downloading = this.downloads.isRunning(entry.id);
     let checked = installed;
     let error = this.errors.get(entry.id) ?? null;
@@ -173,9 +168,7 @@ export class LocalModels {
       dimensions: entry.task === 'embedding' ? entry.dimensions : null,
       contextLength: entry.task === 'chat' ? entry.contextLength : null,
       state,
-      installed: checked
-        ? { bytesOnDisk: checked.bytesOnDisk, installedAt: checked.manifest.installedAt, host: checked.manifest.host }
-        : null,
+      installed: checked ? { bytesOnDisk: checked.bytesOnDisk, installedAt: checked.manifest.installedAt, host: checked.manifest.host } : null,
       partialBytes: partial,
       progress: progress ? { ...progress } : null,
       error: downloading ? null : error,

@@ -77,9 +77,7 @@ async function fetchInto(transfer: Transfer, file: RemoteFile, target: string, s
     if (status === 416) {
       // The host has no bytes past what we hold, yet its listing promised more.
       await response.body?.cancel();
-      throw await discard(
-        `${file.path} of ${entry.name} on ${session.label} is shorter than its listing says (${file.size} bytes). The file was discarded.`,
-      );
+      throw await discard(`${file.path} of ${entry.name} on ${session.label} is shorter than its listing says (${file.size} bytes). The file was discarded.`);
     }
     if (status === 429 || status >= 500) {
       await response.body?.cancel();

@@ -55,8 +55,6 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
     return;
   }
   const status =
-    code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large'
-    : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout'
-    : '400 Bad Request';
+    code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
   socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
 }

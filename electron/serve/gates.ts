@@ -177,11 +177,7 @@ function payloadTooLarge(req: IncomingMessage): Refusal {
   // The rest of the body is never read: closing the connection is the only way to refuse it,
   // and Node destroys the socket once this response is flushed.
   req.pause();
-  return refusal(
-    413,
-    { code: 'payload_too_large', message: `The request is larger than ${MAX_BODY_BYTES} bytes.` },
-    { Connection: 'close' },
-  );
+  return refusal(413, { code: 'payload_too_large', message: `The request is larger than ${MAX_BODY_BYTES} bytes.` }, { Connection: 'close' });
 }
 
 function isJsonContentType(header: string | undefined): boolean {

@@ -129,17 +129,12 @@ interface RawResponse {
 /** fetch normalises URLs ('..', '%2e%2e') and owns the Host header; node:http sends both as written. */
 function raw(rawPath: string, headers: Record<string, string> = {}, method = 'GET'): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port: server.port, path: rawPath, method, headers, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
-        );
-        res.on('error', reject);
-      },
-    );
+    const req = httpRequest({ host: '127.0.0.1', port: server.port, path: rawPath, method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
     req.on('error', reject);
     req.end();
   });
@@ -507,7 +502,10 @@ describe('POST /api/call/<method>', () => {
     expect(text).not.toContain('exploded');
     expect(text).not.toContain('/secret/path');
     expect(text).not.toContain('server.test');
-    const logged = logs.filter((l) => l.level === 'error').map((l) => l.message).join('\n');
+    const logged = logs
+      .filter((l) => l.level === 'error')
+      .map((l) => l.message)
+      .join('\n');
     expect(logged).toContain('disk exploded at /secret/path/db');
   });
 
@@ -532,18 +530,51 @@ describe('POST /api/call/<method>', () => {
       Object.fromEntries(
         (
           [
-            'invalid_input', 'unauthorized', 'not_found', 'unknown_method', 'conflict', 'data_dir_locked',
-            'no_provider', 'cancelled', 'interrupted', 'payload_too_large', 'provider_unreachable', 'provider_auth',
-            'provider_model_not_found', 'provider_rate_limited', 'provider_quota', 'provider_server_error',
-            'provider_timeout', 'provider_bad_response', 'provider_context_overflow', 'provider_not_installed', 'internal',
+            'invalid_input',
+            'unauthorized',
+            'not_found',
+            'unknown_method',
+            'conflict',
+            'data_dir_locked',
+            'no_provider',
+            'cancelled',
+            'interrupted',
+            'payload_too_large',
+            'provider_unreachable',
+            'provider_auth',
+            'provider_model_not_found',
+            'provider_rate_limited',
+            'provider_quota',
+            'provider_server_error',
+            'provider_timeout',
+            'provider_bad_response',
+            'provider_context_overflow',
+            'provider_not_installed',
+            'internal',
           ] as const
         ).map((code) => [code, statusForErrorCode(code)]),
       ),
     ).toEqual({
-      invalid_input: 400, unauthorized: 401, not_found: 404, unknown_method: 404, conflict: 409, data_dir_locked: 409,
-      no_provider: 409, cancelled: 409, interrupted: 409, payload_too_large: 413, provider_unreachable: 502, provider_auth: 502,
-      provider_model_not_found: 502, provider_rate_limited: 502, provider_quota: 502, provider_server_error: 502,
-      provider_timeout: 504, provider_bad_response: 502, provider_context_overflow: 502, provider_not_installed: 502,
+      invalid_input: 400,
+      unauthorized: 401,
+      not_found: 404,
+      unknown_method: 404,
+      conflict: 409,
+      data_dir_locked: 409,
+      no_provider: 409,
+      cancelled: 409,
+      interrupted: 409,
+      payload_too_large: 413,
+      provider_unreachable: 502,
+      provider_auth: 502,
+      provider_model_not_found: 502,
+      provider_rate_limited: 502,
+      provider_quota: 502,
+      provider_server_error: 502,
+      provider_timeout: 504,
+      provider_bad_response: 502,
+      provider_context_overflow: 502,
+      provider_not_installed: 502,
       internal: 500,
     });
   });

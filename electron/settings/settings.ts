@@ -1,15 +1,7 @@
 // Settings live in the database, one row per key, each validated when read: a corrupted row is
 // reset to its default, repaired on disk, and reported to the person as a notice.
 import { z } from 'zod';
-import {
-  memorySettings,
-  modelSettings,
-  sleepSettings,
-  type MemorySettings,
-  type ModelSettings,
-  type Settings,
-  type SleepSettings,
-} from '../../shared/api.js';
+import { memorySettings, modelSettings, sleepSettings, type MemorySettings, type ModelSettings, type Settings, type SleepSettings } from '../../shared/api.js';
 
 export const DEFAULT_MEMORY_SETTINGS: MemorySettings = {
   passiveLimit: 5,

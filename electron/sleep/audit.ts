@@ -174,7 +174,10 @@ export async function auditedCall<T>(db: Database, provider: ChatProvider, opts:
 export function repairEcho(text: string, opts: Pick<AuditedCallOptions<unknown>, 'messages' | 'maxTokens' | 'contextTokens'>, promptTokens?: number): string {
   let limit = REPAIR_ECHO_CHARS;
   if (opts.contextTokens) {
-    const used = Math.max(promptTokens ?? 0, opts.messages.reduce((sum, m) => sum + estimateTokens(m.content), 0));
+    const used = Math.max(
+      promptTokens ?? 0,
+      opts.messages.reduce((sum, m) => sum + estimateTokens(m.content), 0),
+    );
     const spare = opts.contextTokens - used - (opts.maxTokens ?? 0) - REPAIR_OVERHEAD_TOKENS;
     // Two characters a token: small local tokenizers spend about that on English.
     limit = Math.min(limit, Math.max(0, spare * 2));

@@ -136,18 +136,54 @@ async function appendLines(conversations: Conversations, conversationId: string,
 
 // One long conversation, ~200 characters a message: at 1024 tokens of context, three messages a chunk.
 const LONG: Line[] = [
-  { who: 'Mara', text: 'Yesterday I walked the whole coastal path from Cascais to the old lighthouse, almost fourteen kilometres, so my legs are still complaining about every single hill along the way.' },
-  { who: 'Me', text: 'Fourteen kilometres is a serious walk! Did you stop anywhere for lunch, or did you push straight through to the lighthouse before the afternoon wind picked up over the cliffs?' },
-  { who: 'Mara', text: 'We stopped at a tiny fish restaurant where the owner grilled sardines on the pavement outside; my friend Joana insisted we order a second plate because they were so good.' },
-  { who: 'Me', text: 'That sounds like the kind of lunch people remember for years. Is Joana the friend from your pottery class, the one who makes those blue glazed bowls you showed me?' },
-  { who: 'Mara', text: 'Yes, Joana from pottery. She is moving to Porto next month for a job at a design studio, which makes me happy for her, but I will honestly miss our Thursday evenings a lot.' },
-  { who: 'Me', text: 'Change like that is bittersweet. Maybe the two of you could plan a regular weekend visit, since the train between Lisbon to Porto takes less than three hours these days.' },
-  { who: 'Mara', text: 'Good idea. Also, my landlord finally agreed to fix the leaking kitchen window before winter, after I sent him photos of the puddle on the floor three mornings in a row.' },
-  { who: 'Me', text: 'Persistence pays off. Photos were smart; it is hard to argue with a puddle. Did he give you a date, or is it one of those vague promises that drifts for weeks?' },
-  { who: 'Mara', text: 'He promised the glazier would come on the twentieth. Meanwhile I started learning Portuguese verbs with an app; the irregular past tense is slowly breaking my brain.' },
-  { who: 'Me', text: 'The preterite is notoriously stubborn. Would it help to practise a few sentences with me each evening, maybe describing your day in Portuguese before you go to sleep?' },
-  { who: 'Mara', text: 'I would love that. Tonight I will try to describe the coastal walk in Portuguese, although I already know I will mix up fui with foi at least five times.' },
-  { who: 'Me', text: 'Mixing them up is part of learning. I will gently correct you, so by the end of the month you will probably be telling Joana stories in Portuguese over video calls.' },
+  {
+    who: 'Mara',
+    text: 'Yesterday I walked the whole coastal path from Cascais to the old lighthouse, almost fourteen kilometres, so my legs are still complaining about every single hill along the way.',
+  },
+  {
+    who: 'Me',
+    text: 'Fourteen kilometres is a serious walk! Did you stop anywhere for lunch, or did you push straight through to the lighthouse before the afternoon wind picked up over the cliffs?',
+  },
+  {
+    who: 'Mara',
+    text: 'We stopped at a tiny fish restaurant where the owner grilled sardines on the pavement outside; my friend Joana insisted we order a second plate because they were so good.',
+  },
+  {
+    who: 'Me',
+    text: 'That sounds like the kind of lunch people remember for years. Is Joana the friend from your pottery class, the one who makes those blue glazed bowls you showed me?',
+  },
+  {
+    who: 'Mara',
+    text: 'Yes, Joana from pottery. She is moving to Porto next month for a job at a design studio, which makes me happy for her, but I will honestly miss our Thursday evenings a lot.',
+  },
+  {
+    who: 'Me',
+    text: 'Change like that is bittersweet. Maybe the two of you could plan a regular weekend visit, since the train between Lisbon to Porto takes less than three hours these days.',
+  },
+  {
+    who: 'Mara',
+    text: 'Good idea. Also, my landlord finally agreed to fix the leaking kitchen window before winter, after I sent him photos of the puddle on the floor three mornings in a row.',
+  },
+  {
+    who: 'Me',
+    text: 'Persistence pays off. Photos were smart; it is hard to argue with a puddle. Did he give you a date, or is it one of those vague promises that drifts for weeks?',
+  },
+  {
+    who: 'Mara',
+    text: 'He promised the glazier would come on the twentieth. Meanwhile I started learning Portuguese verbs with an app; the irregular past tense is slowly breaking my brain.',
+  },
+  {
+    who: 'Me',
+    text: 'The preterite is notoriously stubborn. Would it help to practise a few sentences with me each evening, maybe describing your day in Portuguese before you go to sleep?',
+  },
+  {
+    who: 'Mara',
+    text: 'I would love that. Tonight I will try to describe the coastal walk in Portuguese, although I already know I will mix up fui with foi at least five times.',
+  },
+  {
+    who: 'Me',
+    text: 'Mixing them up is part of learning. I will gently correct you, so by the end of the month you will probably be telling Joana stories in Portuguese over video calls.',
+  },
 ];
 const LONG_TEXTS = LONG.map((l) => l.text);
 
@@ -307,16 +343,28 @@ describe('a full night over three days and three conversations', () => {
         { who: 'Mara', text: 'Honestly the pastries at the old bakery near the river, I am so happy about it!' },
         { who: 'Me', text: 'I hope the weather is kind to you both.' },
       ]);
-      await appendLines(conversations, lisbon, d2, [
-        { who: 'Mara', text: 'My brother Tomas cancelled the Lisbon trip, I feel sad, a bit lost too.' },
-        { who: 'Me', text: 'I am sorry, that sounds hard.' },
-      ], 9);
-      const garden = await talk(conversations, 'Balcony garden', d2, [
-        { who: 'Mara', text: 'The tomato seedlings on my balcony finally sprouted this morning.' },
-        { who: 'Me', text: 'Congratulations! How many did you plant?' },
-        { who: 'Mara', text: 'Twelve of them, in old yoghurt pots my neighbour Ines gave me.' },
-        { who: 'Me', text: 'That is a lovely way to reuse them.' },
-      ], 15);
+      await appendLines(
+        conversations,
+        lisbon,
+        d2,
+        [
+          { who: 'Mara', text: 'My brother Tomas cancelled the Lisbon trip, I feel sad, a bit lost too.' },
+          { who: 'Me', text: 'I am sorry, that sounds hard.' },
+        ],
+        9,
+      );
+      const garden = await talk(
+        conversations,
+        'Balcony garden',
+        d2,
+        [
+          { who: 'Mara', text: 'The tomato seedlings on my balcony finally sprouted this morning.' },
+          { who: 'Me', text: 'Congratulations! How many did you plant?' },
+          { who: 'Mara', text: 'Twelve of them, in old yoghurt pots my neighbour Ines gave me.' },
+          { who: 'Me', text: 'That is a lovely way to reuse them.' },
+        ],
+        15,
+      );
       const museum = await talk(conversations, 'Archive project', d3, [
         { who: 'Mara', text: 'My manager Petra asked me to lead the new archive project at the museum.' },
         { who: 'Me', text: 'That is great news — you have wanted this for a long time.' },
@@ -352,7 +400,17 @@ describe('a full night over three days and three conversations', () => {
 
     // Light sleep: the whole fixture fits the context, so one call covers three days.
     const light = stepOf(run, 'light-sleep').stats!;
-    expect(light).toMatchObject({ calls: 1, days: 3, conversations: 3, messages: 14, chunks_done: 1, invalid_chunks: 0, anchors: 4, imprints: 4, narratives: 3 });
+    expect(light).toMatchObject({
+      calls: 1,
+      days: 3,
+      conversations: 3,
+      messages: 14,
+      chunks_done: 1,
+      invalid_chunks: 0,
+      anchors: 4,
+      imprints: 4,
+      narratives: 3,
+    });
 
     // Memories: written by light sleep, naming who they are about, pointing at real messages.
     const extracted = (await allMemories(A.host)).filter((m) => m.source === 'light-sleep');
@@ -370,7 +428,12 @@ describe('a full night over three days and three conversations', () => {
     expect(days.map((d) => d.day)).toEqual([d3, d2, d1]);
     const byDay = new Map(days.map((d) => [d.day, d]));
     expect(byDay.get(d1)!.anchors.map((a) => a.conversationId)).toEqual([convs.lisbon]);
-    expect(byDay.get(d2)!.anchors.map((a) => a.conversationId).sort()).toEqual([convs.lisbon, convs.garden].sort());
+    expect(
+      byDay
+        .get(d2)!
+        .anchors.map((a) => a.conversationId)
+        .sort(),
+    ).toEqual([convs.lisbon, convs.garden].sort());
     expect(byDay.get(d3)!.anchors.map((a) => a.conversationId)).toEqual([convs.museum]);
     for (const d of days) {
       for (const a of d.anchors) {
@@ -409,7 +472,12 @@ describe('a full night over three days and three conversations', () => {
     // The digest lists exactly what light sleep added, and what the diary gained.
     const digest = (await A.host.api['sleep.digest']({}))!;
     expect(digest.runId).toBe(run.id);
-    expect(digest.added.filter((c) => c.actor === 'light-sleep').map((c) => c.memoryId).sort()).toEqual(extracted.map((m) => m.id).sort());
+    expect(
+      digest.added
+        .filter((c) => c.actor === 'light-sleep')
+        .map((c) => c.memoryId)
+        .sort(),
+    ).toEqual(extracted.map((m) => m.id).sort());
     expect(digest.added.every((c) => c.action === 'create' && c.undoneBy === null)).toBe(true);
     expect(digest.diary).toEqual({ anchors: 4, imprints: 4, narratives: 3, dreams: 1 });
     expect(digest.summary).toMatch(/^While I slept I kept \d+ new memor/);
@@ -469,7 +537,12 @@ describe('a full night over three days and three conversations', () => {
 
     const shown = await A.host.api['diary.hide']({ id: anchor.id, hidden: false });
     expect(shown.hiddenAt).toBeNull();
-    expect((await A.host.api['diary.days']({})).find((d) => d.day === d2)!.anchors.map((a) => a.id).sort()).toEqual([anchor.id, other.id].sort());
+    expect(
+      (await A.host.api['diary.days']({}))
+        .find((d) => d.day === d2)!
+        .anchors.map((a) => a.id)
+        .sort(),
+    ).toEqual([anchor.id, other.id].sort());
     expect(await found()).toBe(true);
     expect((await d2Mood()).anchors).toBe(2);
   });
@@ -528,7 +601,11 @@ describe('a full night over three days and three conversations', () => {
     expect(run).toMatchObject({ id: second.runId, status: 'stopped', error: 'stopped by you' });
     expect(stepOf(run!, 'memory-ref-sync').status).toBe('done');
     // What the stopped step did before the stop is still reported: one call, cancelled, no chunk written.
-    expect(stepOf(run!, 'light-sleep')).toMatchObject({ status: 'stopped', error: 'stopped by you', stats: expect.objectContaining({ calls: 1, chunks_done: 0 }) });
+    expect(stepOf(run!, 'light-sleep')).toMatchObject({
+      status: 'stopped',
+      error: 'stopped by you',
+      stats: expect.objectContaining({ calls: 1, chunks_done: 0 }),
+    });
     for (const id of DEPENDANTS) expect(stepOf(run!, id)).toMatchObject({ status: 'skipped', reason: 'not run: stopped by you' });
     expect(await A.host.api['sleep.stop']({})).toEqual({ stopped: false });
 
@@ -600,29 +677,53 @@ describe('malformed answers', () => {
     prose: [
       'Book club',
       [
-        { who: 'Mara', text: "I finally finished the long novel about the lighthouse keeper's daughter that Joana lent me last winter; the ending made me cry on the tram home, which was a little embarrassing with a whole school class watching me sniffle." },
-        { who: 'Me', text: "Books that move us in public are the ones we remember longest. What was it about the ending that hit you so hard — the father's letters, or the storm on the final night at the lighthouse, when nobody came?" },
+        {
+          who: 'Mara',
+          text: "I finally finished the long novel about the lighthouse keeper's daughter that Joana lent me last winter; the ending made me cry on the tram home, which was a little embarrassing with a whole school class watching me sniffle.",
+        },
+        {
+          who: 'Me',
+          text: "Books that move us in public are the ones we remember longest. What was it about the ending that hit you so hard — the father's letters, or the storm on the final night at the lighthouse, when nobody came?",
+        },
       ],
     ],
     unknownType: [
       'Cycling',
       [
-        { who: 'Mara', text: 'My new bicycle arrived today, a second-hand steel frame in a faded green, with a basket big enough for groceries; I rode it along the river to the market just to feel the wind, grinning like a child the whole way.' },
-        { who: 'Me', text: 'A green steel bicycle with a basket sounds perfect for your neighbourhood. Did the brakes feel safe on the cobblestones near the market, or will you take it to the repair shop on Rua Nova first?' },
+        {
+          who: 'Mara',
+          text: 'My new bicycle arrived today, a second-hand steel frame in a faded green, with a basket big enough for groceries; I rode it along the river to the market just to feel the wind, grinning like a child the whole way.',
+        },
+        {
+          who: 'Me',
+          text: 'A green steel bicycle with a basket sounds perfect for your neighbourhood. Did the brakes feel safe on the cobblestones near the market, or will you take it to the repair shop on Rua Nova first?',
+        },
       ],
     ],
     huge: [
       'Recipes',
       [
-        { who: 'Mara', text: "I tried my grandmother's orange cake recipe from the stained index card, the one with olive oil instead of butter; it came out dense in the middle, so I think my oven runs colder than hers did back in the village." },
-        { who: 'Me', text: 'Old ovens often ran hotter than their dials claimed. Next time you could bake it ten degrees higher, or a little longer, and check the middle with a skewer before taking it out of the oven to cool.' },
+        {
+          who: 'Mara',
+          text: "I tried my grandmother's orange cake recipe from the stained index card, the one with olive oil instead of butter; it came out dense in the middle, so I think my oven runs colder than hers did back in the village.",
+        },
+        {
+          who: 'Me',
+          text: 'Old ovens often ran hotter than their dials claimed. Next time you could bake it ten degrees higher, or a little longer, and check the middle with a skewer before taking it out of the oven to cool.',
+        },
       ],
     ],
     secret: [
       'Work news',
       [
-        { who: 'Mara', text: 'The museum finally gave me access to the digital archive system today; I spent the afternoon scanning fragile postcards from the nineteen-twenties, the handwriting on some of them is beautiful beyond words.' },
-        { who: 'Me', text: 'Scanning those postcards must feel like reading over the shoulders of people a century ago. Which one stayed with you most — a love letter, a holiday greeting, or something stranger from the archive?' },
+        {
+          who: 'Mara',
+          text: 'The museum finally gave me access to the digital archive system today; I spent the afternoon scanning fragile postcards from the nineteen-twenties, the handwriting on some of them is beautiful beyond words.',
+        },
+        {
+          who: 'Me',
+          text: 'Scanning those postcards must feel like reading over the shoulders of people a century ago. Which one stayed with you most — a love letter, a holiday greeting, or something stranger from the archive?',
+        },
       ],
     ],
   };
@@ -674,7 +775,13 @@ describe('malformed answers', () => {
           const ref = /\[(m\d+)\]/.exec(prompt.slice(prompt.indexOf('## Conversation')))![1]!;
           a.memories.push(
             { type: 'world', content: `Mara's work API key is ${KEY}, kept in her notes app.`, entities: ['Mara'], sources: [ref], relations: [] },
-            { type: 'world', content: 'The museum wifi password=Tr0ub4dor3xQ9 is taped under the front desk.', entities: ['museum'], sources: [ref], relations: [] },
+            {
+              type: 'world',
+              content: 'The museum wifi password=Tr0ub4dor3xQ9 is taped under the front desk.',
+              entities: ['museum'],
+              sources: [ref],
+              relations: [],
+            },
           );
         }),
       },
@@ -930,8 +1037,7 @@ describe('deep sleep', () => {
       },
       {
         purpose: 'deep-sleep:split',
-        reply: () =>
-          json({ splits: [{ id: seeded.compound, parts: PARTS.map((content) => ({ type: 'world', content })), reason: 'Two separate facts.' }] }),
+        reply: () => json({ splits: [{ id: seeded.compound, parts: PARTS.map((content) => ({ type: 'world', content })), reason: 'Two separate facts.' }] }),
       },
       {
         purpose: 'deep-sleep:merge',
@@ -979,9 +1085,7 @@ describe('deep sleep', () => {
 
   it('proposes pinning a memory cited five times; accepting pins it, once', async () => {
     expect(stepOf(first, 'deep-sleep').stats!.proposals).toBe(1);
-    expect(digest.proposals).toEqual([
-      expect.objectContaining({ memoryId: seeded.cat, action: 'pin', reason: 'used in 5 replies', status: 'open' }),
-    ]);
+    expect(digest.proposals).toEqual([expect.objectContaining({ memoryId: seeded.cat, action: 'pin', reason: 'used in 5 replies', status: 'open' })]);
     const proposal = digest.proposals[0]!;
     expect(await C.host.api['sleep.resolveProposal']({ id: proposal.id, accept: true })).toMatchObject({ status: 'accepted' });
     expect(await memory(seeded.cat)).toMatchObject({ pinned: true });
@@ -1091,7 +1195,10 @@ describe('the runner on its own: crashes, the append-only diary, snapshots kept,
       { status: 'failed', error: 'interrupted' },
     ]);
     expect((await db.query(`SELECT status FROM sleep_steps WHERE run_id = $1 AND step_id = 'light-sleep'`, [run2])).rows).toEqual([{ status: 'done' }]);
-    const rest = model.tasks.slice(asked2).filter((t) => t.purpose === 'light-sleep').flatMap((t) => said(t.prompt));
+    const rest = model.tasks
+      .slice(asked2)
+      .filter((t) => t.purpose === 'light-sleep')
+      .flatMap((t) => said(t.prompt));
     expect([...chunkOne, ...rest]).toEqual(LONG_TEXTS);
     await db.close();
 
@@ -1108,7 +1215,9 @@ describe('the runner on its own: crashes, the append-only diary, snapshots kept,
 
     const anchors = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM diary_blocks WHERE kind = 'anchor' GROUP BY day, conversation_id`)).rows;
     expect(anchors).toEqual([{ n: 1 }]);
-    const sources = (await db.query<{ ids: string[] }>(`SELECT source_message_ids AS ids FROM memories WHERE source = 'light-sleep'`)).rows.flatMap((r) => r.ids);
+    const sources = (await db.query<{ ids: string[] }>(`SELECT source_message_ids AS ids FROM memories WHERE source = 'light-sleep'`)).rows.flatMap(
+      (r) => r.ids,
+    );
     expect(sources.length).toBeGreaterThan(0);
     expect(new Set(sources).size).toBe(sources.length);
     expect(await count(`SELECT count(*)::int AS n FROM diary_blocks WHERE kind = 'dream'`)).toBe(1);
@@ -1129,8 +1238,12 @@ describe('the runner on its own: crashes, the append-only diary, snapshots kept,
 
   it('refuses to rewrite or delete a diary block (only hiding is allowed)', async () => {
     const anchor = (await db.query<{ id: number; body: string }>(`SELECT id::int AS id, body FROM diary_blocks WHERE kind = 'anchor' LIMIT 1`)).rows[0]!;
-    await expect(db.query(`UPDATE diary_blocks SET body = 'rewritten' WHERE id = $1`, [anchor.id])).rejects.toThrow(/append-only: block \d+ cannot be rewritten/);
-    await expect(db.query(`UPDATE diary_blocks SET mood = '{"valence": 1, "arousal": 1, "labels": []}' WHERE id = $1`, [anchor.id])).rejects.toThrow(/append-only/);
+    await expect(db.query(`UPDATE diary_blocks SET body = 'rewritten' WHERE id = $1`, [anchor.id])).rejects.toThrow(
+      /append-only: block \d+ cannot be rewritten/,
+    );
+    await expect(db.query(`UPDATE diary_blocks SET mood = '{"valence": 1, "arousal": 1, "labels": []}' WHERE id = $1`, [anchor.id])).rejects.toThrow(
+      /append-only/,
+    );
     await expect(db.query(`DELETE FROM diary_blocks WHERE id = $1`, [anchor.id])).rejects.toThrow(/append-only: set hidden_at instead of deleting/);
     await db.query(`UPDATE diary_blocks SET hidden_at = now() WHERE id = $1`, [anchor.id]);
     await db.query(`UPDATE diary_blocks SET hidden_at = NULL WHERE id = $1`, [anchor.id]);
@@ -1155,11 +1268,16 @@ describe('the runner on its own: crashes, the append-only diary, snapshots kept,
     const dumps: number[] = [];
     const dumping = { dumpDataDir: async () => (dumps.push(Date.now()), new Blob([Buffer.from([0x1f, 0x8b, 0x08, 0x00])])) } as unknown as Database;
     const deep: SleepStep = { id: 'deep-sleep', dependsOn: ['snapshot'], run: async () => ({ ran: 1 }) };
-    const chatting = { ...snapshotStep(depsFor(dumping, dir, { freeBytes: () => Number.MAX_SAFE_INTEGER, quietForMs: () => 0, snapshotWaitMs: 300 })), dependsOn: [] };
+    const chatting = {
+      ...snapshotStep(depsFor(dumping, dir, { freeBytes: () => Number.MAX_SAFE_INTEGER, quietForMs: () => 0, snapshotWaitMs: 300 })),
+      dependsOn: [],
+    };
     const busy = await runCycle(db, [chatting, deep], { sleepDay: day(20), trigger: 'manual' });
     expect(busy).toMatchObject({ status: 'done', steps: { snapshot: 'skipped', 'deep-sleep': 'skipped' }, error: null });
     expect(dumps).toHaveLength(0);
-    const reasons = (await db.query<{ step_id: string; reason: string }>(`SELECT step_id, reason FROM sleep_steps WHERE run_id = $1 ORDER BY step_id`, [busy.runId])).rows;
+    const reasons = (
+      await db.query<{ step_id: string; reason: string }>(`SELECT step_id, reason FROM sleep_steps WHERE run_id = $1 ORDER BY step_id`, [busy.runId])
+    ).rows;
     expect(reasons).toEqual([
       { step_id: 'deep-sleep', reason: 'needs snapshot, which was skipped' },
       { step_id: 'snapshot', reason: expect.stringMatching(/^you were chatting/) },
@@ -1167,7 +1285,16 @@ describe('the runner on its own: crashes, the append-only diary, snapshots kept,
 
     // The person stops typing during the wait: the copy is taken once they have been quiet long enough.
     const quietFrom = performance.now() + 200;
-    const pausing = { ...snapshotStep(depsFor(dumping, dir, { freeBytes: () => Number.MAX_SAFE_INTEGER, quietForMs: () => (performance.now() < quietFrom ? 0 : 10_000), snapshotWaitMs: 5_000 })), dependsOn: [] };
+    const pausing = {
+      ...snapshotStep(
+        depsFor(dumping, dir, {
+          freeBytes: () => Number.MAX_SAFE_INTEGER,
+          quietForMs: () => (performance.now() < quietFrom ? 0 : 10_000),
+          snapshotWaitMs: 5_000,
+        }),
+      ),
+      dependsOn: [],
+    };
     const quiet = await runCycle(db, [pausing, deep], { sleepDay: day(21), trigger: 'manual' });
     expect(quiet).toMatchObject({ status: 'done', steps: { snapshot: 'done', 'deep-sleep': 'done' } });
     expect(dumps).toHaveLength(1);
@@ -1175,7 +1302,10 @@ describe('the runner on its own: crashes, the append-only diary, snapshots kept,
 
   it('deep sleep makes at most six calls a night however large the store, and never proposes pins past 40', async () => {
     // 300 compound, overlapping memories: at 1024 tokens of context each round would need dozens of calls.
-    const names = Array.from({ length: 300 }, (_, i) => 'Ka Lo Mi Nu Pe Ri So Tu Va Ze'.split(' ')[i % 10]! + 'bcdfghjklm'[Math.floor(i / 10) % 10]! + 'aeiou'[Math.floor(i / 100)]! + 'n');
+    const names = Array.from(
+      { length: 300 },
+      (_, i) => 'Ka Lo Mi Nu Pe Ri So Tu Va Ze'.split(' ')[i % 10]! + 'bcdfghjklm'[Math.floor(i / 10) % 10]! + 'aeiou'[Math.floor(i / 100)]! + 'n',
+    );
     const contents = names.map((n) => `${n} from Oslo keeps bees on the roof; ${n} also sells honey at the harbour market on Saturdays.`);
     await db.query(
       `WITH m AS (INSERT INTO memories (type, content, source) SELECT 'world', c, 'user' FROM unnest($1::text[]) AS c RETURNING id)
@@ -1190,16 +1320,26 @@ describe('the runner on its own: crashes, the append-only diary, snapshots kept,
     const cited = (
       await db.query<{ id: number }>(`SELECT id::int AS id FROM memories WHERE content = ANY($1::text[]) ORDER BY id`, [others.slice(39)])
     ).rows.map((r) => r.id);
-    await db.query(`UPDATE memories SET reference_count = CASE id WHEN $1 THEN 9 WHEN $2 THEN 7 ELSE 6 END WHERE id = ANY($3::bigint[])`, [cited[0], cited[1], cited]);
+    await db.query(`UPDATE memories SET reference_count = CASE id WHEN $1 THEN 9 WHEN $2 THEN 7 ELSE 6 END WHERE id = ANY($3::bigint[])`, [
+      cited[0],
+      cited[1],
+      cited,
+    ]);
 
     const deepOnly = () => [{ ...deepSleepStep(deps, modelForRun(deps)), dependsOn: [] }];
-    const bulk = (await db.query<{ id: number }>(`SELECT id::int AS id FROM memories WHERE content = ANY($1::text[]) ORDER BY id`, [contents])).rows.map((r) => r.id);
+    const bulk = (await db.query<{ id: number }>(`SELECT id::int AS id FROM memories WHERE content = ANY($1::text[]) ORDER BY id`, [contents])).rows.map(
+      (r) => r.id,
+    );
     const callsOf = async (runId: number) =>
-      (await db.query<{ purpose: string; n: number }>(`SELECT purpose, count(*)::int AS n FROM auto_llm_runs WHERE run_id = $1 GROUP BY purpose`, [runId])).rows;
-    const statsOf = async (runId: number) => (await db.query<{ stats: Record<string, number> }>(`SELECT stats FROM sleep_steps WHERE run_id = $1`, [runId])).rows[0]!.stats;
+      (await db.query<{ purpose: string; n: number }>(`SELECT purpose, count(*)::int AS n FROM auto_llm_runs WHERE run_id = $1 GROUP BY purpose`, [runId]))
+        .rows;
+    const statsOf = async (runId: number) =>
+      (await db.query<{ stats: Record<string, number> }>(`SELECT stats FROM sleep_steps WHERE run_id = $1`, [runId])).rows[0]!.stats;
     /** The new memory each contradiction group of a run starts with, in order. */
     const heads = async (runId: number) => {
-      const prompts = (await db.query<{ prompt: string }>(`SELECT prompt FROM auto_llm_runs WHERE run_id = $1 AND purpose = 'deep-sleep:contradictions' ORDER BY id`, [runId])).rows;
+      const prompts = (
+        await db.query<{ prompt: string }>(`SELECT prompt FROM auto_llm_runs WHERE run_id = $1 AND purpose = 'deep-sleep:contradictions' ORDER BY id`, [runId])
+      ).rows;
       return prompts.flatMap(({ prompt }) => {
         const lines = prompt.split('\n');
         return lines.flatMap((l, i) => (/^### Group \d+$/.test(l) ? [Number(MEMORY_LINE.exec(lines[i + 1]!.trim())![1])] : []));
@@ -1220,7 +1360,9 @@ describe('the runner on its own: crashes, the append-only diary, snapshots kept,
     expect(shownFirst).toEqual(bulk.slice(0, shownFirst.length));
 
     const pins = async (runId: number) =>
-      (await db.query<{ memory_id: number }>(`SELECT memory_id::int AS memory_id FROM sleep_proposals WHERE run_id = $1 AND action = 'pin'`, [runId])).rows.map((p) => p.memory_id);
+      (await db.query<{ memory_id: number }>(`SELECT memory_id::int AS memory_id FROM sleep_proposals WHERE run_id = $1 AND action = 'pin'`, [runId])).rows.map(
+        (p) => p.memory_id,
+      );
     expect(await pins(r.runId)).toEqual([cited[0]]);
     await deps.store.pin(cited[0]!, true, 'person');
     expect(await count(`SELECT count(*)::int AS n FROM memories WHERE pinned AND status = 'active'`)).toBe(40);

@@ -47,9 +47,7 @@ async function stepRows(runId: number) {
 describe('graph validation', () => {
   it('rejects unknown dependencies, cycles and duplicate ids before touching the database', async () => {
     const log: string[] = [];
-    await expect(runCycle(db, [step('a', ['nope'], log)], { sleepDay: '2026-01-01', trigger: 'manual' })).rejects.toThrow(
-      /unknown step "nope"/,
-    );
+    await expect(runCycle(db, [step('a', ['nope'], log)], { sleepDay: '2026-01-01', trigger: 'manual' })).rejects.toThrow(/unknown step "nope"/);
     expect(() => orderSteps([step('a', ['c'], log), step('b', ['a'], log), step('c', ['b'], log)])).toThrow(/cycle: a → c → b → a/);
     expect(() => orderSteps([step('a', ['a'], log)])).toThrow(/cycle/);
     expect(() => orderSteps([step('a', [], log), step('a', [], log)])).toThrow(/twice/);
@@ -66,7 +64,8 @@ describe('runCycle', () => {
     const result = await runCycle(db, steps, { sleepDay: '2026-01-01', trigger: 'schedule', onProgress: (e) => events.push(e) });
     expect(log).toEqual(['imprint', 'narrative', 'digest']);
     expect(result.status).toBe('done');
-    const run = (await db.query<{ status: string; finished_at: Date | null; stats: unknown }>(`SELECT * FROM sleep_runs WHERE id = $1`, [result.runId])).rows[0]!;
+    const run = (await db.query<{ status: string; finished_at: Date | null; stats: unknown }>(`SELECT * FROM sleep_runs WHERE id = $1`, [result.runId]))
+      .rows[0]!;
     expect(run.status).toBe('done');
     expect(run.finished_at).not.toBeNull();
     expect(run.stats).toEqual({ total: 3, done: 3 });
@@ -82,13 +81,7 @@ describe('runCycle', () => {
 
   it('skips the dependants of a failed step with a reason and still runs independent steps', async () => {
     const log: string[] = [];
-    const steps = [
-      step('a', [], log, true),
-      step('b', ['a'], log),
-      step('c', ['b'], log),
-      step('d', [], log),
-      step('e', ['d'], log),
-    ];
+    const steps = [step('a', [], log, true), step('b', ['a'], log), step('c', ['b'], log), step('d', [], log), step('e', ['d'], log)];
     const result = await runCycle(db, steps, { sleepDay: '2026-01-02', trigger: 'manual' });
     expect(result.status).toBe('failed');
     expect(log).toEqual(['a', 'd', 'e']);
@@ -133,10 +126,10 @@ describe('runCycle', () => {
   });
 
   it('refuses to start while a live cycle holds the lock, and takes over one with a stale heartbeat', async () => {
-    await db.query(
-      `INSERT INTO sleep_runs (sleep_day, trigger, holder_pid, holder_host) VALUES ('2026-01-04', 'schedule', $1, $2)`,
-      [process.pid, os.hostname()],
-    );
+    await db.query(`INSERT INTO sleep_runs (sleep_day, trigger, holder_pid, holder_host) VALUES ('2026-01-04', 'schedule', $1, $2)`, [
+      process.pid,
+      os.hostname(),
+    ]);
     const log: string[] = [];
     await expect(runCycle(db, [step('a', [], log)], { sleepDay: '2026-01-04', trigger: 'manual' })).rejects.toThrow(SleepBusyError);
     await expect(runCycle(db, [step('a', [], log)], { sleepDay: '2026-01-04', trigger: 'manual' })).rejects.toThrow(

@@ -217,9 +217,7 @@ async function acquire(db: Database, opts: RunCycleOptions): Promise<number> {
     for (const row of (await tx.query<RunningRow>(RUNNING_ROWS)).rows) {
       if (holderIsLive(row, host, staleMs)) {
         const who = row.holder_pid === process.pid && row.holder_host === host ? 'this process' : `process ${row.holder_pid} on ${row.holder_host}`;
-        throw new SleepBusyError(
-          `A sleep cycle is already running (run ${row.id} for ${row.sleep_day}, held by ${who}).`,
-        );
+        throw new SleepBusyError(`A sleep cycle is already running (run ${row.id} for ${row.sleep_day}, held by ${who}).`);
       }
       await markInterrupted(tx, row.id);
     }
@@ -243,10 +241,7 @@ async function carriedOver(db: Database, sleepDay: string, runId: number): Promi
   // A completed night is not resumed: running the day again (a manual re-run) means all of it.
   if (!latest || latest.status === 'done') return new Map();
   const rows = (
-    await db.query<{ step_id: string; stats: unknown }>(
-      `SELECT step_id, stats FROM sleep_steps WHERE run_id = $1 AND status = 'done'`,
-      [latest.id],
-    )
+    await db.query<{ step_id: string; stats: unknown }>(`SELECT step_id, stats FROM sleep_steps WHERE run_id = $1 AND status = 'done'`, [latest.id])
   ).rows;
   return new Map(rows.map((r) => [r.step_id, { fromRun: latest.id, stats: r.stats }]));
 }
@@ -315,13 +310,7 @@ export async function runCycle(db: Database, steps: SleepStep[], opts: RunCycleO
         await tx.query(
           `INSERT INTO sleep_steps (run_id, step_id, status, reason, stats, finished_at)
            VALUES ($1, $2, $3, $4, $5, CASE WHEN $3 = 'done' THEN now() END)`,
-          [
-            runId,
-            step.id,
-            prior ? 'done' : 'pending',
-            prior ? `done in run ${prior.fromRun}` : null,
-            prior ? JSON.stringify(prior.stats) : null,
-          ],
+          [runId, step.id, prior ? 'done' : 'pending', prior ? `done in run ${prior.fromRun}` : null, prior ? JSON.stringify(prior.stats) : null],
         );
       }
     });

@@ -249,7 +249,13 @@ beforeAll(async () => {
     messages: CHAT,
     // A pin nobody has used for months: deep sleep proposes unpinning it, and the digest must list that.
     prepare: async (db) => {
-      await new MemoryStore(db).create({ type: 'world', content: 'Mara keeps a sketchbook of every city she visits.', pinned: true, source: 'user', actor: 'person' });
+      await new MemoryStore(db).create({
+        type: 'world',
+        content: 'Mara keeps a sketchbook of every city she visits.',
+        pinned: true,
+        source: 'user',
+        actor: 'person',
+      });
       await db.query(`UPDATE memories SET updated_at = now() - interval '90 days', created_at = now() - interval '90 days'`);
     },
   });
@@ -460,11 +466,14 @@ describe('the scheduler and the lock', () => {
     ];
   }
 
-  async function scheduler(
-    o: { idleMs?: number; retryMs?: number; steps?: Parameters<typeof sleepService>[2]['steps'] | null } = {},
-  ): Promise<ServiceHarness> {
+  async function scheduler(o: { idleMs?: number; retryMs?: number; steps?: Parameters<typeof sleepService>[2]['steps'] | null } = {}): Promise<ServiceHarness> {
     // steps: null means the real night (light sleep and the rest, with the loopback model).
-    const h = await sleepService(db, dir, { now: () => clock, steps: o.steps === null ? undefined : (o.steps ?? quietSteps()), idleMs: o.idleMs, retryMs: o.retryMs });
+    const h = await sleepService(db, dir, {
+      now: () => clock,
+      steps: o.steps === null ? undefined : (o.steps ?? quietSteps()),
+      idleMs: o.idleMs,
+      retryMs: o.retryMs,
+    });
     await h.settings.update({ timeZone: 'Europe/Berlin', chatProviderId: providerId });
     services.push(h);
     return h;
@@ -492,7 +501,15 @@ describe('the scheduler and the lock', () => {
 
   /** Chat at these instants (UTC ISO), one short message each. */
   async function chatAt(...instants: string[]): Promise<void> {
-    await seedMessages(db, instants.map((at, i) => ({ conversation: `Chat ${at.slice(0, 10)}`, at: new Date(at), role: 'user' as const, content: `Message ${i + 1}: the garden is coming along.` })));
+    await seedMessages(
+      db,
+      instants.map((at, i) => ({
+        conversation: `Chat ${at.slice(0, 10)}`,
+        at: new Date(at),
+        role: 'user' as const,
+        content: `Message ${i + 1}: the garden is coming along.`,
+      })),
+    );
   }
 
   describe('when a night is due', () => {
@@ -504,7 +521,9 @@ describe('the scheduler and the lock', () => {
       expect(await tickAt(h, '2026-01-15T01:01:00Z')).toMatchObject({ sleepDay: '2026-01-14' }); // 02:01
       expect(await tickAt(h, '2026-01-15T01:02:00Z')).toBeNull(); // already slept (the quiet steps left the chat unread)
       expect(await tickAt(h, '2026-01-15T22:00:00Z')).toBeNull();
-      expect(await runRows()).toEqual([expect.objectContaining({ sleep_day: '2026-01-14', trigger: 'schedule', status: 'done', started_at: '2026-01-15T01:01:00.000Z' })]);
+      expect(await runRows()).toEqual([
+        expect.objectContaining({ sleep_day: '2026-01-14', trigger: 'schedule', status: 'done', started_at: '2026-01-15T01:01:00.000Z' }),
+      ]);
       const status = await h.service.status();
       expect(status).toMatchObject({ running: null, sleepDay: '2026-01-15', nextAt: '2026-01-16T01:00:00.000Z', blocked: null });
       expect(status.lastRun).toMatchObject({ sleepDay: '2026-01-14', trigger: 'schedule', status: 'done' });
@@ -659,7 +678,9 @@ describe('the scheduler and the lock', () => {
       const gate = new Promise<void>((resolve) => (release = resolve));
       // Step a reads all the chat: what is left to do is step b, not unread messages.
       const first = await scheduler({ steps: quietSteps({ gate, readAll: true }) });
-      const bRunning = new Promise<void>((resolve) => first.events.on((event, p) => event === 'sleep.progress' && p.stepId === 'b' && p.status === 'running' && resolve()));
+      const bRunning = new Promise<void>((resolve) =>
+        first.events.on((event, p) => event === 'sleep.progress' && p.stepId === 'b' && p.status === 'running' && resolve()),
+      );
       clock = new Date('2026-01-15T01:05:00Z');
       expect(await first.service.tick()).toMatchObject({ sleepDay: '2026-01-14' });
       await within(bRunning, WAIT_MS, 'step b to start');
@@ -667,7 +688,12 @@ describe('the scheduler and the lock', () => {
       release();
       const [stopped] = await runRows();
       expect(stopped).toMatchObject({ status: 'stopped', error: CLOSING });
-      const stoppedSteps = (await db.query<{ step_id: string; status: string; reason: string | null }>(`SELECT step_id, status, reason FROM sleep_steps WHERE run_id = $1 ORDER BY step_id`, [stopped!.id])).rows;
+      const stoppedSteps = (
+        await db.query<{ step_id: string; status: string; reason: string | null }>(
+          `SELECT step_id, status, reason FROM sleep_steps WHERE run_id = $1 ORDER BY step_id`,
+          [stopped!.id],
+        )
+      ).rows;
       expect(stoppedSteps).toEqual([
         { step_id: 'a', status: 'done', reason: null },
         { step_id: 'b', status: 'stopped', reason: null },
@@ -687,7 +713,9 @@ describe('the scheduler and the lock', () => {
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
       const h = await scheduler({ steps: quietSteps({ gate }) });
-      const bRunning = new Promise<void>((resolve) => h.events.on((event, p) => event === 'sleep.progress' && p.stepId === 'b' && p.status === 'running' && resolve()));
+      const bRunning = new Promise<void>((resolve) =>
+        h.events.on((event, p) => event === 'sleep.progress' && p.stepId === 'b' && p.status === 'running' && resolve()),
+      );
       clock = new Date('2026-01-15T01:05:00Z');
       await h.service.tick();
       await within(bRunning, WAIT_MS, 'step b to start');
@@ -715,7 +743,10 @@ describe('the scheduler and the lock', () => {
       await expect(b.service.now()).rejects.toMatchObject({ code: 'conflict', message: expect.stringMatching(/already running .*held by this process/) });
       await within(b.service.idle(), WAIT_MS, 'the refused start');
       expect(refusals).toEqual([
-        expect.objectContaining({ status: 'failed', error: expect.stringMatching(new RegExp(`already running \\(run ${first.runId} .*held by this process\\)`)) }),
+        expect.objectContaining({
+          status: 'failed',
+          error: expect.stringMatching(new RegExp(`already running \\(run ${first.runId} .*held by this process\\)`)),
+        }),
       ]);
       // The refusal touched nothing: one run, still running, and both services say so.
       expect((await runRows()).map((r) => [r.id, r.status])).toEqual([[first.runId, 'running']]);
@@ -802,7 +833,10 @@ describe('the model failing in the middle of a night', () => {
     routes.set('fake-faults', faultAt('light-sleep', 1, { kind: 'hang' }).respond);
     expect(await sleepNow(host)).toMatchObject({ status: 'failed', error: 'light-sleep failed' });
     let [run] = await runs(host);
-    expect(stepOf(run, 'light-sleep')).toMatchObject({ status: 'failed', error: expect.stringMatching(/background model did not answer .*0 of 6 chunks were done/) });
+    expect(stepOf(run, 'light-sleep')).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/background model did not answer .*0 of 6 chunks were done/),
+    });
     for (const step of ['snapshot', 'deep-sleep', 'dream', 'mood-trend', 'digest']) {
       expect(stepOf(run, step)).toMatchObject({ status: 'skipped', reason: 'needs light-sleep, which failed' });
     }
@@ -858,7 +892,11 @@ describe('the app closing in the middle of a night', () => {
     expect((await host.api['diary.days']({ limit: 30 })).flatMap((d) => d.anchors)).toHaveLength(2);
     // The cancelled call is in the audit log as what it was.
     const audit = (await host.api['sleep.audit']({ limit: 100 })).items.filter((a) => a.runId === runId);
-    expect(audit.map((a) => [a.status, a.error]).reverse()).toEqual([['ok', null], ['ok', null], ['error', 'The request was stopped.']]);
+    expect(audit.map((a) => [a.status, a.error]).reverse()).toEqual([
+      ['ok', null],
+      ['ok', null],
+      ['error', 'The request was stopped.'],
+    ]);
 
     expect(await sleepNow(host)).toMatchObject({ status: 'done', error: null });
     const [run] = await runs(host);

@@ -172,7 +172,9 @@ describe('the tiny local model as shipped (2,048-token context) as the backgroun
     expect(stepOf(run, 'memory-ref-sync').status).toBe('done');
     const light = stepOf(run, 'light-sleep');
     expect(light.status).toBe('failed');
-    expect(light.error).toMatch(/^The background model did not answer \(The conversation is too long for the local model "anima-test\/tiny-chat": .*\); 0 of 1 chunks were done, the rest waits for the next run\.$/);
+    expect(light.error).toMatch(
+      /^The background model did not answer \(The conversation is too long for the local model "anima-test\/tiny-chat": .*\); 0 of 1 chunks were done, the rest waits for the next run\.$/,
+    );
     expect(light.stats).toMatchObject({ calls: 1, messages: 4, conversations: 1, chunks_done: 0, invalid_chunks: 0, memories_created: 0 });
     for (const id of STEPS_AFTER_LIGHT_SLEEP) expect(stepOf(run, id)).toMatchObject({ status: 'skipped', reason: 'needs light-sleep, which failed' });
   });
@@ -227,7 +229,17 @@ describe('the same tiny model with room in its context (8,192 tokens) as the bac
     expect(stepOf(run, 'light-sleep')).toMatchObject({
       status: 'done',
       error: null,
-      stats: expect.objectContaining({ calls: 1, messages: 4, conversations: 1, chunks_done: 0, invalid_chunks: 1, memories_created: 0, anchors: 0, imprints: 0, narratives: 0 }),
+      stats: expect.objectContaining({
+        calls: 1,
+        messages: 4,
+        conversations: 1,
+        chunks_done: 0,
+        invalid_chunks: 1,
+        memories_created: 0,
+        anchors: 0,
+        imprints: 0,
+        narratives: 0,
+      }),
     });
     // Nothing was extracted, so nothing was asked of the model after light sleep.
     expect(stepOf(run, 'deep-sleep')).toMatchObject({ status: 'done', stats: expect.objectContaining({ reviewed: 0, calls: 0 }) });

@@ -54,7 +54,10 @@ export function dayMood(anchors: DiaryBlock[]): Mood | null {
   const mean = (k: 'valence' | 'arousal') => moods.reduce((s, m) => s + m[k], 0) / moods.length;
   const counts = new Map<string, number>();
   for (const m of moods) for (const l of m.labels) counts.set(l.toLowerCase(), (counts.get(l.toLowerCase()) ?? 0) + 1);
-  const labels = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([l]) => l);
+  const labels = [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([l]) => l);
   return { valence: mean('valence'), arousal: mean('arousal'), labels };
 }
 
@@ -84,10 +87,9 @@ export async function diaryDays(db: Database, o: { limit?: number; before?: stri
 
 export async function moodSeries(db: Database, days = 30): Promise<MoodPoint[]> {
   const rows = (
-    await db.query<MoodPoint>(
-      `SELECT day, valence, arousal, anchors, valence7, valence30, arousal7, arousal30 FROM mood_days ORDER BY day DESC LIMIT $1`,
-      [days],
-    )
+    await db.query<MoodPoint>(`SELECT day, valence, arousal, anchors, valence7, valence30, arousal7, arousal30 FROM mood_days ORDER BY day DESC LIMIT $1`, [
+      days,
+    ])
   ).rows;
   return rows.reverse().map((r) => ({ ...r, anchors: Number(r.anchors) }));
 }
@@ -106,10 +108,9 @@ export async function hideBlock(db: Database, id: number, hidden: boolean): Prom
 
 export async function dreams(db: Database, limit = 60): Promise<DiaryBlock[]> {
   return (
-    await db.query<BlockRow>(
-      `SELECT ${BLOCK_COLUMNS} FROM diary_blocks WHERE kind = 'dream' AND hidden_at IS NULL ORDER BY day DESC, id DESC LIMIT $1`,
-      [limit],
-    )
+    await db.query<BlockRow>(`SELECT ${BLOCK_COLUMNS} FROM diary_blocks WHERE kind = 'dream' AND hidden_at IS NULL ORDER BY day DESC, id DESC LIMIT $1`, [
+      limit,
+    ])
   ).rows.map(toBlock);
 }
 
@@ -117,17 +118,30 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export async function sleepRuns(db: Database, limit: number, dependsOn: Map<string, string[]>): Promise<SleepRun[]> {
   const runs = (
-    await db.query<{ id: number; sleep_day: string; trigger: SleepRun['trigger']; status: SleepRun['status']; started_at: Date; finished_at: Date | null; error: string | null }>(
-      `SELECT id::int AS id, sleep_day, trigger, status, started_at, finished_at, error FROM sleep_runs ORDER BY id DESC LIMIT $1`,
-      [limit],
-    )
+    await db.query<{
+      id: number;
+      sleep_day: string;
+      trigger: SleepRun['trigger'];
+      status: SleepRun['status'];
+      started_at: Date;
+      finished_at: Date | null;
+      error: string | null;
+    }>(`SELECT id::int AS id, sleep_day, trigger, status, started_at, finished_at, error FROM sleep_runs ORDER BY id DESC LIMIT $1`, [limit])
   ).rows;
   if (runs.length === 0) return [];
   const steps = (
-    await db.query<{ run_id: number; step_id: string; status: SleepRun['steps'][number]['status']; reason: string | null; started_at: Date | null; finished_at: Date | null; stats: Record<string, number> | null; error: string | null }>(
-      `SELECT run_id::int AS run_id, step_id, status, reason, started_at, finished_at, stats, error FROM sleep_steps WHERE run_id = ANY($1::bigint[])`,
-      [runs.map((r) => r.id)],
-    )
+    await db.query<{
+      run_id: number;
+      step_id: string;
+      status: SleepRun['steps'][number]['status'];
+      reason: string | null;
+      started_at: Date | null;
+      finished_at: Date | null;
+      stats: Record<string, number> | null;
+      error: string | null;
+    }>(`SELECT run_id::int AS run_id, step_id, status, reason, started_at, finished_at, stats, error FROM sleep_steps WHERE run_id = ANY($1::bigint[])`, [
+      runs.map((r) => r.id),
+    ])
   ).rows;
   const order = [...dependsOn.keys()];
   return runs.map((r) => ({
@@ -193,14 +207,18 @@ function toAudit(r: AuditRow): AuditEntry {
   };
 }
 
-export async function auditLog(db: Database, o: { status?: AuditEntry['status']; limit?: number; offset?: number }): Promise<{ items: AuditEntry[]; total: number }> {
+export async function auditLog(
+  db: Database,
+  o: { status?: AuditEntry['status']; limit?: number; offset?: number },
+): Promise<{ items: AuditEntry[]; total: number }> {
   const status = o.status ?? null;
   const total = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM auto_llm_runs WHERE $1::text IS NULL OR status = $1`, [status])).rows[0]!.n;
   const rows = (
-    await db.query<AuditRow>(
-      `SELECT ${AUDIT_COLUMNS} FROM auto_llm_runs WHERE $1::text IS NULL OR status = $1 ORDER BY id DESC LIMIT $2 OFFSET $3`,
-      [status, o.limit ?? 50, o.offset ?? 0],
-    )
+    await db.query<AuditRow>(`SELECT ${AUDIT_COLUMNS} FROM auto_llm_runs WHERE $1::text IS NULL OR status = $1 ORDER BY id DESC LIMIT $2 OFFSET $3`, [
+      status,
+      o.limit ?? 50,
+      o.offset ?? 0,
+    ])
   ).rows;
   return { items: rows.map(toAudit), total };
 }
@@ -224,12 +242,18 @@ async function withText(memories: MemoryStore, rows: ProposalRow[]): Promise<Sle
   const text = new Map((await memories.getMany([...new Set(rows.map((r) => Number(r.memory_id)))])).map((m) => [m.id, m.content]));
   return rows.flatMap((r) => {
     const content = text.get(Number(r.memory_id));
-    return content === undefined ? [] : [{ id: Number(r.id), memoryId: Number(r.memory_id), action: r.action, text: content, reason: r.reason, status: r.status }];
+    return content === undefined
+      ? []
+      : [{ id: Number(r.id), memoryId: Number(r.memory_id), action: r.action, text: content, reason: r.reason, status: r.status }];
   });
 }
 
 export async function proposal(db: Database, memories: MemoryStore, id: number): Promise<SleepProposal> {
-  const rows = (await db.query<ProposalRow>(`SELECT p.id::int AS id, p.memory_id::int AS memory_id, p.action, p.reason, p.status FROM sleep_proposals p WHERE p.id = $1`, [id])).rows;
+  const rows = (
+    await db.query<ProposalRow>(`SELECT p.id::int AS id, p.memory_id::int AS memory_id, p.action, p.reason, p.status FROM sleep_proposals p WHERE p.id = $1`, [
+      id,
+    ])
+  ).rows;
   const [found] = await withText(memories, rows);
   if (!found) throw new ApiError('not_found', `There is no proposal ${id}.`, 'id');
   return found;
@@ -255,7 +279,7 @@ export async function digest(db: Database, memories: MemoryStore, day?: string):
     memoryId: c.memoryId,
     action: c.action,
     actor: c.actor,
-    text: c.action === 'create' ? c.after?.content ?? c.content : c.content,
+    text: c.action === 'create' ? (c.after?.content ?? c.content) : c.content,
     reason: c.reason,
     undoneBy: c.undoneBy,
   }));

@@ -187,7 +187,14 @@ describe('typed relations and profiles over three nights', () => {
         ['assistant', 'That is wonderful news. How do you like the city?'],
       ] as const
     ).entries()) {
-      await conversations.append({ conversationId: id, role, content, status: 'complete', speaker: role === 'user' ? 'Mara' : null, createdAt: at(day(-10), 10, i * 2) });
+      await conversations.append({
+        conversationId: id,
+        role,
+        content,
+        status: 'complete',
+        speaker: role === 'user' ? 'Mara' : null,
+        createdAt: at(day(-10), 10, i * 2),
+      });
     }
     await db.close();
     O = await openHost(dir);
@@ -235,7 +242,14 @@ describe('typed relations and profiles over three nights', () => {
       {
         purpose: 'light-sleep',
         reply: lightSleep((ref) => [
-          { type: 'world', content: MOVE, entities: ['Mara', 'Porto'], sources: [ref], validFrom: day(-3), relations: [{ subject: 'Mara', relation: 'lives_in', object: 'Porto' }] },
+          {
+            type: 'world',
+            content: MOVE,
+            entities: ['Mara', 'Porto'],
+            sources: [ref],
+            validFrom: day(-3),
+            relations: [{ subject: 'Mara', relation: 'lives_in', object: 'Porto' }],
+          },
         ]),
       },
       {
@@ -293,7 +307,12 @@ describe('typed relations and profiles over three nights', () => {
     expect(second.status).toBe('done');
     expect(statsOf(second, 'light-sleep')).toMatchObject({ relations_created: 1 });
     expect(statsOf(second, 'deep-sleep')).toMatchObject({ superseded: 1, relations_closed: 2 });
-    const [mara, lisbon, porto, museum] = [await entityNamed(O.host, 'Mara'), await entityNamed(O.host, 'Lisbon'), await entityNamed(O.host, 'Porto'), await entityNamed(O.host, 'Tile Museum')];
+    const [mara, lisbon, porto, museum] = [
+      await entityNamed(O.host, 'Mara'),
+      await entityNamed(O.host, 'Lisbon'),
+      await entityNamed(O.host, 'Porto'),
+      await entityNamed(O.host, 'Tile Museum'),
+    ];
     const edges = await typedEdges(O.host, mara.id);
     const toLisbon = edges.find((e) => e.relation === 'lives_in' && e.target === lisbon.id)!;
     const toPorto = edges.find((e) => e.relation === 'lives_in' && e.target === porto.id)!;
@@ -369,7 +388,16 @@ describe('the night budget and the profile call', () => {
       dependsOn: [],
       async run(ctx) {
         const bg = await model(ctx);
-        const r = await bg.call({ purpose: 'dream', stepId: ctx.stepId, runId: ctx.runId, instructions: 'Dream.', material: 'A river.', schema: dreamAnswer, maxTokens: 256, signal: ctx.signal });
+        const r = await bg.call({
+          purpose: 'dream',
+          stepId: ctx.stepId,
+          runId: ctx.runId,
+          instructions: 'Dream.',
+          material: 'A river.',
+          schema: dreamAnswer,
+          maxTokens: 256,
+          signal: ctx.signal,
+        });
         return { calls: 1, ok: r.ok ? 1 : 0 };
       },
     };
@@ -377,7 +405,12 @@ describe('the night budget and the profile call', () => {
     const profileOf = async () =>
       (await db.query<{ id: number | null }>(`SELECT profile_memory_id::int AS id FROM entities WHERE name = 'Ines'`)).rows[0]?.id ?? null;
     const stepOf = async (runId: number) =>
-      (await db.query<{ status: string; error: string | null; stats: Record<string, number> }>(`SELECT status, error, stats FROM sleep_steps WHERE run_id = $1 AND step_id = 'deep-sleep'`, [runId])).rows[0]!;
+      (
+        await db.query<{ status: string; error: string | null; stats: Record<string, number> }>(
+          `SELECT status, error, stats FROM sleep_steps WHERE run_id = $1 AND step_id = 'deep-sleep'`,
+          [runId],
+        )
+      ).rows[0]!;
 
     // A first night profiles Ines (her memory has no neighbours, so deep sleep's only call is the profile).
     await deps.store.create({ type: 'world', content: 'Ines grows tomatoes on her balcony.', entityNames: ['Ines'], source: 'user', actor: 'person' });
@@ -388,7 +421,13 @@ describe('the night budget and the profile call', () => {
     expect(before).not.toBeNull();
 
     // She gains a fact; tonight the budget is one call, spent before deep sleep reaches the profiles.
-    await deps.store.create({ type: 'world', content: 'A grey cat called Miso sleeps on the windowsill.', entityNames: ['Ines'], source: 'user', actor: 'person' });
+    await deps.store.create({
+      type: 'world',
+      content: 'A grey cat called Miso sleeps on the windowsill.',
+      entityNames: ['Ines'],
+      source: 'user',
+      actor: 'person',
+    });
     await deps.settings.update({ sleep: { maxCallsPerNight: 1 } });
     const stopped = await runCycle(db, [spend, deep], { sleepDay: day(31), trigger: 'manual' });
     expect(stopped.status).toBe('stopped');
@@ -405,10 +444,12 @@ describe('the night budget and the profile call', () => {
     expect((await stepOf(next.runId)).stats).toMatchObject({ profiles: 1, profiles_superseded: 1 });
     const after = await profileOf();
     expect(after).not.toBe(before);
-    const rows = (await db.query<{ id: number; status: string; superseded_by: number | null; content: string }>(
-      `SELECT id::int AS id, status, superseded_by::int AS superseded_by, content FROM memories WHERE id = ANY($1::bigint[]) ORDER BY id`,
-      [[before, after]],
-    )).rows;
+    const rows = (
+      await db.query<{ id: number; status: string; superseded_by: number | null; content: string }>(
+        `SELECT id::int AS id, status, superseded_by::int AS superseded_by, content FROM memories WHERE id = ANY($1::bigint[]) ORDER BY id`,
+        [[before, after]],
+      )
+    ).rows;
     expect(rows).toEqual([
       expect.objectContaining({ id: before, status: 'superseded', superseded_by: after }),
       expect.objectContaining({ id: after, status: 'active', superseded_by: null, content: expect.stringContaining('Miso') }),

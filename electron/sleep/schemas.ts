@@ -110,7 +110,10 @@ export const splitAnswer = z.object({
     .array(
       z.object({
         id: memoryRef,
-        parts: z.array(z.object({ type: z.enum(MEMORY_TYPES), content: shortText(MAX_MEMORY_CHARS) })).min(2).max(6),
+        parts: z
+          .array(z.object({ type: z.enum(MEMORY_TYPES), content: shortText(MAX_MEMORY_CHARS) }))
+          .min(2)
+          .max(6),
         reason,
       }),
     )
@@ -120,9 +123,7 @@ export type SplitAnswer = z.infer<typeof splitAnswer>;
 
 /** Deep sleep, round 3: near-duplicates merged into one memory. */
 export const mergeAnswer = z.object({
-  merges: z
-    .array(z.object({ ids: z.array(memoryRef).min(2).max(6), type: z.enum(MEMORY_TYPES), content: shortText(MAX_MEMORY_CHARS), reason }))
-    .max(30),
+  merges: z.array(z.object({ ids: z.array(memoryRef).min(2).max(6), type: z.enum(MEMORY_TYPES), content: shortText(MAX_MEMORY_CHARS), reason })).max(30),
 });
 export type MergeAnswer = z.infer<typeof mergeAnswer>;
 
@@ -158,9 +159,7 @@ export function transcriptLine(ref: string, localTime: string, speaker: string, 
 
 /** "[#42] (world; true from 2026-05-01) text" — how memories are listed for deep sleep and dreams. */
 export function memoryLine(m: { id: number; type: string; content: string; validFrom: string | null; validTo: string | null; createdAt: string }): string {
-  const valid = [m.validFrom ? `true from ${m.validFrom.slice(0, 10)}` : '', m.validTo ? `until ${m.validTo.slice(0, 10)}` : '']
-    .filter(Boolean)
-    .join(' ');
+  const valid = [m.validFrom ? `true from ${m.validFrom.slice(0, 10)}` : '', m.validTo ? `until ${m.validTo.slice(0, 10)}` : ''].filter(Boolean).join(' ');
   return `[#${m.id}] (${m.type}; written ${m.createdAt.slice(0, 10)}${valid ? `; ${valid}` : ''}) ${m.content.replace(/\s*\n+\s*/g, ' / ')}`;
 }
 

@@ -26,12 +26,7 @@ export async function startTestHost(options: Partial<HostOptions> = {}): Promise
 }
 
 /** Resolves with the first event of this name that matches. */
-export function nextEvent<E extends ApiEventName>(
-  host: Host,
-  name: E,
-  match: (payload: never) => boolean = () => true,
-  timeoutMs = 10_000,
-): Promise<unknown> {
+export function nextEvent<E extends ApiEventName>(host: Host, name: E, match: (payload: never) => boolean = () => true, timeoutMs = 10_000): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       off();

@@ -82,7 +82,10 @@ export function Shell() {
 
   useEffect(() => {
     // Needed everywhere: the chat input checks for a model, Settings lists them.
-    void useProviders.getState().refresh().catch(() => {});
+    void useProviders
+      .getState()
+      .refresh()
+      .catch(() => {});
   }, []);
 
   return (

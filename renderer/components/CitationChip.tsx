@@ -194,9 +194,5 @@ export function Popover({ anchor, id, children }: { anchor: HTMLElement | null; 
 export function CitedText({ text }: { text: string }) {
   const segments = splitCitations(text);
   if (segments.length === 1 && segments[0]!.kind === 'text') return <>{text}</>;
-  return (
-    <>
-      {segments.map((s, i) => (s.kind === 'text' ? <span key={i}>{s.text}</span> : <CitationChip key={i} rawId={s.id} />))}
-    </>
-  );
+  return <>{segments.map((s, i) => (s.kind === 'text' ? <span key={i}>{s.text}</span> : <CitationChip key={i} rawId={s.id} />))}</>;
 }

@@ -46,7 +46,12 @@ export function DetectedServers({ onUse, exclude = [] }: { onUse: (server: Detec
             <Icon name="server" size={20} className="detected-icon" />
             <div className="detected-text">
               <p>{t('models.detectedBody', { name: d.name, url: d.baseUrl, count: d.models.length })}</p>
-              {d.models.length ? <p className="detected-models mono">{d.models.slice(0, 4).join(' · ')}{d.models.length > 4 ? ' …' : ''}</p> : null}
+              {d.models.length ? (
+                <p className="detected-models mono">
+                  {d.models.slice(0, 4).join(' · ')}
+                  {d.models.length > 4 ? ' …' : ''}
+                </p>
+              ) : null}
             </div>
             <button type="button" className="button primary small" data-testid="use-detected" onClick={() => onUse(d)}>
               {t('models.useDetected', { name: d.name })}

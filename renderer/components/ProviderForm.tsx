@@ -352,11 +352,7 @@ export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest,
         </div>
       </div>
       {test && !test.running && (test.error || (test.result && !test.result.ok)) ? (
-        <ErrorNote
-          compact
-          detailVisible
-          error={test.error ?? { code: test.result?.code ?? 'internal', message: test.result?.message ?? '' }}
-        />
+        <ErrorNote compact detailVisible error={test.error ?? { code: test.result?.code ?? 'internal', message: test.result?.message ?? '' }} />
       ) : null}
 
       {saveError ? <ErrorNote compact error={saveError} /> : null}

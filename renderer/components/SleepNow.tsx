@@ -31,7 +31,15 @@ export function useNextSleepWords(): string {
  * Starts a cycle now. Disabled, with the reason in words, while the host says it cannot (no model
  * connection) or while one is already running.
  */
-export function SleepNowButton({ testId = 'sleep-now', goToSleep = false, className = 'button primary' }: { testId?: string; goToSleep?: boolean; className?: string }) {
+export function SleepNowButton({
+  testId = 'sleep-now',
+  goToSleep = false,
+  className = 'button primary',
+}: {
+  testId?: string;
+  goToSleep?: boolean;
+  className?: string;
+}) {
   const { t } = useTranslation();
   const status = useSleep((s) => s.status);
   const running = useSleep((s) => s.progress !== null || Boolean(s.status.data?.running));

@@ -355,7 +355,8 @@ const en = {
     moved: 'Moved to place {{n}} of {{total}}.',
     unpinned: 'Unpinned. I’ll still recall it when it’s relevant.',
     emptyTitle: 'Nothing pinned yet.',
-    emptyBody: 'Pins are the memories I always carry — a short list you curate. Pin the ones that matter most from a memory’s page, and I’ll keep them in mind in every conversation.',
+    emptyBody:
+      'Pins are the memories I always carry — a short list you curate. Pin the ones that matter most from a memory’s page, and I’ll keep them in mind in every conversation.',
     emptyNoMemories: 'Pins are the memories I always carry — a short list you curate. Once I have memories, you can pin the ones that matter most.',
     goToMemories: 'Go to Memories',
     resident: {
@@ -391,20 +392,41 @@ const en = {
     no_provider: { what: 'No model is connected yet.', todo: 'Add one in Settings → Models — a local server like Ollama works well.' },
     provider_unreachable: { what: 'I couldn’t reach the model server.', todo: 'Check that it is running and that the address in Settings → Models is right.' },
     provider_auth: { what: 'The model server refused the API key.', todo: 'Paste a valid key in Settings → Models.' },
-    provider_model_not_found: { what: 'The server doesn’t have the model that is set.', todo: 'Test the connection in Settings → Models and pick one from its list.' },
+    provider_model_not_found: {
+      what: 'The server doesn’t have the model that is set.',
+      todo: 'Test the connection in Settings → Models and pick one from its list.',
+    },
     provider_rate_limited: { what: 'The model server asked me to slow down.', todo: 'Wait a minute, then try again.' },
-    provider_quota: { what: 'The account behind this API key is out of credit or quota.', todo: 'Check the plan with the provider, or switch to another model.' },
-    provider_server_error: { what: 'The model server had a problem of its own.', todo: 'Try again in a moment; if it keeps happening, check the server’s logs.' },
+    provider_quota: {
+      what: 'The account behind this API key is out of credit or quota.',
+      todo: 'Check the plan with the provider, or switch to another model.',
+    },
+    provider_server_error: {
+      what: 'The model server had a problem of its own.',
+      todo: 'Try again in a moment; if it keeps happening, check the server’s logs.',
+    },
     provider_timeout: { what: 'The model took too long to answer.', todo: 'Try again; a smaller or already-loaded model answers faster.' },
-    provider_bad_response: { what: 'The model server answered in a way I couldn’t read.', todo: 'Check that the base URL points at an OpenAI-compatible or Anthropic API.' },
-    provider_context_overflow: { what: 'This conversation no longer fits in the model’s memory window.', todo: 'Start a new conversation, or set a larger context window in Settings → Models.' },
+    provider_bad_response: {
+      what: 'The model server answered in a way I couldn’t read.',
+      todo: 'Check that the base URL points at an OpenAI-compatible or Anthropic API.',
+    },
+    provider_context_overflow: {
+      what: 'This conversation no longer fits in the model’s memory window.',
+      todo: 'Start a new conversation, or set a larger context window in Settings → Models.',
+    },
     provider_not_installed: { what: 'That on-device model isn’t installed yet.', todo: 'Install it, or choose another model in Settings → Models.' },
     model_not_found: { what: 'The model host doesn’t have this model.', todo: 'Check the address under “Download models from”, or try again later.' },
     model_not_installed: { what: 'That model isn’t downloaded yet.', todo: 'Download it first, under Settings → Models → On this computer.' },
     model_disk_full: { what: 'There isn’t enough free space on this disk.', todo: 'Free some space, then try again — what arrived so far is kept.' },
-    model_integrity: { what: 'A downloaded file was damaged, so I threw it away.', todo: 'Try again; if it keeps happening, try another model host under Advanced.' },
+    model_integrity: {
+      what: 'A downloaded file was damaged, so I threw it away.',
+      todo: 'Try again; if it keeps happening, try another model host under Advanced.',
+    },
     model_damaged: { what: 'Some of this model’s files are missing or cut short on this computer.', todo: 'Download it again.' },
-    model_network: { what: 'I couldn’t reach the model host.', todo: 'Check the internet connection and the address under Advanced, then try again — what arrived so far is kept.' },
+    model_network: {
+      what: 'I couldn’t reach the model host.',
+      todo: 'Check the internet connection and the address under Advanced, then try again — what arrived so far is kept.',
+    },
     model_busy: { what: 'That model is busy downloading or being removed.', todo: 'Wait a moment, then try again.' },
     model_io: { what: 'I couldn’t write the model’s files to disk.', todo: 'Check that Anima’s data folder is writable and not in use, then try again.' },
     cancelled: { what: 'Stopped.', todo: 'Send again whenever you like.' },
@@ -499,7 +521,8 @@ const en = {
       title: 'On this computer',
       intro: 'Models that run inside Anima itself. Each downloads once, then works offline — nothing we say leaves this computer.',
       loadFailed: 'I couldn’t read which models are on this computer.',
-      searchByWords: 'For now I search my memories by the words in them. With a small model on this computer I could also find things by what they mean — even when you put them differently.',
+      searchByWords:
+        'For now I search my memories by the words in them. With a small model on this computer I could also find things by what they mean — even when you put them differently.',
       searchReady: '{{name}} is downloaded. Choose “Use for memory search” and I’ll find things by meaning too.',
       searchByMeaning: 'I search my memories by words and by meaning, with {{name}}.',
       searchLoading: 'Getting {{name}} ready…',
@@ -584,7 +607,8 @@ const en = {
     },
   },
   companion: {
-    intro: 'These six notes are who I am. I carry all of them into every conversation and every night’s sleep. Change them as you like — reset brings back my original words.',
+    intro:
+      'These six notes are who I am. I carry all of them into every conversation and every night’s sleep. Change them as you like — reset brings back my original words.',
     save: 'Save',
     reset: 'Reset to default',
     resetConfirm: 'Bring back the original text of “{{name}}”? Your version will be replaced.',
@@ -608,7 +632,8 @@ const en = {
     sleepTimeHelp: 'When I go to sleep and turn the day into memories.',
     sleepSubhead: 'While I sleep',
     sleepAuto: 'Sleep on my own',
-    sleepAutoHelp: 'At the sleep time — or, if the app was closed then, soon after you open it — I sleep once you have been quiet for a couple of minutes. Off: I only sleep when you press Sleep now.',
+    sleepAutoHelp:
+      'At the sleep time — or, if the app was closed then, soon after you open it — I sleep once you have been quiet for a couple of minutes. Off: I only sleep when you press Sleep now.',
     budgetIntro: 'While I sleep I ask the model for help a few times. These limits cap one night; past them I stop and finish the next night.',
     sleepFields: {
       maxCallsPerNight: { label: 'Model calls per night', help: 'A busy day usually needs fewer than ten.' },
@@ -648,8 +673,10 @@ const en = {
       },
     },
     sleepDayTitle: 'What is a “sleep day”?',
-    sleepDayBody: 'My days end when I sleep, not at midnight. With sleep at {{time}}, a late-night talk at {{example}} still belongs to the evening before — the way it feels to you. Each night I read back over that day: what you told me becomes memories, and I write my diary and a dream.',
-    sleepDayBodyEarly: 'My days end when I sleep, not at midnight. With sleep at {{time}}, a talk at {{example}} already belongs to the next day. Each night I read back over the day that ended: what you told me becomes memories, and I write my diary and a dream.',
+    sleepDayBody:
+      'My days end when I sleep, not at midnight. With sleep at {{time}}, a late-night talk at {{example}} still belongs to the evening before — the way it feels to you. Each night I read back over that day: what you told me becomes memories, and I write my diary and a dream.',
+    sleepDayBodyEarly:
+      'My days end when I sleep, not at midnight. With sleep at {{time}}, a talk at {{example}} already belongs to the next day. Each night I read back over the day that ended: what you told me becomes memories, and I write my diary and a dream.',
   },
   data: {
     location: 'Where your data lives',
@@ -679,7 +706,8 @@ const en = {
     step: 'Step {{n}} of {{total}}',
     welcomeTitle: 'Hello. I’m Anima.',
     welcomeBody: 'I’m a companion who remembers. We talk; each night I sleep on what we said — I keep what matters, write a diary, and sometimes dream.',
-    welcomeLocal: 'Everything stays on this computer: our conversations, my memories and my diary. The only thing that ever leaves is what you send to a cloud model, if you choose one.',
+    welcomeLocal:
+      'Everything stays on this computer: our conversations, my memories and my diary. The only thing that ever leaves is what you send to a cloud model, if you choose one.',
     welcomeVisible: 'You can always see what I remember, correct it, or ask me to forget.',
     start: 'Let’s begin',
     connectTitle: 'Give me a voice',
@@ -689,7 +717,8 @@ const en = {
     saveAndContinue: 'Save and continue',
     skipHint: 'You can connect a model later in Settings → Models.',
     meetTitle: 'Who am I to you?',
-    meetBody: 'This is how I describe myself. Keep it, or change my name and nature — it shapes every reply. You can edit all of me later in Settings → Companion.',
+    meetBody:
+      'This is how I describe myself. Keep it, or change my name and nature — it shapes every reply. You can edit all of me later in Settings → Companion.',
     identityLabel: 'Identity',
     finish: 'Start talking',
     finishing: 'Getting ready…',
@@ -726,7 +755,8 @@ const en = {
     intro: 'What I wrote while I slept: how each day felt, the moments that stayed with me, and my own account of it.',
     emptyTitle: 'I write my diary while I sleep — {{when}}, or now.',
     emptyTitleManual: 'I write my diary while I sleep — whenever you ask me to.',
-    emptyBody: 'Each morning there will be a page for the day before: the mood it had, the moments that stayed with me, and my own account of it. This page stays empty until I have slept on a day we spent together.',
+    emptyBody:
+      'Each morning there will be a page for the day before: the mood it had, the moments that stayed with me, and my own account of it. This page stays empty until I have slept on a day we spent together.',
     daysLabel: 'Diary, newest day first',
     moodOf: 'Mood: {{words}}',
     moodWords: 'How the day felt:',
@@ -807,8 +837,10 @@ const en = {
     newer: 'Newer dream',
     older: 'Older dream',
     emptyTitle: 'No dreams yet.',
-    emptyBody: 'After I sleep on a day we spent together, I dream about it — one dream a night, written down here like the pages of a quiet book. The next chance is {{when}}.',
-    emptyBodyManual: 'After I sleep on a day we spent together, I dream about it — one dream a night, written down here like the pages of a quiet book. Automatic sleep is off, so I dream when you ask me to sleep.',
+    emptyBody:
+      'After I sleep on a day we spent together, I dream about it — one dream a night, written down here like the pages of a quiet book. The next chance is {{when}}.',
+    emptyBodyManual:
+      'After I sleep on a day we spent together, I dream about it — one dream a night, written down here like the pages of a quiet book. Automatic sleep is off, so I dream when you ask me to sleep.',
   },
   sleep: {
     title: 'Sleep',
@@ -1036,8 +1068,10 @@ const en = {
     egoBannerNoName: 'Showing one neighbourhood — {{shown}} of {{total}} people and things.',
     egoHelp: 'The whole map is too big to draw at once: search for someone, or choose “Explore from here”, to move around.',
     emptyTitle: 'A map of your world will grow here.',
-    emptyBody: 'The people, places and things you tell me about appear here as we talk, and I work out how they connect while I sleep — {{when}}. For now it is just the two of us.',
-    emptyBodyManual: 'The people, places and things you tell me about appear here as we talk, and I work out how they connect while I sleep. For now it is just the two of us.',
+    emptyBody:
+      'The people, places and things you tell me about appear here as we talk, and I work out how they connect while I sleep — {{when}}. For now it is just the two of us.',
+    emptyBodyManual:
+      'The people, places and things you tell me about appear here as we talk, and I work out how they connect while I sleep. For now it is just the two of us.',
     filteredEmpty: 'Nothing to show with these filters on this day.',
     panel: {
       label: 'On the map',

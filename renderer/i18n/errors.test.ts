@@ -5,8 +5,7 @@ import zhCN from './zh-CN.js';
 import { errorSentence, errorWords } from './errors.js';
 import { languageFromLocale, resolveLanguage } from './resolve.js';
 
-const translator = (resources: object) => (key: string) =>
-  key.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], resources) as string;
+const translator = (resources: object) => (key: string) => key.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], resources) as string;
 
 describe('provider errors in words', () => {
   it('says what happened and what to do, in either language, keeping the server detail', () => {

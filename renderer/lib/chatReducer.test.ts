@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../shared/api.js';
-import {
-  applyDelta,
-  applyFinished,
-  applyLoaded,
-  applySendResult,
-  emptyChatData,
-  visibleMessages,
-  type ChatData,
-} from './chatReducer.js';
+import { applyDelta, applyFinished, applyLoaded, applySendResult, emptyChatData, visibleMessages, type ChatData } from './chatReducer.js';
 import { testMessage as msg } from './test-messages.js';
 
 function loaded(messages: Message[]): ChatData {

@@ -92,9 +92,7 @@ export function applyDelta(data: ChatData, payload: ApiEvents['chat.delta']): Ch
 export function applyFinished(data: ChatData, payload: ApiEvents['chat.finished']): ChatData {
   const { conversationId, message } = payload;
   const streaming =
-    data.streaming[conversationId] === undefined || data.streaming[conversationId] === message.id
-      ? without(data.streaming, conversationId)
-      : data.streaming;
+    data.streaming[conversationId] === undefined || data.streaming[conversationId] === message.id ? without(data.streaming, conversationId) : data.streaming;
   const pendingText = without(data.pendingText, message.id);
   const list = data.messages[conversationId];
   if (!list) return { ...data, streaming, pendingText };
@@ -122,9 +120,7 @@ export function applyLoaded(data: ChatData, conversationId: string, incoming: re
     if (!incomingIds.has(m.id) && m.createdAt >= newest) merged = upsertMessage(merged, m);
   }
   const writing = [...merged].reverse().find((m) => isVisible(m) && m.status === 'streaming');
-  const streaming = writing
-    ? { ...data.streaming, [conversationId]: writing.id }
-    : without(data.streaming, conversationId);
+  const streaming = writing ? { ...data.streaming, [conversationId]: writing.id } : without(data.streaming, conversationId);
   return { ...data, pendingText, streaming, messages: { ...data.messages, [conversationId]: merged } };
 }
 
@@ -185,8 +181,7 @@ export function applySendResult(data: ChatData, result: SendResult, kind: SendKi
   list = upsertMessage(list, reply);
 
   const pendingText = without(data.pendingText, assistantMessage.id);
-  const streaming =
-    reply.status === 'streaming' ? { ...data.streaming, [conversationId]: reply.id } : without(data.streaming, conversationId);
+  const streaming = reply.status === 'streaming' ? { ...data.streaming, [conversationId]: reply.id } : without(data.streaming, conversationId);
   return { ...data, pendingText, streaming, messages: { ...data.messages, [conversationId]: list } };
 }
 

@@ -119,7 +119,12 @@ describe('upsertInList', () => {
 
 describe('pins', () => {
   it('sort by their order, unordered ones last, unpinned ones out', () => {
-    const list = [memory({ id: 1, pinned: true, pinOrder: 2 }), memory({ id: 2, pinned: true, pinOrder: null }), memory({ id: 3, pinned: true, pinOrder: 0 }), memory({ id: 4 })];
+    const list = [
+      memory({ id: 1, pinned: true, pinOrder: 2 }),
+      memory({ id: 2, pinned: true, pinOrder: null }),
+      memory({ id: 3, pinned: true, pinOrder: 0 }),
+      memory({ id: 4 }),
+    ];
     expect(sortPins(list).map((m) => m.id)).toEqual([3, 1, 2]);
   });
 

@@ -1,7 +1,6 @@
 /** The modifier people expect to read in shortcut hints. */
 export function modKeyLabel(): string {
-  const platform =
-    (navigator as Navigator & { userAgentData?: { platform?: string } }).userAgentData?.platform ?? navigator.platform ?? '';
+  const platform = (navigator as Navigator & { userAgentData?: { platform?: string } }).userAgentData?.platform ?? navigator.platform ?? '';
   return /mac|iphone|ipad/i.test(platform) ? '⌘' : 'Ctrl';
 }
 

@@ -1,16 +1,7 @@
 import { create } from 'zustand';
 import type { ApiEvents, Conversation } from '../../shared/api.js';
 import { api } from '../api/index.js';
-import {
-  applyDelta,
-  applyFinished,
-  applyLoaded,
-  applySendResult,
-  emptyChatData,
-  markStoppedByUser,
-  type ChatData,
-  type SendKind,
-} from '../lib/chatReducer.js';
+import { applyDelta, applyFinished, applyLoaded, applySendResult, emptyChatData, markStoppedByUser, type ChatData, type SendKind } from '../lib/chatReducer.js';
 
 export interface ChatState extends ChatData {
   openId: string | null;
@@ -73,7 +64,7 @@ export const useChat = create<ChatState>()((set, get) => {
     replyStatus: {},
 
     async open(id) {
-        const seq = ++openSeq;
+      const seq = ++openSeq;
       set({ openId: id, loadingId: id, loadError: null, conversation: get().conversation?.id === id ? get().conversation : null });
       try {
         const { conversation, messages } = await api().call('conversations.get', { id });
@@ -86,7 +77,7 @@ export const useChat = create<ChatState>()((set, get) => {
     },
 
     openNew(conversation) {
-        ++openSeq;
+      ++openSeq;
       set({
         ...applyLoaded(data(), conversation.id, []),
         openId: conversation.id,
@@ -146,7 +137,13 @@ export const useChat = create<ChatState>()((set, get) => {
       let next = data();
       for (const d of deltas) next = applyDelta(next, d);
       // Words have arrived: whatever the reply waited for is over.
-      set({ ...next, replyStatus: withoutKeys(get().replyStatus, deltas.map((d) => d.messageId)) });
+      set({
+        ...next,
+        replyStatus: withoutKeys(
+          get().replyStatus,
+          deltas.map((d) => d.messageId),
+        ),
+      });
     },
 
     applyFinished(payload) {

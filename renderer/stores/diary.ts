@@ -135,7 +135,17 @@ export const useDiary = create<DiaryState>()((set, get) => ({
     try {
       const items = await api().call('diary.days', { limit });
       if (seq !== daysSeq) return;
-      set({ days: { items: items.map(visibleDay), hasMore: items.length >= limit, loaded: true, loading: false, error: null, loadingOlder: false, olderError: null } });
+      set({
+        days: {
+          items: items.map(visibleDay),
+          hasMore: items.length >= limit,
+          loaded: true,
+          loading: false,
+          error: null,
+          loadingOlder: false,
+          olderError: null,
+        },
+      });
     } catch (error) {
       if (seq === daysSeq) set({ days: { ...get().days, loaded: true, loading: false, error } });
     }

@@ -92,7 +92,10 @@ export function connectEvents(client: RendererClient): () => void {
       // Whatever happened while the stream was down was not seen here.
       void useChat.getState().refreshOpen();
       void useConversations.getState().refresh();
-      void useApp.getState().reloadSettings().catch(() => {});
+      void useApp
+        .getState()
+        .reloadSettings()
+        .catch(() => {});
       useMemories.getState().refreshShown(true);
       useSleep.getState().refreshShown();
       useDiary.getState().refreshShown();

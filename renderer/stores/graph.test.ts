@@ -1,5 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError, type ApiInput, type ApiMethod, type ApiOutputs, type Entity, type EntityDetail, type EntityEdge, type GraphSlice } from '../../shared/api.js';
+import {
+  ApiError,
+  type ApiInput,
+  type ApiMethod,
+  type ApiOutputs,
+  type Entity,
+  type EntityDetail,
+  type EntityEdge,
+  type GraphSlice,
+} from '../../shared/api.js';
 import { setClient, type RendererClient } from '../api/index.js';
 import { useApp } from './app.js';
 import {
@@ -113,7 +122,11 @@ describe('pure helpers', () => {
 
   it('asks graph.view only for what is set, always keeping the two fixed entities with a kind filter', () => {
     expect(viewInput({ centerId: null, at: null, kinds: [] })).toEqual({});
-    expect(viewInput({ centerId: 7, at: '2025-03-01', kinds: ['place'] })).toEqual({ centerId: 7, at: '2025-03-01T23:59:59.999Z', kinds: ['place', 'self', 'user'] });
+    expect(viewInput({ centerId: 7, at: '2025-03-01', kinds: ['place'] })).toEqual({
+      centerId: 7,
+      at: '2025-03-01T23:59:59.999Z',
+      kinds: ['place', 'self', 'user'],
+    });
   });
 
   it('toggles kinds in their canonical order', () => {
@@ -136,7 +149,11 @@ describe('pure helpers', () => {
   });
 
   it('says a valid time as from … until …, since …, until …', () => {
-    expect(validityOf({ validFrom: '2019-09-01T00:00:00.000Z', validTo: '2025-06-01T00:00:00.000Z' })).toEqual({ key: 'fromUntil', from: '2019-09-01', until: '2025-06-01' });
+    expect(validityOf({ validFrom: '2019-09-01T00:00:00.000Z', validTo: '2025-06-01T00:00:00.000Z' })).toEqual({
+      key: 'fromUntil',
+      from: '2019-09-01',
+      until: '2025-06-01',
+    });
     expect(validityOf({ validFrom: '2025-06-01', validTo: null })).toEqual({ key: 'since', from: '2025-06-01', until: null });
     expect(validityOf({ validFrom: null, validTo: '2025-06-01' })).toEqual({ key: 'until', from: null, until: '2025-06-01' });
     expect(validityOf({ validFrom: null, validTo: null }).key).toBeNull();
@@ -233,7 +250,8 @@ describe('the graph store', () => {
   });
 
   it('picks a hit outside the neighbourhood drawn: recentres there', async () => {
-    handlers['graph.view'] = ({ centerId }) => slice({ mode: 'ego', centerId: centerId ?? 3, totalEntities: 5000, nodes: centerId === 42 ? [SELF, USER, entity(42, 'Zoe')] : slice().nodes });
+    handlers['graph.view'] = ({ centerId }) =>
+      slice({ mode: 'ego', centerId: centerId ?? 3, totalEntities: 5000, nodes: centerId === 42 ? [SELF, USER, entity(42, 'Zoe')] : slice().nodes });
     handlers['graph.entity'] = () => detail(entity(42, 'Zoe'));
     await useGraph.getState().refresh();
     await useGraph.getState().pick(entity(42, 'Zoe'));

@@ -3,15 +3,7 @@
 // shape it, the search box, and the side panel with the selected entity and its edits (rename, alias,
 // merge, hide), each of which the host journals and can undo.
 import { create } from 'zustand';
-import {
-  ENTITY_KINDS,
-  type ApiInput,
-  type Entity,
-  type EntityDetail,
-  type EntityEdge,
-  type EntityKind,
-  type GraphSlice,
-} from '../../shared/api.js';
+import { ENTITY_KINDS, type ApiInput, type Entity, type EntityDetail, type EntityEdge, type EntityKind, type GraphSlice } from '../../shared/api.js';
 import { api } from '../api/index.js';
 import { useApp } from './app.js';
 import { idle, isNotFound, type Loadable } from './loadable.js';
@@ -153,7 +145,11 @@ export function edgeIsHistory(edge: Pick<EntityEdge, 'validTo'>, day: string): b
 }
 
 /** How a relation's valid time is said: from … until …, since …, until …, or not at all. */
-export function validityOf(edge: Pick<EntityEdge, 'validFrom' | 'validTo'>): { key: 'fromUntil' | 'since' | 'until' | null; from: string | null; until: string | null } {
+export function validityOf(edge: Pick<EntityEdge, 'validFrom' | 'validTo'>): {
+  key: 'fromUntil' | 'since' | 'until' | null;
+  from: string | null;
+  until: string | null;
+} {
   const from = dayOf(edge.validFrom);
   const until = dayOf(edge.validTo);
   if (from && until) return { key: 'fromUntil', from, until };
@@ -375,9 +371,7 @@ function putEntity(entity: Entity): void {
   useGraph.setState({
     slice: data ? { ...s.slice, data: withEntity(data, entity) } : s.slice,
     detail: detail?.data && detail.data.entity.id === entity.id ? { ...detail, data: { ...detail.data, entity } } : detail,
-    search: s.search.hits.some((h) => h.id === entity.id)
-      ? { ...s.search, hits: s.search.hits.map((h) => (h.id === entity.id ? entity : h)) }
-      : s.search,
+    search: s.search.hits.some((h) => h.id === entity.id) ? { ...s.search, hits: s.search.hits.map((h) => (h.id === entity.id ? entity : h)) } : s.search,
   });
 }
 

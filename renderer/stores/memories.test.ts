@@ -95,7 +95,18 @@ describe('the memory cache behind chips', () => {
     handlers['memories.get'] = ({ id }) => detail(memory({ id }));
     await useMemories.getState().ensure(4);
     handlers['memories.get'] = ({ id }) => detail(memory({ id, status: 'expired' }));
-    const c: MemoryChange = { id: 9, memoryId: 4, action: 'forget', actor: 'companion', before: null, after: null, batchId: null, reason: null, undoneBy: null, createdAt: '' };
+    const c: MemoryChange = {
+      id: 9,
+      memoryId: 4,
+      action: 'forget',
+      actor: 'companion',
+      before: null,
+      after: null,
+      batchId: null,
+      reason: null,
+      undoneBy: null,
+      createdAt: '',
+    };
     useMemories.getState().noteChanged(c);
     await new Promise((r) => setTimeout(r, 10));
     expect(useMemories.getState().cache[4]!.memory!.status).toBe('expired');
@@ -112,11 +123,15 @@ describe('the Memories list', () => {
     const s = useMemories.getState();
     expect(s.list).toMatchObject({ loaded: true, items: [], total: 0 });
     expect(s.anyAtAll).toBe(false);
-    expect(calls.map((c) => c.input)).toEqual([{ statuses: ['active'], limit: 50 }, { statuses: ['active', 'superseded', 'expired'], limit: 1 }]);
+    expect(calls.map((c) => c.input)).toEqual([
+      { statuses: ['active'], limit: 50 },
+      { statuses: ['active', 'superseded', 'expired'], limit: 1 },
+    ]);
   });
 
   it('tells "nothing active" from "nothing at all"', async () => {
-    handlers['memories.list'] = (input) => (input.statuses?.length === 3 ? { items: [memory({ id: 1, status: 'expired' })], total: 1 } : { items: [], total: 0 });
+    handlers['memories.list'] = (input) =>
+      input.statuses?.length === 3 ? { items: [memory({ id: 1, status: 'expired' })], total: 1 } : { items: [], total: 0 };
     await useMemories.getState().refreshList();
     expect(useMemories.getState().anyAtAll).toBe(true);
   });

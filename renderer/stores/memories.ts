@@ -1,14 +1,5 @@
 import { create } from 'zustand';
-import type {
-  ApiEvents,
-  ApiInput,
-  ApiOutputs,
-  Memory,
-  MemoryChange,
-  RecallHit,
-  ResidentPreview,
-  SaveMemoryResult,
-} from '../../shared/api.js';
+import type { ApiEvents, ApiInput, ApiOutputs, Memory, MemoryChange, RecallHit, ResidentPreview, SaveMemoryResult } from '../../shared/api.js';
 import { api } from '../api/index.js';
 import { useApp } from './app.js';
 import { idle, isNotFound, type Loadable } from './loadable.js';
@@ -147,9 +138,7 @@ export const useMemories = create<MemoriesState>()((set, get) => ({
         const { memory } = await api().call('memories.get', { id });
         set({ cache: { ...get().cache, [id]: { status: 'ok', memory } } });
       } catch (error) {
-        const entry: CacheEntry = isNotFound(error)
-          ? { status: 'missing', memory: null }
-          : { status: 'error', memory: previous?.memory ?? null, error };
+        const entry: CacheEntry = isNotFound(error) ? { status: 'missing', memory: null } : { status: 'error', memory: previous?.memory ?? null, error };
         set({ cache: { ...get().cache, [id]: entry } });
       } finally {
         inflight.delete(id);
@@ -274,7 +263,7 @@ export const useMemories = create<MemoriesState>()((set, get) => ({
       primeCache([data.memory, ...data.chain]);
     } catch (error) {
       if (seq !== detailSeq) return;
-      set({ detail: { id, data: quiet ? current?.data ?? null : null, loaded: true, loading: false, error } });
+      set({ detail: { id, data: quiet ? (current?.data ?? null) : null, loaded: true, loading: false, error } });
       if (isNotFound(error)) set({ cache: { ...get().cache, [id]: { status: 'missing', memory: null } } });
     }
   },
@@ -356,11 +345,7 @@ export const useMemories = create<MemoriesState>()((set, get) => ({
     const s = get();
     const pinsItems = s.pins.items;
     const inPins = pinsItems.some((m) => m.id === memory.id);
-    const pins = memory.pinned
-      ? inPins
-        ? pinsItems.map((m) => (m.id === memory.id ? memory : m))
-        : pinsItems
-      : pinsItems.filter((m) => m.id !== memory.id);
+    const pins = memory.pinned ? (inPins ? pinsItems.map((m) => (m.id === memory.id ? memory : m)) : pinsItems) : pinsItems.filter((m) => m.id !== memory.id);
     const before = s.list.items;
     const items = s.query.trim() ? before : upsertInList(before, memory, s.filters, addNew);
     const total = s.list.total + (items.length - before.length);

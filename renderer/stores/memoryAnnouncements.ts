@@ -38,7 +38,8 @@ async function flush() {
   const words = changes.length === 1 ? await wordsOf(changes[0]!) : '';
   if (changes.length === 1 && words) {
     const c = changes[0]!;
-    const key = c.action === 'create' ? 'memories.toasts.companionSaved' : c.action === 'update' ? 'memories.toasts.companionUpdated' : 'memories.toasts.companionForgot';
+    const key =
+      c.action === 'create' ? 'memories.toasts.companionSaved' : c.action === 'update' ? 'memories.toasts.companionUpdated' : 'memories.toasts.companionForgot';
     text = t(key, { text: words });
   } else {
     text = t('memories.toasts.companionMany', { count: changes.length });

@@ -28,7 +28,17 @@ function model(over: Partial<LocalModel> = {}): LocalModel {
 }
 
 function progress(over: Partial<ModelDownloadProgress> = {}): ModelDownloadProgress {
-  return { id: 'anima-test/tiny-bert', phase: 'downloading', fileIndex: 3, fileCount: 4, bytesDone: 50_000, bytesTotal: 150_000, bytesPerSecond: 40_000, secondsLeft: 2.5, ...over };
+  return {
+    id: 'anima-test/tiny-bert',
+    phase: 'downloading',
+    fileIndex: 3,
+    fileCount: 4,
+    bytesDone: 50_000,
+    bytesTotal: 150_000,
+    bytesPerSecond: 40_000,
+    secondsLeft: 2.5,
+    ...over,
+  };
 }
 
 let handlers: ScriptedClient['handlers'];

@@ -117,7 +117,11 @@ function subscribe(): void {
     client.on('embeddings.status', (embeddings) => useModels.setState({ embeddings })),
     // Events sent while the stream was down are lost: read the list again.
     client.onConnect((reconnected) => {
-      if (reconnected && useModels.getState().loaded) void useModels.getState().refresh().catch(() => {});
+      if (reconnected && useModels.getState().loaded)
+        void useModels
+          .getState()
+          .refresh()
+          .catch(() => {});
     }),
   ];
 }
@@ -142,7 +146,7 @@ export const useModels = create<ModelsState>()((set, get) => {
     if (seen === eventsSeen) apply(model);
     return model;
   };
-  const withPending = async <T,>(id: string, action: ModelAction, run: () => Promise<T>): Promise<T> => {
+  const withPending = async <T>(id: string, action: ModelAction, run: () => Promise<T>): Promise<T> => {
     set({ pending: { ...get().pending, [id]: action } });
     try {
       return await run();

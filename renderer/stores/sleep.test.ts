@@ -14,7 +14,16 @@ function run(over: Partial<SleepRun> = {}): SleepRun {
     finishedAt: null,
     error: null,
     steps: [
-      { stepId: 'light-sleep', dependsOn: [], status: 'running', reason: null, startedAt: '2025-03-11T02:00:01.000Z', finishedAt: null, stats: null, error: null },
+      {
+        stepId: 'light-sleep',
+        dependsOn: [],
+        status: 'running',
+        reason: null,
+        startedAt: '2025-03-11T02:00:01.000Z',
+        finishedAt: null,
+        stats: null,
+        error: null,
+      },
       { stepId: 'dream', dependsOn: ['light-sleep'], status: 'pending', reason: null, startedAt: null, finishedAt: null, stats: null, error: null },
     ],
     ...over,
@@ -22,7 +31,15 @@ function run(over: Partial<SleepRun> = {}): SleepRun {
 }
 
 function digest(): SleepDigest {
-  const change = (changeId: number, text: string) => ({ changeId, memoryId: changeId * 10, action: 'create' as const, actor: 'light-sleep' as const, text, reason: null, undoneBy: null });
+  const change = (changeId: number, text: string) => ({
+    changeId,
+    memoryId: changeId * 10,
+    action: 'create' as const,
+    actor: 'light-sleep' as const,
+    text,
+    reason: null,
+    undoneBy: null,
+  });
   return {
     day: '2025-03-10',
     runId: 4,

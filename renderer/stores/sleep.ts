@@ -2,16 +2,7 @@
 // runs with their steps, the morning digest with undo per item and the pin proposals, and the audit
 // log of background model calls. Live progress arrives as sleep.progress events.
 import { create } from 'zustand';
-import type {
-  AuditEntry,
-  AuditEntryDetail,
-  SleepDigest,
-  SleepProgressEvent,
-  SleepProposal,
-  SleepRun,
-  SleepStatus,
-  SleepStepInfo,
-} from '../../shared/api.js';
+import type { AuditEntry, AuditEntryDetail, SleepDigest, SleepProgressEvent, SleepProposal, SleepRun, SleepStatus, SleepStepInfo } from '../../shared/api.js';
 import { api } from '../api/index.js';
 import { useApp } from './app.js';
 import { idle, type Loadable } from './loadable.js';

@@ -55,26 +55,20 @@ export interface SendResult {
 export const MAX_MESSAGE_CHARS = 200_000;
 
 export const conversationsInputs = {
-  'conversations.list': z
-    .object({ query: z.string().max(500).optional(), archived: z.boolean().optional() })
-    .strict(),
+  'conversations.list': z.object({ query: z.string().max(500).optional(), archived: z.boolean().optional() }).strict(),
   'conversations.create': z.object({ title: z.string().max(200).optional() }).strict(),
   'conversations.get': z.object({ id }).strict(),
   'conversations.rename': z.object({ id, title: z.string().trim().min(1).max(200) }).strict(),
   'conversations.archive': z.object({ id, archived: z.boolean() }).strict(),
 
   /** Store the user's message, then stream the reply as chat.* events. */
-  'chat.send': z
-    .object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) })
-    .strict(),
+  'chat.send': z.object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) }).strict(),
   /** Stop the reply being written in this conversation; what arrived is kept as partial. */
   'chat.stop': z.object({ conversationId: id }).strict(),
   /** Write the last reply again (also "retry" after an error). The old reply is kept, marked replaced. */
   'chat.regenerate': z.object({ conversationId: id }).strict(),
   /** Replace the last user message with an edited version and answer it again; the old one is kept. */
-  'chat.editLast': z
-    .object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) })
-    .strict(),
+  'chat.editLast': z.object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) }).strict(),
 } as const;
 
 export interface ConversationsOutputs {

@@ -52,7 +52,13 @@ export interface MoodPoint {
 export const diaryInputs = {
   /** Diary days, newest first; `before` pages back (exclusive). */
   'diary.days': z
-    .object({ limit: z.number().int().min(1).max(90).optional(), before: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional() })
+    .object({
+      limit: z.number().int().min(1).max(90).optional(),
+      before: z
+        .string()
+        .regex(/^\d{4}-\d{2}-\d{2}$/)
+        .optional(),
+    })
     .strict(),
   /** Daily mood from anchors with 7- and 30-day trends, for the last `days` days that have anchors. */
   'diary.mood': z.object({ days: z.number().int().min(1).max(366).optional() }).strict(),

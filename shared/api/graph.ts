@@ -91,7 +91,9 @@ export const graphInputs = {
   /** Load entities and edges through the same resolution as mentions (a fixture, another app's export). */
   'graph.import': z
     .object({
-      entities: z.array(z.object({ name: z.string().max(500), kind: z.enum(ENTITY_KINDS), aliases: z.array(z.string().max(500)).max(20).optional() }).strict()).max(20_000),
+      entities: z
+        .array(z.object({ name: z.string().max(500), kind: z.enum(ENTITY_KINDS), aliases: z.array(z.string().max(500)).max(20).optional() }).strict())
+        .max(20_000),
       edges: z
         .array(
           z

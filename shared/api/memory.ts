@@ -47,9 +47,7 @@ export const RECALL_SOURCES = ['semantic', 'session', 'limbic', 'autobiographica
 export type RecallSource = (typeof RECALL_SOURCES)[number];
 
 export type RecallLink =
-  | { kind: 'memory'; memoryId: number }
-  | { kind: 'message'; conversationId: string; messageId: string }
-  | { kind: 'diary'; day: string; blockId: number };
+  { kind: 'memory'; memoryId: number } | { kind: 'message'; conversationId: string; messageId: string } | { kind: 'diary'; day: string; blockId: number };
 
 export interface RecallHit {
   source: RecallSource;

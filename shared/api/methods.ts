@@ -44,11 +44,7 @@ export interface ApiOutputs
     GraphOutputs {}
 
 // Compile-time check that every method has an output type and vice versa.
-type _SameKeys = [ApiMethod] extends [keyof ApiOutputs]
-  ? [keyof ApiOutputs] extends [ApiMethod]
-    ? true
-    : never
-  : never;
+type _SameKeys = [ApiMethod] extends [keyof ApiOutputs] ? ([keyof ApiOutputs] extends [ApiMethod] ? true : never) : never;
 const _sameKeys: _SameKeys = true;
 void _sameKeys;
 
@@ -67,6 +63,6 @@ export function parseInput<K extends ApiMethod>(method: K, raw: unknown): z.outp
   if (result.success) return result.data as z.output<(typeof inputs)[K]>;
   const issue = result.error.issues[0];
   const field = issue?.path.join('.') || undefined;
-  const what = field ? `${field}: ${issue?.message}` : issue?.message ?? 'invalid input';
+  const what = field ? `${field}: ${issue?.message}` : (issue?.message ?? 'invalid input');
   throw new ApiError('invalid_input', `Invalid input for ${method} — ${what}`, field);
 }

@@ -2,14 +2,7 @@
 import { z } from 'zod';
 import { empty } from './fields.js';
 
-export const SELF_BLOCK_KEYS = [
-  'identity',
-  'personality',
-  'values',
-  'relationship',
-  'voice',
-  'narrative',
-] as const;
+export const SELF_BLOCK_KEYS = ['identity', 'personality', 'values', 'relationship', 'voice', 'narrative'] as const;
 export type SelfBlockKey = (typeof SELF_BLOCK_KEYS)[number];
 
 export interface SelfBlock {

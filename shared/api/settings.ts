@@ -87,11 +87,7 @@ function isWebAddress(value: string): boolean {
 }
 
 export const modelSettings = z.object({
-  host: z
-    .string()
-    .trim()
-    .max(500)
-    .refine(isWebAddress, 'expected a web address starting with https:// (or http://), like https://huggingface.co'),
+  host: z.string().trim().max(500).refine(isWebAddress, 'expected a web address starting with https:// (or http://), like https://huggingface.co'),
   embedding: localModelId.nullable(),
 });
 

@@ -143,7 +143,14 @@ export const sleepInputs = {
     .strict(),
   'sleep.auditEntry': z.object({ id: z.number().int().positive() }).strict(),
   /** The latest morning digest (or the one of a given sleep day). */
-  'sleep.digest': z.object({ day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional() }).strict(),
+  'sleep.digest': z
+    .object({
+      day: z
+        .string()
+        .regex(/^\d{4}-\d{2}-\d{2}$/)
+        .optional(),
+    })
+    .strict(),
   /** Accept (pin/unpin as proposed) or dismiss a proposal from deep sleep's pin review. */
   'sleep.resolveProposal': z.object({ id: z.number().int().positive(), accept: z.boolean() }).strict(),
 } as const;

@@ -51,7 +51,9 @@ describe('recall tools', () => {
     const lines = out.split('\n');
     expect(lines[0]).toBe('4 hits, best first:');
     const semantic = lines.filter((l) => l.includes('[semantic'));
-    expect(semantic).toEqual([expect.stringMatching(new RegExp(`^\\d\\. \\[semantic · world · \\d{4}-\\d\\d-\\d\\d\\] Mara lives in Lisbon\\. \\[\\[anima:${lisbon}\\]\\]$`))]);
+    expect(semantic).toEqual([
+      expect.stringMatching(new RegExp(`^\\d\\. \\[semantic · world · \\d{4}-\\d\\d-\\d\\d\\] Mara lives in Lisbon\\. \\[\\[anima:${lisbon}\\]\\]$`)),
+    ]);
     // each source's best scores 1; ties go semantic, session, limbic, autobiographical
     expect(lines[1]).toMatch(/^1\. \[semantic/);
     expect(lines[2]).toBe('2. [session · 2024-05-01 · the person said] We should visit Lisbon in spring.');
@@ -64,7 +66,9 @@ describe('recall tools', () => {
   });
 
   it('memory_recall restricts sources and limits', async () => {
-    const out = await tools().get('memory_recall')!.run({ query: 'Lisbon', memory_types: ['limbic'], limit: 5 });
+    const out = await tools()
+      .get('memory_recall')!
+      .run({ query: 'Lisbon', memory_types: ['limbic'], limit: 5 });
     expect(out).toBe('1 hit, best first:\n1. [limbic · anchor · 2024-05-01] Talking about Lisbon felt hopeful.');
     expect((await tools().get('memory_recall')!.run({ query: 'Lisbon', limit: 1 })).split('\n')).toHaveLength(2);
   });
@@ -88,9 +92,15 @@ describe('recall tools', () => {
     expect(await r.run({ query: 42 })).toBe('Error: query is required: the words to look for.');
     expect(await r.run({ query: 'Lisbon', limit: 0 })).toBe('Error: limit must be a whole number from 1 to 50.');
     expect(await r.run({ query: 'Lisbon', limit: 'lots' })).toBe('Error: limit must be a whole number from 1 to 50.');
-    expect(await r.run({ query: 'Lisbon', memory_types: ['dreams'] })).toBe('Error: Unknown memory_types "dreams": use semantic, session, limbic, autobiographical.');
-    expect(await r.run({ query: 'Lisbon', memory_types: 7 })).toBe('Error: memory_types must be a list drawn from: semantic, session, limbic, autobiographical.');
-    expect(await s.run({ query: 'Mara', types: ['fact'] })).toBe('Error: Unknown types "fact": use world, experience, opinion, observation, preference, procedural.');
+    expect(await r.run({ query: 'Lisbon', memory_types: ['dreams'] })).toBe(
+      'Error: Unknown memory_types "dreams": use semantic, session, limbic, autobiographical.',
+    );
+    expect(await r.run({ query: 'Lisbon', memory_types: 7 })).toBe(
+      'Error: memory_types must be a list drawn from: semantic, session, limbic, autobiographical.',
+    );
+    expect(await s.run({ query: 'Mara', types: ['fact'] })).toBe(
+      'Error: Unknown types "fact": use world, experience, opinion, observation, preference, procedural.',
+    );
     expect(await r.run({ query: '?!' })).toBe('Nothing to search for: the query has no searchable words (only punctuation, stop words or operators).');
     expect(await r.run({ query: 'AND NOT' })).toBe('Nothing to search for: the query has no searchable words (only punctuation, stop words or operators).');
     expect(await r.run({ query: "'; DROP TABLE memories; --" })).toBe('No memories matched.');

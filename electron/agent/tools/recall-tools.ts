@@ -21,8 +21,7 @@ const CITATION_RULE =
   'Citing: a semantic hit ends with its marker, [[anima:ID]] with its own number; when your reply uses it, put that marker, exactly as given, at the end of your reply. ' +
   'Session (past conversation), limbic and autobiographical (diary) hits have no marker and are never cited with one.';
 
-const QUERY_HELP =
-  'Words are OR-ed (stop words ignored); use AND, OR, NOT in capitals and "quoted phrases" to be precise. Chinese works too.';
+const QUERY_HELP = 'Words are OR-ed (stop words ignored); use AND, OR, NOT in capitals and "quoted phrases" to be precise. Chinese works too.';
 
 const recallSpec: ToolSpec = {
   name: 'memory_recall',
@@ -157,10 +156,15 @@ async function entityFor(db: Database, name: string): Promise<{ name: string; id
   if (found.ok) return { name: found.entity.name, id: found.entity.id };
   if (found.reason === 'invalid' || found.reason === 'hidden') throw new BadArgs(`entity: ${found.message}`);
   if (found.reason === 'ambiguous') {
-    const names = found.candidates.slice(0, 5).map((c) => `"${c.name}"`).join(', ');
+    const names = found.candidates
+      .slice(0, 5)
+      .map((c) => `"${c.name}"`)
+      .join(', ');
     throw new BadArgs(`${found.message}: ${names}. Call again with one of those names as entity.`);
   }
-  throw new BadArgs(`${found.message}: no person, place or thing by that name (or another name of it) has come up yet. Search without entity, with the name in the query instead.`);
+  throw new BadArgs(
+    `${found.message}: no person, place or thing by that name (or another name of it) has come up yet. Search without entity, with the name in the query instead.`,
+  );
 }
 
 async function guarded(run: () => Promise<string>): Promise<string> {

@@ -105,9 +105,7 @@ describe('remember tool', () => {
     const lines = out.split('\n');
     expect(lines[0]).toBe('2 of 2 active memories (pinned first, then the most recently changed):');
     expect(lines[1]).toBe('#2 · preference · pinned · I prefer short answers');
-    expect(lines[2]).toBe(
-      "#1 · world · Mara's travel plan: a long itinerary through the mountains, a long itinerary th…",
-    );
+    expect(lines[2]).toBe("#1 · world · Mara's travel plan: a long itinerary through the mountains, a long itinerary th…");
     expect(lines[2]!.split(' · ').at(-1)!.length).toBe(LIST_SUMMARY_CHARS);
     expect(out).not.toContain('Kunming');
     expect(await tool.run({ action: 'list', types: ['procedural'] })).toBe('No active memories yet.');
@@ -123,7 +121,9 @@ describe('remember tool', () => {
     expect(await tool.run({ action: 'save', type: 'world' })).toBe('Error: content is required to save: the fact, in a sentence or two. Nothing was changed.');
     expect(await tool.run({ action: 'delete', id: 1 })).toBe('Error: unknown action "delete": use one of save, update, forget, list. Nothing was changed.');
     expect(await tool.run({})).toBe('Error: unknown action null: use one of save, update, forget, list. Nothing was changed.');
-    expect(await tool.run({ action: 'update', content: 'x' })).toBe('Error: id is required: the number of the memory, as in [[anima:ID]]. Nothing was changed.');
+    expect(await tool.run({ action: 'update', content: 'x' })).toBe(
+      'Error: id is required: the number of the memory, as in [[anima:ID]]. Nothing was changed.',
+    );
     expect(await tool.run({ action: 'save', type: 'opinion', content: 'Jazz is better than pop' })).toContain('must say whose it is');
     expect(await tool.run({ action: 'list', limit: 500 })).toBe('Error: limit must be a whole number from 1 to 50. Nothing was changed.');
     expect(await rows()).toEqual([0, 0]);

@@ -13,11 +13,27 @@ export const graphHandlers = (s: HostServices): DomainHandlers<'graph'> => ({
     if (input.centerId === undefined && (totals.totalEntities ?? 0) <= WHOLE_GRAPH_LIMIT) {
       // Every edge among the drawn entities: a hub's edges are what make it a hub on the map.
       const whole = await s.graph.graph({ ...filter, limit: input.limit ?? WHOLE_GRAPH_LIMIT, edgesPerNode: WHOLE_GRAPH_LIMIT });
-      return { mode: 'whole', centerId: null, nodes: whole.nodes, edges: whole.edges, totalEntities: whole.totalEntities ?? 0, totalEdges: whole.totalEdges ?? 0, earliest };
+      return {
+        mode: 'whole',
+        centerId: null,
+        nodes: whole.nodes,
+        edges: whole.edges,
+        totalEntities: whole.totalEntities ?? 0,
+        totalEdges: whole.totalEdges ?? 0,
+        earliest,
+      };
     }
     const centerId = input.centerId ?? (await s.graph.defaultCentre());
     const ego = await s.graph.ego(centerId, { ...filter, hops: input.hops ?? 2, limit: input.limit ?? 300 });
-    return { mode: 'ego', centerId, nodes: ego.nodes, edges: ego.edges, totalEntities: totals.totalEntities ?? 0, totalEdges: totals.totalEdges ?? 0, earliest };
+    return {
+      mode: 'ego',
+      centerId,
+      nodes: ego.nodes,
+      edges: ego.edges,
+      totalEntities: totals.totalEntities ?? 0,
+      totalEdges: totals.totalEdges ?? 0,
+      earliest,
+    };
   },
   'graph.search': (input) => s.graph.search(input.query, input.limit ?? 20),
   'graph.entity': async (input) => {

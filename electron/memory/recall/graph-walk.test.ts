@@ -40,7 +40,10 @@ async function say(conversationId: string, name: string, content: string): Promi
   seq[name] = Number((await db.query<{ seq: number }>('SELECT seq::float8 AS seq FROM messages WHERE id = $1', [m.id])).rows[0]!.seq);
 }
 
-async function entity(name: string, o: { mentions?: number; status?: 'active' | 'hidden' | 'merged'; mergedInto?: number; kind?: string } = {}): Promise<number> {
+async function entity(
+  name: string,
+  o: { mentions?: number; status?: 'active' | 'hidden' | 'merged'; mergedInto?: number; kind?: string } = {},
+): Promise<number> {
   const id = Number(
     (
       await db.query<{ id: number }>(
@@ -78,7 +81,9 @@ async function mention(entityId: number, where: { message?: string; memory?: num
 function named(hits: RecallHit[]): string[] {
   const byMsg = new Map(Object.entries(msg).map(([name, id]) => [id, name]));
   const byMem = new Map(Object.entries(mem).map(([name, id]) => [id, `mem:${name}`]));
-  return hits.map((h) => (h.link.kind === 'message' ? (byMsg.get(h.link.messageId) ?? '?') : h.link.kind === 'memory' ? (byMem.get(h.link.memoryId) ?? '?') : h.link.kind));
+  return hits.map((h) =>
+    h.link.kind === 'message' ? (byMsg.get(h.link.messageId) ?? '?') : h.link.kind === 'memory' ? (byMem.get(h.link.memoryId) ?? '?') : h.link.kind,
+  );
 }
 
 let walkSidecar: Sidecar | undefined;
@@ -313,7 +318,9 @@ describe('graph walk in recall', () => {
   });
 
   it('keeps to the conversations asked for', async () => {
-    const names = named(await recall.search({ query: 'quarterly garden report', sources: ['session'], conversationIds: [convSeed, convItems], graphWalk: true }));
+    const names = named(
+      await recall.search({ query: 'quarterly garden report', sources: ['session'], conversationIds: [convSeed, convItems], graphWalk: true }),
+    );
     expect(names).toContain('birch');
     expect(names).not.toContain('birchElsewhere');
     expect(names).not.toContain('weakDirect');
@@ -323,7 +330,15 @@ describe('graph walk in recall', () => {
     expect([...BONUS_BRANCHES].sort()).toEqual(['entity', 'graph']);
     const fused = fuse([
       { source: 'session', branch: 'fts', items: [{ key: 1, score: 2 }] },
-      { source: 'session', branch: 'graph', items: [{ key: 1, score: 1 }, { key: 2, score: 0.5 }], full: 1 },
+      {
+        source: 'session',
+        branch: 'graph',
+        items: [
+          { key: 1, score: 1 },
+          { key: 2, score: 0.5 },
+        ],
+        full: 1,
+      },
       { source: 'semantic', branch: 'entity', items: [{ key: 9, score: 1 }] },
     ]);
     // session:1 is direct and graph-reached (1.25 before the clamp); semantic:9, the best of a source

@@ -387,10 +387,9 @@ export async function resolveEntityName(db: Database, name: string): Promise<Ent
   }
   const found = (await searchEntities(db, name, 5)).filter((e) => e.status === 'active');
   if (found.length === 1) return { ok: true, entity: found[0]! };
-  const candidates = [
-    ...resolved.candidates.map((c) => ({ id: c.id, name: c.name })),
-    ...found.map((e) => ({ id: e.id, name: e.name })),
-  ].filter((c, i, all) => all.findIndex((d) => d.id === c.id) === i);
+  const candidates = [...resolved.candidates.map((c) => ({ id: c.id, name: c.name })), ...found.map((e) => ({ id: e.id, name: e.name }))].filter(
+    (c, i, all) => all.findIndex((d) => d.id === c.id) === i,
+  );
   if (candidates.length) return { ok: false, reason: 'ambiguous', message: `"${name}" could be more than one entity`, candidates };
   return { ok: false, reason: 'unknown', message: `No entity called "${name}" is known`, candidates: [] };
 }

@@ -78,7 +78,9 @@ describe('passiveRecall', () => {
     const r = await recall.passive({ ...base, query: 'Does Mara still live in Lisbon, or Porto?' });
     expect(r.memories.map((m) => m.id)).toEqual([ids.lisbon, ids.tea]);
     expect(r.memories[0]).toEqual({ id: ids.lisbon, type: 'world', content: 'Sam’s sister Mara lives in Lisbon and works as a nurse in Lisbon.', score: 1 });
-    expect(r.text).toBe(`- (world) Sam’s sister Mara lives in Lisbon and works as a nurse in Lisbon. [[anima:${ids.lisbon}]]\n- (preference) Mara prefers green tea. [[anima:${ids.tea}]]`);
+    expect(r.text).toBe(
+      `- (world) Sam’s sister Mara lives in Lisbon and works as a nurse in Lisbon. [[anima:${ids.lisbon}]]\n- (preference) Mara prefers green tea. [[anima:${ids.tea}]]`,
+    );
   });
 
   it('drops hits below min_score and below min_relative_score of the best', async () => {
@@ -110,7 +112,14 @@ describe('passiveRecall', () => {
     // The tea memory shares only the name with this question: it stays out.
     expect((await recall.passive({ ...relevant, query: 'Does Mara still live in Lisbon, or Porto?' })).memories.map((m) => m.id)).toEqual([ids.lisbon]);
     expect((await recall.passive({ ...relevant, query: 'What tea does Mara like?' })).memories.map((m) => m.id)).toEqual([ids.tea]);
-    for (const query of ['How are you today?', 'Thanks, that helped a lot!', 'Write a haiku about the sea.', "What's 17 times 23?", 'How do I reverse a list in Python?', '你好，今天怎么样？']) {
+    for (const query of [
+      'How are you today?',
+      'Thanks, that helped a lot!',
+      'Write a haiku about the sea.',
+      "What's 17 times 23?",
+      'How do I reverse a list in Python?',
+      '你好，今天怎么样？',
+    ]) {
       expect(await recall.passive({ ...relevant, query })).toEqual({ memories: [], text: '' });
     }
   });

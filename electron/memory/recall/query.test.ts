@@ -58,7 +58,24 @@ describe('buildQuery', () => {
   });
 
   it('never throws, and says when there is nothing to search for', () => {
-    for (const bad of ['', '   ', '?!…', '...', 'AND', 'NOT', 'OR', 'AND NOT OR', 'NOT cats', '😀🎉', '"', '""', '"the"', 'the of and', '的了吗', 'x'.repeat(100_000)]) {
+    for (const bad of [
+      '',
+      '   ',
+      '?!…',
+      '...',
+      'AND',
+      'NOT',
+      'OR',
+      'AND NOT OR',
+      'NOT cats',
+      '😀🎉',
+      '"',
+      '""',
+      '"the"',
+      'the of and',
+      '的了吗',
+      'x'.repeat(100_000),
+    ]) {
       const q = buildQuery(bad);
       expect(q.tsquery, bad.slice(0, 20)).toBeNull();
       expect(q.terms).toEqual([]);
@@ -95,7 +112,9 @@ describe('buildQuery against Postgres', () => {
   });
 
   it('uses the same stop words as to_tsvector("english")', async () => {
-    const rows = (await db.query<{ w: string; v: string }>(`SELECT w, to_tsvector('english', w)::text AS v FROM unnest($1::text[]) AS w`, [[...ENGLISH_STOP_WORDS]])).rows;
+    const rows = (
+      await db.query<{ w: string; v: string }>(`SELECT w, to_tsvector('english', w)::text AS v FROM unnest($1::text[]) AS w`, [[...ENGLISH_STOP_WORDS]])
+    ).rows;
     expect(rows.filter((r) => r.v !== '').map((r) => r.w)).toEqual([]);
   });
 

@@ -75,7 +75,12 @@ describe('LexicalIndex', () => {
     const index = small();
     index.put(2, 0, vec(`'garden':1`));
     expect(index.search(['water'], { limit: 10 })).toEqual([]);
-    expect(index.search(['garden'], { limit: 10 }).map((h) => h.key).sort()).toEqual([1, 2, 3, 4]);
+    expect(
+      index
+        .search(['garden'], { limit: 10 })
+        .map((h) => h.key)
+        .sort(),
+    ).toEqual([1, 2, 3, 4]);
     index.remove(3);
     expect(index.search(['rain'], { limit: 10 })).toEqual([]);
     expect(index.size).toBe(3);
@@ -114,9 +119,23 @@ describe('Vocabulary', () => {
 describe('fuse (weighted reciprocal rank fusion)', () => {
   it('adds weight × strength / (k + rank) per branch and normalises per source', () => {
     const fused = fuse([
-      { source: 'session', branch: 'fts', items: [{ key: 1, score: 4 }, { key: 2, score: 2 }] },
+      {
+        source: 'session',
+        branch: 'fts',
+        items: [
+          { key: 1, score: 4 },
+          { key: 2, score: 2 },
+        ],
+      },
       { source: 'session', branch: 'trigram', items: [{ key: 2, score: 1 }] },
-      { source: 'semantic', branch: 'fts', items: [{ key: 7, score: 9 }, { key: 8, score: 0.9 }] },
+      {
+        source: 'semantic',
+        branch: 'fts',
+        items: [
+          { key: 7, score: 9 },
+          { key: 8, score: 0.9 },
+        ],
+      },
     ]);
     const ceiling = 1 / 61 + 0.5 / 61;
     expect(fused.map((f) => `${f.source}:${f.key}`)).toEqual(['semantic:7', 'session:1', 'session:2', 'semantic:8']);
@@ -124,13 +143,20 @@ describe('fuse (weighted reciprocal rank fusion)', () => {
     expect(fused[1]!.score).toBeCloseTo(1 / 61 / ceiling, 12);
     // second in full text at half the best's strength, first in trigram
     expect(fused[2]!.score).toBeCloseTo((0.5 / 62 + 0.5 / 61) / ceiling, 12);
-    expect(fused[3]!.score).toBeCloseTo((0.1 / 62) / (1 / 61), 12);
+    expect(fused[3]!.score).toBeCloseTo(0.1 / 62 / (1 / 61), 12);
   });
 
   it('is plain weighted RRF without the strength scaling', () => {
     const fused = fuse(
       [
-        { source: 'session', branch: 'fts', items: [{ key: 1, score: 4 }, { key: 2, score: 2 }] },
+        {
+          source: 'session',
+          branch: 'fts',
+          items: [
+            { key: 1, score: 4 },
+            { key: 2, score: 2 },
+          ],
+        },
         { source: 'session', branch: 'trigram', items: [{ key: 2, score: 1 }] },
       ],
       { strength: false },

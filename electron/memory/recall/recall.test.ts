@@ -34,7 +34,12 @@ function said(hits: RecallHit[]): string[] {
 }
 
 async function addDiary(name: string, kind: string, title: string | null, body: string, day = '2024-03-05') {
-  const r = await db.query<{ id: number }>(`INSERT INTO diary_blocks (day, kind, title, body) VALUES ($1, $2, $3, $4) RETURNING id::float8 AS id`, [day, kind, title, body]);
+  const r = await db.query<{ id: number }>(`INSERT INTO diary_blocks (day, kind, title, body) VALUES ($1, $2, $3, $4) RETURNING id::float8 AS id`, [
+    day,
+    kind,
+    title,
+    body,
+  ]);
   diary[name] = Number(r.rows[0]!.id);
 }
 

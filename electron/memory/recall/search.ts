@@ -308,7 +308,13 @@ function plan(
            ORDER BY m.seq DESC LIMIT ${BOOLEAN_CANDIDATES}`,
           restricted ? [tsquery, o.conversationIds] : [tsquery],
         );
-        const only = intersect(slotsOf(s.index, rows.rows.map((r) => Number(r.key))), restrict?.session);
+        const only = intersect(
+          slotsOf(
+            s.index,
+            rows.rows.map((r) => Number(r.key)),
+          ),
+          restrict?.session,
+        );
         return only.size ? s.index.search(p.lexemes, { ...searchOpts, only }) : [];
       },
       unknown: unknownWords(p, (l) => s.index.df(l, scope, 1) > 0),
@@ -341,7 +347,13 @@ function plan(
            ORDER BY id DESC LIMIT ${BOOLEAN_CANDIDATES}`,
           params(tsquery),
         );
-        const matched = intersect(slotsOf(m.index, rows.rows.map((r) => Number(r.key))), only);
+        const matched = intersect(
+          slotsOf(
+            m.index,
+            rows.rows.map((r) => Number(r.key)),
+          ),
+          only,
+        );
         return matched.size ? m.index.search(p.lexemes, { scope, only: matched, limit: depth }) : [];
       },
       unknown: unknownWords(p, (l) => m.index.df(l, scope, 1) > 0),
@@ -363,7 +375,13 @@ function plan(
          ORDER BY id DESC LIMIT ${BOOLEAN_CANDIDATES}`,
         [tsquery, kinds],
       );
-      const matched = intersect(slotsOf(d.index, rows.rows.map((r) => Number(r.key))), only);
+      const matched = intersect(
+        slotsOf(
+          d.index,
+          rows.rows.map((r) => Number(r.key)),
+        ),
+        only,
+      );
       return matched.size ? d.index.search(p.lexemes, { scope, only: matched, limit: depth }) : [];
     },
     unknown: unknownWords(p, (l) => d.index.df(l, scope, 1) > 0),
@@ -379,9 +397,7 @@ const WORD_LEXEME_CACHE = 50_000;
 async function lexemesOfWords(db: Database, words: string[]): Promise<Map<string, string[]>> {
   const missing = [...new Set(words)].filter((w) => !wordLexemes.has(w));
   if (missing.length) {
-    const rows = (
-      await db.query<{ w: string; v: string }>(`SELECT w, to_tsvector('english', w)::text AS v FROM unnest($1::text[]) AS w`, [missing])
-    ).rows;
+    const rows = (await db.query<{ w: string; v: string }>(`SELECT w, to_tsvector('english', w)::text AS v FROM unnest($1::text[]) AS w`, [missing])).rows;
     if (wordLexemes.size + rows.length > WORD_LEXEME_CACHE) wordLexemes.clear();
     for (const r of rows) wordLexemes.set(r.w, [...parseTsvector(r.v).tf.keys()]);
   }
@@ -392,7 +408,10 @@ async function lexemesOfWords(db: Database, words: string[]): Promise<Map<string
 async function trigramBranch(db: Database, pl: SourcePlan, threshold = TRIGRAM_THRESHOLD): Promise<ScoredSlot[]> {
   const matches = pl.unknown.flatMap((w) => pl.vocab.match(w, threshold, TRIGRAM_EXPANSIONS));
   if (!matches.length) return [];
-  const lexemes = await lexemesOfWords(db, matches.map((m) => m.word));
+  const lexemes = await lexemesOfWords(
+    db,
+    matches.map((m) => m.word),
+  );
   const weights = new Map<string, number>();
   for (const m of matches) for (const l of lexemes.get(m.word) ?? []) weights.set(l, Math.max(weights.get(l) ?? 0, m.similarity));
   return weights.size ? pl.trigram([...weights.keys()], weights) : [];
@@ -436,7 +455,12 @@ export async function searchDetailed(ctx: SearchContext, o: RecallOptions & Reca
   await Promise.all([...needs].map((n) => side.sync(n as 'session' | 'semantic' | 'diary', p.maxima)));
   abortIfNeeded(o.signal);
   const about = entityIds
-    ? await entityItems(db, entityIds, { session: needs.has('session'), semantic: needs.has('semantic'), diary: needs.has('diary'), conversationIds: o.conversationIds })
+    ? await entityItems(db, entityIds, {
+        session: needs.has('session'),
+        semantic: needs.has('semantic'),
+        diary: needs.has('diary'),
+        conversationIds: o.conversationIds,
+      })
     : null;
   abortIfNeeded(o.signal);
 
@@ -465,7 +489,11 @@ export async function searchDetailed(ctx: SearchContext, o: RecallOptions & Reca
     : Promise.resolve([]);
   for (let attempt = 0; ; attempt++) {
     const restrict: Restriction | null = about
-      ? { session: slotsOf(side.session.index, about.session), semantic: slotsOf(side.memory.index, about.semantic), diary: slotsOf(side.diary.index, about.diary) }
+      ? {
+          session: slotsOf(side.session.index, about.session),
+          semantic: slotsOf(side.memory.index, about.semantic),
+          diary: slotsOf(side.diary.index, about.diary),
+        }
       : null;
     const plans = q.tsquery ? sources.map((s) => plan(db, side, p, o, s, depth, restrict)).filter((x): x is SourcePlan => x !== null) : [];
     // The wave: every branch of every source at once (PGlite runs the SQL ones one after another,
@@ -475,7 +503,8 @@ export async function searchDetailed(ctx: SearchContext, o: RecallOptions & Reca
         Promise.all(
           plans.flatMap((pl) => {
             const out: Promise<BranchList>[] = [pl.fts().then((items) => ({ source: pl.source, branch: 'fts' as const, items }))];
-            if (pl.unknown.length && !o.noTrigram) out.push(trigramBranch(db, pl, o.trigramThreshold).then((items) => ({ source: pl.source, branch: 'trigram' as const, items })));
+            if (pl.unknown.length && !o.noTrigram)
+              out.push(trigramBranch(db, pl, o.trigramThreshold).then((items) => ({ source: pl.source, branch: 'trigram' as const, items })));
             return out;
           }),
         ),
@@ -524,7 +553,12 @@ export async function searchDetailed(ctx: SearchContext, o: RecallOptions & Reca
  */
 function entityBranches(side: Sidecar, about: EntityItems, sources: RecallSource[], o: RecallOptions & RecallInternals, depth: number): BranchList[] {
   const out: BranchList[] = [];
-  const take = (source: RecallSource, keys: number[], ok: (slot: number, key: number) => boolean, index: { slotOf(k: number): number | undefined; hasLiveDoc(s: number): boolean }) => {
+  const take = (
+    source: RecallSource,
+    keys: number[],
+    ok: (slot: number, key: number) => boolean,
+    index: { slotOf(k: number): number | undefined; hasLiveDoc(s: number): boolean },
+  ) => {
     const items: { key: number; score: number }[] = [];
     for (const key of keys) {
       if (items.length >= depth) break;
@@ -572,7 +606,17 @@ async function fetchHits(
     tasks.push(
       (async () => {
         const rows = (
-          await db.query<{ seq: number; id: string; conversation_id: string; role: 'user' | 'assistant'; speaker: string | null; content: string; created_at: Date; replaced: boolean; status: string }>(
+          await db.query<{
+            seq: number;
+            id: string;
+            conversation_id: string;
+            role: 'user' | 'assistant';
+            speaker: string | null;
+            content: string;
+            created_at: Date;
+            replaced: boolean;
+            status: string;
+          }>(
             `SELECT seq::float8 AS seq, id, conversation_id, role, speaker, content, created_at, replaced_by IS NOT NULL AS replaced, status
              FROM messages WHERE seq = ANY($1::bigint[])`,
             [sessionKeys],

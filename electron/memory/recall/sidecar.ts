@@ -145,10 +145,7 @@ export class Sidecar {
   private async speakerLexemes(names: string[]): Promise<void> {
     const unknown = [...new Set(names)].filter((n) => !this.session.speakerLexemes.has(n));
     if (!unknown.length) return;
-    const rows = await this.db.query<{ s: string; v: string }>(
-      `SELECT s, to_tsvector('english', s)::text AS v FROM unnest($1::text[]) AS s`,
-      [unknown],
-    );
+    const rows = await this.db.query<{ s: string; v: string }>(`SELECT s, to_tsvector('english', s)::text AS v FROM unnest($1::text[]) AS s`, [unknown]);
     for (const r of rows.rows) this.session.speakerLexemes.set(r.s, [...parseTsvector(r.v).tf.keys()]);
   }
 

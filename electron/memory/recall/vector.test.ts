@@ -53,7 +53,6 @@ afterEach(async () => {
   await service.close();
 });
 
-
 const remember = async (content: string) => (await store.create({ type: 'world', content, source: 'user', actor: 'person' })).memory.id;
 const ids = (hits: RecallHit[]) => hits.map((h) => (h.link.kind === 'memory' ? h.link.memoryId : -1));
 
@@ -89,7 +88,10 @@ describe.skipIf(!VECTORS)('the vector branch', () => {
     const hits = await recall.search({ query: 'the tea was hot', sources: ['semantic'] });
     expect(ids(hits)).toEqual([reworded, same]);
     service.setVectorWeight(1);
-    expect(ids(await recall.detailed({ query: 'the tea was hot', sources: ['semantic'], vectorBudgetMs: 5000 }).then((d) => d.map((x) => x.hit)))).toEqual([same, reworded]);
+    expect(ids(await recall.detailed({ query: 'the tea was hot', sources: ['semantic'], vectorBudgetMs: 5000 }).then((d) => d.map((x) => x.hit)))).toEqual([
+      same,
+      reworded,
+    ]);
   });
 
   it('drops neighbours below the relevance floor', async () => {
@@ -181,7 +183,13 @@ describe.skipIf(!VECTORS)('near-duplicates by meaning', () => {
    */
   const REWORDING = 'Mara would rather have tea than coffee';
   const ORIGINAL = 'Mara prefers tea to coffee';
-  const understanding = (e: Embedder) => wrap(e, (texts, o) => e.embed(texts.map((t) => (t === REWORDING ? ORIGINAL : t)), o));
+  const understanding = (e: Embedder) =>
+    wrap(e, (texts, o) =>
+      e.embed(
+        texts.map((t) => (t === REWORDING ? ORIGINAL : t)),
+        o,
+      ),
+    );
 
   it('updates an active memory saved again in other words, with a model set', async () => {
     await service.setEmbedder(understanding(tiny));
@@ -199,7 +207,12 @@ describe.skipIf(!VECTORS)('near-duplicates by meaning', () => {
     const first = await store.create({ type: 'preference', content: ORIGINAL, source: 'user', actor: 'person' });
     expect((await store.create({ type: 'preference', content: REWORDING, source: 'user', actor: 'person' })).outcome).toBe('created');
     await store.forget(first.memory.id, 'person');
-    const guardFooled = wrap(tiny, (texts, o) => tiny.embed(texts.map(() => 'Mara has 2 cats'), o));
+    const guardFooled = wrap(tiny, (texts, o) =>
+      tiny.embed(
+        texts.map(() => 'Mara has 2 cats'),
+        o,
+      ),
+    );
     await service.setEmbedder(guardFooled);
     await store.create({ type: 'world', content: 'Mara has 2 cats', source: 'user', actor: 'person' });
     await service.idle();

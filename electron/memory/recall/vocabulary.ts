@@ -90,7 +90,9 @@ export class Vocabulary {
       if (w === query) continue;
       out.push({ word: w, similarity: c / grams.size });
     }
-    out.sort((a, b) => b.similarity - a.similarity || Math.abs(a.word.length - query.length) - Math.abs(b.word.length - query.length) || (a.word < b.word ? -1 : 1));
+    out.sort(
+      (a, b) => b.similarity - a.similarity || Math.abs(a.word.length - query.length) - Math.abs(b.word.length - query.length) || (a.word < b.word ? -1 : 1),
+    );
     return out.slice(0, max);
   }
 }

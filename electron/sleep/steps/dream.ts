@@ -47,14 +47,21 @@ export function dreamStep(deps: SleepStepDeps, model: ReturnType<typeof modelFor
       const material = [
         '## Moments of my day',
         ...moments.map((m) => `- (${m.kind}) ${m.title ? `${m.title}: ` : ''}${m.body.replace(/\s+/g, ' ').slice(0, 600)}`),
-        ...(older.length
-          ? ['', '## Older memories', ...older.map((m) => memoryLine(m))]
-          : []),
+        ...(older.length ? ['', '## Older memories', ...older.map((m) => memoryLine(m))] : []),
       ].join('\n');
       const bg = await model(ctx);
       let result;
       try {
-        result = await bg.call({ purpose: DREAM, stepId: ctx.stepId, runId: ctx.runId, instructions: INSTRUCTIONS, material, schema: dreamAnswer, maxTokens: 1200, signal: ctx.signal });
+        result = await bg.call({
+          purpose: DREAM,
+          stepId: ctx.stepId,
+          runId: ctx.runId,
+          instructions: INSTRUCTIONS,
+          material,
+          schema: dreamAnswer,
+          maxTokens: 1200,
+          signal: ctx.signal,
+        });
       } catch (err) {
         if (err instanceof BudgetExhaustedError) throw new CycleStop(err.message, { calls: 0, dreams: 0 });
         throw err;

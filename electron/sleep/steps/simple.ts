@@ -67,7 +67,16 @@ export async function rebuildMoodDays(db: Database): Promise<number> {
         GROUP BY day ORDER BY day`,
     )
   ).rows;
-  const rows = days.map((d, i) => [d.day, d.valence, d.arousal, d.anchors, trailing(days, i, 7, 'valence'), trailing(days, i, 30, 'valence'), trailing(days, i, 7, 'arousal'), trailing(days, i, 30, 'arousal')]);
+  const rows = days.map((d, i) => [
+    d.day,
+    d.valence,
+    d.arousal,
+    d.anchors,
+    trailing(days, i, 7, 'valence'),
+    trailing(days, i, 30, 'valence'),
+    trailing(days, i, 7, 'arousal'),
+    trailing(days, i, 30, 'arousal'),
+  ]);
   await db.transaction(async (tx) => {
     // Derived data: the whole series is replaced, never the anchors it comes from.
     await tx.query('DELETE FROM mood_days');

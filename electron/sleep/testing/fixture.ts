@@ -45,7 +45,12 @@ export function stepDeps(
     conversations,
     recall: new Recall({ db, vectors }),
     vectors,
-    graph: new EntityStore(db, { conversations, memories: store }, () => {}, batchedEntityChanges((entityIds) => events.emit('graph.changed', { entityIds }))),
+    graph: new EntityStore(
+      db,
+      { conversations, memories: store },
+      () => {},
+      batchedEntityChanges((entityIds) => events.emit('graph.changed', { entityIds })),
+    ),
     settings: new SettingsStore(db, () => {}),
     providers: new Providers(db, o.secrets ?? noSecrets, { timeoutMs: o.providerTimeoutMs, modelsDir: modelsDir(dataDir) }),
     selfLayer: new SelfLayer(db),

@@ -18,7 +18,7 @@ export function Composer() {
   const focusRequest = useChat((s) => s.focusRequest);
   const providersLoaded = useProviders((s) => s.loaded);
   const noProvider = useProviders((s) => s.loaded && s.items.length === 0);
-  const [text, setText] = useState(() => (openId ? drafts.get(openId) ?? '' : ''));
+  const [text, setText] = useState(() => (openId ? (drafts.get(openId) ?? '') : ''));
   const [sending, setSending] = useState(false);
   const [stopping, setStopping] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);
@@ -37,7 +37,7 @@ export function Composer() {
       });
       return;
     }
-    setText(openId ? drafts.get(openId) ?? '' : '');
+    setText(openId ? (drafts.get(openId) ?? '') : '');
   }, [openId]);
 
   useEffect(() => {
@@ -118,7 +118,12 @@ export function Composer() {
       {noProvider && providersLoaded ? (
         <div className="composer-notice" role="status" data-testid="no-provider">
           <span>{t('chat.noProvider')}</span>
-          <button type="button" className="button primary small" data-testid="no-provider-action" onClick={() => useApp.getState().setView('settings', 'models')}>
+          <button
+            type="button"
+            className="button primary small"
+            data-testid="no-provider-action"
+            onClick={() => useApp.getState().setView('settings', 'models')}
+          >
             {t('chat.noProviderAction')}
           </button>
         </div>
@@ -143,11 +148,26 @@ export function Composer() {
           onKeyDown={onKeyDown}
         />
         {streaming ? (
-          <button type="button" className="composer-button stop" data-testid="stop-button" aria-label={t('chat.stop')} title={t('chat.stop')} disabled={stopping} onClick={() => void stop()}>
+          <button
+            type="button"
+            className="composer-button stop"
+            data-testid="stop-button"
+            aria-label={t('chat.stop')}
+            title={t('chat.stop')}
+            disabled={stopping}
+            onClick={() => void stop()}
+          >
             <Icon name="stop" size={18} />
           </button>
         ) : (
-          <button type="submit" className="composer-button send" data-testid="send-button" aria-label={t('chat.send')} title={t('chat.send')} disabled={!canSend}>
+          <button
+            type="submit"
+            className="composer-button send"
+            data-testid="send-button"
+            aria-label={t('chat.send')}
+            title={t('chat.send')}
+            disabled={!canSend}
+          >
             <Icon name="send" size={18} />
           </button>
         )}

@@ -21,11 +21,7 @@ function Highlight({ text, query }: { text: string; query: string }) {
   if (!terms.length) return <>{text}</>;
   const pattern = new RegExp(`(${terms.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'gi');
   const parts = text.split(pattern);
-  return (
-    <>
-      {parts.map((part, i) => (i % 2 === 1 ? <mark key={i}>{part}</mark> : part))}
-    </>
-  );
+  return <>{parts.map((part, i) => (i % 2 === 1 ? <mark key={i}>{part}</mark> : part))}</>;
 }
 
 interface ItemProps {
@@ -153,7 +149,14 @@ const ConversationItem = memo(function ConversationItem({ conversation: c, activ
       )}
       {!renaming ? (
         <div className="conv-actions" role="group" aria-label={t('conversations.actions', { title })}>
-          <button type="button" className="icon-button small" title={t('conversations.rename')} aria-label={t('conversations.rename')} data-testid="conversation-rename" onClick={beginRename}>
+          <button
+            type="button"
+            className="icon-button small"
+            title={t('conversations.rename')}
+            aria-label={t('conversations.rename')}
+            data-testid="conversation-rename"
+            onClick={beginRename}
+          >
             <Icon name="pencil" size={16} />
           </button>
           <button

@@ -96,14 +96,11 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
   const live = useMemories((s) => (m.role === 'assistant' ? s.injectedLive[m.id] : undefined));
   // What the reply waits for before its first word (an on-device model loading), if anything.
   const waitingFor = useChat((s) => (m.role === 'assistant' ? s.replyStatus[m.id]?.status : undefined));
-  const injected = m.injectedMemoryIds?.length ? m.injectedMemoryIds : live ?? NO_IDS;
+  const injected = m.injectedMemoryIds?.length ? m.injectedMemoryIds : (live ?? NO_IDS);
   const who = m.role === 'user' ? t('chat.you') : t('chat.companion');
 
   const regenerate = () => {
-    void useChat
-      .getState()
-      .regenerate()
-      .catch(reportError);
+    void useChat.getState().regenerate().catch(reportError);
   };
 
   if (m.role === 'user') {

@@ -42,17 +42,20 @@ function HideButton({ block }: { block: DiaryBlock }) {
         action: {
           label: t('common.undo'),
           run: () => {
-            void useDiary
-              .getState()
-              .unhide(block)
-              .catch(reportError);
+            void useDiary.getState().unhide(block).catch(reportError);
           },
         },
       });
     })().catch(reportError);
   };
   return (
-    <button type="button" className="diary-hide" data-testid="diary-hide" aria-label={t(`diary.hideLabel.${block.kind === 'anchor' ? 'anchor' : block.kind === 'imprint' ? 'imprint' : 'narrative'}`)} onClick={onHide}>
+    <button
+      type="button"
+      className="diary-hide"
+      data-testid="diary-hide"
+      aria-label={t(`diary.hideLabel.${block.kind === 'anchor' ? 'anchor' : block.kind === 'imprint' ? 'imprint' : 'narrative'}`)}
+      onClick={onHide}
+    >
       {t('diary.hide')}
     </button>
   );

@@ -38,7 +38,14 @@ function DreamList({ dreams, returnTo }: { dreams: DiaryBlock[]; returnTo: numbe
     <ol ref={list} className="dream-list" aria-label={t('dreams.listLabel')} onKeyDown={onListKey}>
       {dreams.map((d) => (
         <li key={d.id}>
-          <button type="button" className="dream-item" data-testid="dream-item" data-id={d.id} data-day={d.day} onClick={() => useDiary.getState().openDream(d.id)}>
+          <button
+            type="button"
+            className="dream-item"
+            data-testid="dream-item"
+            data-id={d.id}
+            data-day={d.day}
+            onClick={() => useDiary.getState().openDream(d.id)}
+          >
             <time className="dream-item-day" dateTime={d.day}>
               {long(d.day)}
             </time>
@@ -110,22 +117,22 @@ function DreamReader({ dream, older, newer }: { dream: DiaryBlock; older: DiaryB
           ))}
         </div>
         {newer || older ? (
-        <div className="dream-turn">
-          {newer ? (
-            <button type="button" className="button ghost small" onClick={() => open(newer.id)}>
-              <Icon name="arrowDown" size={15} className="icon-left" />
-              {t('dreams.newer')}
-            </button>
-          ) : (
-            <span />
-          )}
-          {older ? (
-            <button type="button" className="button ghost small" onClick={() => open(older.id)}>
-              {t('dreams.older')}
-              <Icon name="arrowDown" size={15} className="icon-right" />
-            </button>
-          ) : null}
-        </div>
+          <div className="dream-turn">
+            {newer ? (
+              <button type="button" className="button ghost small" onClick={() => open(newer.id)}>
+                <Icon name="arrowDown" size={15} className="icon-left" />
+                {t('dreams.newer')}
+              </button>
+            ) : (
+              <span />
+            )}
+            {older ? (
+              <button type="button" className="button ghost small" onClick={() => open(older.id)}>
+                {t('dreams.older')}
+                <Icon name="arrowDown" size={15} className="icon-right" />
+              </button>
+            ) : null}
+          </div>
         ) : null}
       </div>
     </article>

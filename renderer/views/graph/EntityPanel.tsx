@@ -279,7 +279,9 @@ function Actions({ entity }: { entity: Entity }) {
         onSubmit={async (name) => {
           const before = entity.name;
           const result = await useGraph.getState().rename(entity.id, name);
-          useApp.getState().toast({ tone: 'info', text: t('graph.toasts.renamed', { before, name: result.entity.name }), action: undoAction(result.changeId, t) });
+          useApp
+            .getState()
+            .toast({ tone: 'info', text: t('graph.toasts.renamed', { before, name: result.entity.name }), action: undoAction(result.changeId, t) });
           done();
         }}
       />
@@ -295,7 +297,11 @@ function Actions({ entity }: { entity: Entity }) {
         onCancel={done}
         onSubmit={async (alias) => {
           const result = await useGraph.getState().addAlias(entity.id, alias);
-          useApp.getState().toast({ tone: 'info', text: t('graph.toasts.aliased', { alias: alias.trim(), name: result.entity.name }), action: undoAction(result.changeId, t) });
+          useApp.getState().toast({
+            tone: 'info',
+            text: t('graph.toasts.aliased', { alias: alias.trim(), name: result.entity.name }),
+            action: undoAction(result.changeId, t),
+          });
           done();
         }}
       />
@@ -321,7 +327,14 @@ function Actions({ entity }: { entity: Entity }) {
           </button>
         ) : null}
         {!fixed ? (
-          <button type="button" className="button small ghost" data-testid="graph-hide" aria-pressed={hidden} disabled={busy} onClick={() => void toggleHidden()}>
+          <button
+            type="button"
+            className="button small ghost"
+            data-testid="graph-hide"
+            aria-pressed={hidden}
+            disabled={busy}
+            onClick={() => void toggleHidden()}
+          >
             <Icon name={hidden ? 'regenerate' : 'close'} size={15} />
             {hidden ? t('graph.actions.unhide') : t('graph.actions.hide')}
           </button>
@@ -442,7 +455,13 @@ function Loaded({ data }: { data: EntityDetail }) {
               const v = validityOf(r);
               const co = r.relation === 'co_mention';
               return (
-                <li key={r.id} className={r.validTo ? 'graph-relation ended' : 'graph-relation'} data-testid="graph-relation" data-relation={r.relation} data-other={r.other.id}>
+                <li
+                  key={r.id}
+                  className={r.validTo ? 'graph-relation ended' : 'graph-relation'}
+                  data-testid="graph-relation"
+                  data-relation={r.relation}
+                  data-other={r.other.id}
+                >
                   <span className="graph-relation-what">
                     {co ? (
                       <span className="graph-relation-verb">{t('graph.panel.coMention')}</span>
@@ -564,7 +583,14 @@ export function EntityPanel({ id }: { id: number }) {
     <aside className="graph-panel" data-testid="graph-panel" data-id={id} aria-label={t('graph.panel.label')} ref={heading}>
       <div className="graph-panel-bar">
         <h2 className="graph-panel-title">{t('graph.panel.label')}</h2>
-        <button type="button" className="icon-button small" data-testid="graph-panel-close" aria-label={t('graph.panel.close')} title={t('graph.panel.close')} onClick={close}>
+        <button
+          type="button"
+          className="icon-button small"
+          data-testid="graph-panel-close"
+          aria-label={t('graph.panel.close')}
+          title={t('graph.panel.close')}
+          onClick={close}
+        >
           <Icon name="close" size={16} />
         </button>
       </div>

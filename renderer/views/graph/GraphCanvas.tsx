@@ -76,7 +76,8 @@ function updateLabels(cy: Core): void {
     const p = node.position();
     // Names hang below their node and reach sideways: a margin around the view.
     if (p.x < ext.x1 - 150 || p.x > ext.x2 + 150 || p.y < ext.y1 - 80 || p.y > ext.y2 + 20) return;
-    const rank = node.hasClass('selected') || node.hasClass('kind-self') || node.hasClass('kind-user') ? 0 : node.hasClass('near') ? 1 : node.hasClass('major') ? 2 : 3;
+    const rank =
+      node.hasClass('selected') || node.hasClass('kind-self') || node.hasClass('kind-user') ? 0 : node.hasClass('near') ? 1 : node.hasClass('major') ? 2 : 3;
     if (rank === 3 && !others) return;
     candidates.push({ id: node.id(), x: p.x, y: p.y, size: node.data('size'), fontSize: node.data('fontSize'), label: node.data('label'), rank });
   });

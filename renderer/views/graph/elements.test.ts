@@ -50,13 +50,7 @@ describe('drawing a slice', () => {
     const { nodes, edges } = toElements(
       {
         nodes: [entity(1, 'Anima', { kind: 'self' }), entity(3, 'Ana', { mentionCount: 9 }), entity(4, 'Porto', { kind: 'place' }), entity(3, 'Ana')],
-        edges: [
-          edge(10, 3, 4, { relation: 'lives_in', validTo: '2025-06-01T00:00:00.000Z' }),
-          edge(11, 1, 3),
-          edge(11, 1, 3),
-          edge(12, 3, 99),
-          edge(13, 4, 4),
-        ],
+        edges: [edge(10, 3, 4, { relation: 'lives_in', validTo: '2025-06-01T00:00:00.000Z' }), edge(11, 1, 3), edge(11, 1, 3), edge(12, 3, 99), edge(13, 4, 4)],
       },
       (r) => r.replace('_', ' '),
       '2026-01-01',
@@ -120,7 +114,12 @@ describe('drawing a slice', () => {
   });
 
   it('names the most mentioned for the screen-reader summary, leaving out the two fixed entities', () => {
-    const nodes = [entity(1, 'Anima', { kind: 'self', mentionCount: 99 }), entity(2, 'Ana', { mentionCount: 3 }), entity(3, 'Porto', { mentionCount: 7 }), entity(4, 'Bo', { mentionCount: 3 })];
+    const nodes = [
+      entity(1, 'Anima', { kind: 'self', mentionCount: 99 }),
+      entity(2, 'Ana', { mentionCount: 3 }),
+      entity(3, 'Porto', { mentionCount: 7 }),
+      entity(4, 'Bo', { mentionCount: 3 }),
+    ];
     expect(mostMentioned({ nodes }, 2)).toEqual(['Porto', 'Ana']);
   });
 
@@ -143,7 +142,10 @@ describe('drawing a slice', () => {
     });
 
     it('names the selected one and the two of us wherever they are, but only what is in view', () => {
-      const chosen = chooseLabels([cand('other', 100, 100, 3, { size: 40 }), cand('you', 104, 100, 0), cand('selected', 100, 104, 0), cand('away', 2000, 100, 3)], view);
+      const chosen = chooseLabels(
+        [cand('other', 100, 100, 3, { size: 40 }), cand('you', 104, 100, 0), cand('selected', 100, 104, 0), cand('away', 2000, 100, 3)],
+        view,
+      );
       expect([...chosen].sort()).toEqual(['selected', 'you']);
     });
 

@@ -114,9 +114,7 @@ export function toElements(
   const maxMentions = slice.nodes.reduce((m, n) => (n.kind === 'self' || n.kind === 'user' ? m : Math.max(m, presence(n))), 1);
   const maxWeight = slice.edges.reduce((m, e) => Math.max(m, e.weight), 1);
   const big = isBig(slice);
-  const majorFrom = big
-    ? ([...slice.nodes].map(presence).sort((a, b) => b - a)[MAJOR_NODES - 1] ?? 0)
-    : 0;
+  const majorFrom = big ? ([...slice.nodes].map(presence).sort((a, b) => b - a)[MAJOR_NODES - 1] ?? 0) : 0;
   const ids = new Set<number>();
   const nodes: ElementDef<NodeData>[] = [];
   let majors = 0;
@@ -144,7 +142,14 @@ export function toElements(
     const classes = [co ? 'co' : 'typed', edgeIsHistory(e, day) ? 'history' : ''].filter(Boolean).join(' ');
     edges.push({
       group: 'edges',
-      data: { id: edgeKey(e.id), source: nodeKey(e.source), target: nodeKey(e.target), relation: e.relation, label: co ? '' : relationLabel(e.relation), ...look },
+      data: {
+        id: edgeKey(e.id),
+        source: nodeKey(e.source),
+        target: nodeKey(e.target),
+        relation: e.relation,
+        label: co ? '' : relationLabel(e.relation),
+        ...look,
+      },
       classes,
     });
   }

@@ -111,7 +111,7 @@ describe('the force layout of a big map', () => {
 
   it('lays out 2,000 nodes and 10,000 edges', () => {
     let s = 7;
-    const rnd = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    const rnd = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
     const pairs: [number, number][] = [];
     const seen = new Set<string>();
     while (pairs.length < 10_000) {

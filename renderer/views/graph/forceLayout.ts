@@ -163,7 +163,17 @@ class QuadTree {
 }
 
 /** Repulsion through the quadtree: kr · m1 · m2 / d between every node and each far group as one. */
-function repel(tree: QuadTree, x: Float64Array, y: Float64Array, mass: Float64Array, fx: Float64Array, fy: Float64Array, kr: number, theta2: number, stack: Int32Array): void {
+function repel(
+  tree: QuadTree,
+  x: Float64Array,
+  y: Float64Array,
+  mass: Float64Array,
+  fx: Float64Array,
+  fy: Float64Array,
+  kr: number,
+  theta2: number,
+  stack: Int32Array,
+): void {
   const { mass: tMass, mx: tMx, my: tMy, side: tSide, child: tChild, node: tNode } = tree;
   for (let i = 0; i < x.length; i++) {
     const xi = x[i]!;

@@ -18,8 +18,28 @@ async function wordsFor(lng: 'en' | 'zh-CN'): Promise<HistoryWords> {
   };
 }
 
-const ANA = { id: 3, kind: 'person' as const, name: 'Ana', aliases: [], mentionCount: 4, firstSeen: null, lastSeen: null, status: 'active' as const, mergedInto: null };
-const LISBON = { id: 5, kind: 'place' as const, name: 'Lisbon', aliases: [], mentionCount: 2, firstSeen: null, lastSeen: null, status: 'active' as const, mergedInto: null };
+const ANA = {
+  id: 3,
+  kind: 'person' as const,
+  name: 'Ana',
+  aliases: [],
+  mentionCount: 4,
+  firstSeen: null,
+  lastSeen: null,
+  status: 'active' as const,
+  mergedInto: null,
+};
+const LISBON = {
+  id: 5,
+  kind: 'place' as const,
+  name: 'Lisbon',
+  aliases: [],
+  mentionCount: 2,
+  firstSeen: null,
+  lastSeen: null,
+  status: 'active' as const,
+  mergedInto: null,
+};
 
 function edge(id: number, source: number, target: number, relation: string, over: Partial<EntityEdge> = {}): EntityEdge {
   return { id, source, target, relation, weight: 1, validFrom: null, validTo: null, evidenceMemoryIds: [], ...over };

@@ -45,7 +45,8 @@ function edgeWords(edge: HistoryEdge, detail: Pick<EntityDetail, 'entity' | 'rel
   const known = (edge.id !== null && detail.relations.find((r) => r.id === edge.id)) || detail.relations.find((r) => r.other.id === otherId);
   const name = known && known.other.id === otherId ? known.other.name : null;
   if (outgoing) return name ? t('graph.history.edgeTo', { relation, name }) : relation;
-  if (edge.target === self.id) return name ? t('graph.history.edgeFrom', { name, relation, self: self.name }) : t('graph.history.edgeFromUnknown', { relation, self: self.name });
+  if (edge.target === self.id)
+    return name ? t('graph.history.edgeFrom', { name, relation, self: self.name }) : t('graph.history.edgeFromUnknown', { relation, self: self.name });
   // Neither end is this one (an edge that moved over in a merge): the relation alone.
   return relation;
 }

@@ -15,8 +15,8 @@ export function useRelationLabel(): (relation: string) => string {
 export function useDayFormat(): (day: string) => string {
   const locale = currentLocale();
   return useCallback(
-    (day: string) => new Intl.DateTimeFormat(locale, { timeZone: 'UTC', year: 'numeric', month: 'short', day: 'numeric' }).format(new Date(`${day}T00:00:00.000Z`)),
+    (day: string) =>
+      new Intl.DateTimeFormat(locale, { timeZone: 'UTC', year: 'numeric', month: 'short', day: 'numeric' }).format(new Date(`${day}T00:00:00.000Z`)),
     [locale],
   );
 }
-

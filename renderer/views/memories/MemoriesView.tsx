@@ -10,15 +10,7 @@ import { Loading, RetryNote } from '../../components/LoadPanel.js';
 import { SearchField } from '../../components/SearchField.js';
 import { MemoryCounts, StatusBadge, TypeBadge } from '../../components/MemoryBits.js';
 import { currentLocale } from '../../i18n/index.js';
-import {
-  DEFAULT_FILTERS,
-  filtersAreDefault,
-  formatCount,
-  hitPassesFilters,
-  memoryIdsOfHits,
-  toggleStatus,
-  toggleType,
-} from '../../lib/memories.js';
+import { DEFAULT_FILTERS, filtersAreDefault, formatCount, hitPassesFilters, memoryIdsOfHits, toggleStatus, toggleType } from '../../lib/memories.js';
 import { useMemories } from '../../stores/memories.js';
 import { AddMemory } from './AddMemory.js';
 import { MemoryDetailPanel } from './MemoryDetail.js';
@@ -301,9 +293,7 @@ export function MemoriesView() {
             <h1 className="page-title" id="memories-title">
               {t('memories.title')}
             </h1>
-            {list.loaded && !query.trim() && list.total > 0 ? (
-              <span className="mem-total">{t('memories.count', { count: list.total })}</span>
-            ) : null}
+            {list.loaded && !query.trim() && list.total > 0 ? <span className="mem-total">{t('memories.count', { count: list.total })}</span> : null}
           </div>
           {!nothingAtAll || panel === 'add' ? (
             <button type="button" className="button primary small" data-testid="memory-add" aria-expanded={panel === 'add'} onClick={openAdd}>
@@ -313,7 +303,9 @@ export function MemoriesView() {
           ) : null}
         </header>
         {nothingAtAll ? (
-          panel === 'add' ? null : <NothingYet />
+          panel === 'add' ? null : (
+            <NothingYet />
+          )
         ) : (
           <>
             <div className="mem-tools">

@@ -8,15 +8,7 @@ import { Icon } from '../../components/Icon.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
 import { useBusy, useFocusAtEnd } from '../../components/useEditor.js';
 import { MemoryCounts, StatusBadge, TypeBadge } from '../../components/MemoryBits.js';
-import {
-  historyKey,
-  historyNewestFirst,
-  latestForget,
-  latestUndoable,
-  replacedText,
-  replacedType,
-  sourceKey,
-} from '../../lib/memories.js';
+import { historyKey, historyNewestFirst, latestForget, latestUndoable, replacedText, replacedType, sourceKey } from '../../lib/memories.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { isNotFound } from '../../stores/loadable.js';
 import { useMemories, type MemoryDetail } from '../../stores/memories.js';
@@ -80,7 +72,12 @@ function Flash({ memoryId }: { memoryId: number }) {
           {t('common.undo')}
         </button>
       ) : null}
-      <button type="button" className="icon-button small mem-flash-close" aria-label={t('common.dismiss')} onClick={() => useMemories.getState().setFlash(null)}>
+      <button
+        type="button"
+        className="icon-button small mem-flash-close"
+        aria-label={t('common.dismiss')}
+        onClick={() => useMemories.getState().setFlash(null)}
+      >
         <Icon name="close" size={14} />
       </button>
     </div>
@@ -169,7 +166,13 @@ function History({ history }: { history: MemoryChange[] }) {
                   {typeBefore ? <p className="mem-history-note">{t('memories.detail.typeWas', { type: t(`memories.types.${typeBefore}`) })}</p> : null}
                   {c.reason ? <p className="mem-history-note">{t('memories.detail.reason', { reason: c.reason })}</p> : null}
                   {undoable?.id === c.id ? (
-                    <button type="button" className="link-button mem-history-undo" data-testid="memory-history-undo" disabled={busy} onClick={() => void undo(c)}>
+                    <button
+                      type="button"
+                      className="link-button mem-history-undo"
+                      data-testid="memory-history-undo"
+                      disabled={busy}
+                      onClick={() => void undo(c)}
+                    >
                       {t('memories.detail.undo')}
                     </button>
                   ) : null}
@@ -323,7 +326,14 @@ function Loaded({ data }: { data: MemoryDetail }) {
               {t('memories.actions.edit')}
             </button>
             {!expired ? (
-              <button type="button" className="button small" data-testid="memory-pin" aria-pressed={memory.pinned} disabled={busy} onClick={() => void togglePin()}>
+              <button
+                type="button"
+                className="button small"
+                data-testid="memory-pin"
+                aria-pressed={memory.pinned}
+                disabled={busy}
+                onClick={() => void togglePin()}
+              >
                 <Icon name="pins" size={15} />
                 {memory.pinned ? t('memories.actions.unpin') : t('memories.actions.pin')}
               </button>

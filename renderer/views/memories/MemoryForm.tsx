@@ -30,7 +30,14 @@ function TypeSelect({ id, value, onChange, testId }: { id: string; value: Memory
   const { t } = useTranslation();
   return (
     <>
-      <select id={id} className="input" data-testid={testId} value={value} aria-describedby={`${id}-help`} onChange={(e) => onChange(e.target.value as MemoryType)}>
+      <select
+        id={id}
+        className="input"
+        data-testid={testId}
+        value={value}
+        aria-describedby={`${id}-help`}
+        onChange={(e) => onChange(e.target.value as MemoryType)}
+      >
         {MEMORY_TYPES.map((type) => (
           <option key={type} value={type}>
             {t(`memories.types.${type}`)}

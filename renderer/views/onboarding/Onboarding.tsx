@@ -177,7 +177,13 @@ export function Onboarding() {
     <main className="onboarding" aria-label={t('onboarding.label')} data-testid="onboarding" data-step={step}>
       <div className={`onb-card onb-step-${step}`}>
         <Steps step={step} />
-        {step === 1 ? <Welcome onNext={() => setStep(2)} /> : step === 2 ? <Connect onNext={() => setStep(3)} onBack={() => setStep(1)} saved={saved} onSavedProvider={setSaved} /> : <Meet onBack={() => setStep(2)} />}
+        {step === 1 ? (
+          <Welcome onNext={() => setStep(2)} />
+        ) : step === 2 ? (
+          <Connect onNext={() => setStep(3)} onBack={() => setStep(1)} saved={saved} onSavedProvider={setSaved} />
+        ) : (
+          <Meet onBack={() => setStep(2)} />
+        )}
       </div>
       <Toasts />
     </main>

@@ -67,14 +67,7 @@ function PinItem({
       onDragOver={dragProps.onDragOver}
       onDrop={dragProps.onDrop}
     >
-      <span
-        className="pin-handle"
-        draggable
-        title={t('pins.drag')}
-        aria-hidden="true"
-        onDragStart={dragProps.onDragStart}
-        onDragEnd={dragProps.onDragEnd}
-      >
+      <span className="pin-handle" draggable title={t('pins.drag')} aria-hidden="true" onDragStart={dragProps.onDragStart} onDragEnd={dragProps.onDragEnd}>
         <svg width="10" height="16" viewBox="0 0 10 16" aria-hidden="true">
           {[3, 8, 13].map((y) => (
             <g key={y}>
@@ -122,7 +115,14 @@ function PinItem({
         >
           <Icon name="arrowDown" size={16} />
         </button>
-        <button type="button" className="icon-button small" data-testid="pin-unpin" aria-label={t('pins.unpin')} title={t('pins.unpin')} onClick={() => onUnpin(memory)}>
+        <button
+          type="button"
+          className="icon-button small"
+          data-testid="pin-unpin"
+          aria-label={t('pins.unpin')}
+          title={t('pins.unpin')}
+          onClick={() => onUnpin(memory)}
+        >
           <Icon name="close" size={16} />
         </button>
       </div>

@@ -86,7 +86,13 @@ function BlockEditor({ blockKey, block }: { blockKey: SelfBlockKey; block: SelfB
         </div>
       ) : (
         <div className="self-block-actions">
-          <button type="button" className="button ghost small" data-testid={`self-reset-${blockKey}`} disabled={block.isDefault && !dirty} onClick={() => setConfirmReset(true)}>
+          <button
+            type="button"
+            className="button ghost small"
+            data-testid={`self-reset-${blockKey}`}
+            disabled={block.isDefault && !dirty}
+            onClick={() => setConfirmReset(true)}
+          >
             {t('companion.reset')}
           </button>
           {dirty ? (

@@ -42,10 +42,16 @@ function ProgressLine({ model, progress }: { model: LocalModel; progress: ModelD
   const phase = progress?.phase ?? 'checking';
   const known = progress !== null && progress.bytesTotal > 0 && phase !== 'checking';
   const pct = phase === 'installing' || phase === 'done' ? 100 : percentDone(progress);
-  const bytes = known ? t('models.local.progressBytes', { done: formatBytes(progress.bytesDone, locale), total: formatBytes(progress.bytesTotal, locale) }) : '';
+  const bytes = known
+    ? t('models.local.progressBytes', { done: formatBytes(progress.bytesDone, locale), total: formatBytes(progress.bytesTotal, locale) })
+    : '';
   const left = timeLeft(progress?.secondsLeft ?? null);
   const headline =
-    phase === 'checking' ? t('models.local.phaseChecking') : phase === 'installing' || phase === 'done' ? t('models.local.phaseInstalling') : t('models.local.progressValue', { percent: pct });
+    phase === 'checking'
+      ? t('models.local.phaseChecking')
+      : phase === 'installing' || phase === 'done'
+        ? t('models.local.phaseInstalling')
+        : t('models.local.progressValue', { percent: pct });
   const details: string[] = [];
   if (phase === 'downloading' && known) {
     details.push(bytes);
@@ -79,7 +85,19 @@ function ProgressLine({ model, progress }: { model: LocalModel; progress: ModelD
   );
 }
 
-function Confirm({ text, extra, confirmLabel, onCancel, onConfirm }: { text: string; extra: string[]; confirmLabel: string; onCancel: () => void; onConfirm: () => void }) {
+function Confirm({
+  text,
+  extra,
+  confirmLabel,
+  onCancel,
+  onConfirm,
+}: {
+  text: string;
+  extra: string[];
+  confirmLabel: string;
+  onCancel: () => void;
+  onConfirm: () => void;
+}) {
   const { t } = useTranslation();
   return (
     <div
@@ -145,7 +163,11 @@ function ModelCard({ model: m }: { model: LocalModel }) {
       : m.progress && m.progress.bytesTotal > 0
         ? formatBytes(m.progress.bytesTotal, locale)
         : t('models.local.approxSize', { size: formatBytes(m.approxBytes, locale) });
-  const meta = [size, langs.more ? t('models.local.languagesMore', { list: langs.list, count: langs.more }) : langs.list, t('models.local.licence', { licence: m.licence })];
+  const meta = [
+    size,
+    langs.more ? t('models.local.languagesMore', { list: langs.list, count: langs.more }) : langs.list,
+    t('models.local.licence', { licence: m.licence }),
+  ];
   const connectionNames = m.usedBy.providers.map((p) => `“${p.name}”`).join(', ');
 
   const act = (run: () => Promise<unknown>) => {
@@ -168,7 +190,9 @@ function ModelCard({ model: m }: { model: LocalModel }) {
     });
   const talkWithIt = () =>
     act(async () => {
-      await useProviders.getState().save({ kind: 'local', name: m.name, baseUrl: '', model: m.id, ...(m.contextLength ? { contextTokens: m.contextLength } : {}) });
+      await useProviders
+        .getState()
+        .save({ kind: 'local', name: m.name, baseUrl: '', model: m.id, ...(m.contextLength ? { contextTokens: m.contextLength } : {}) });
       useApp.getState().toast({ tone: 'info', text: t('models.local.chatAddedToast', { name: m.name }) });
       // The host makes the first connection the one for conversations; the list shows who uses what.
       await Promise.all([useApp.getState().reloadSettings(), useModels.getState().refresh()]);
@@ -199,7 +223,14 @@ function ModelCard({ model: m }: { model: LocalModel }) {
     status = (
       <div className="lm-progress-row">
         <ProgressLine model={m} progress={m.progress} />
-        <button type="button" className="button small" data-testid="model-cancel" aria-label={t('models.local.cancelLabel', { name: m.name })} disabled={pending === 'cancel'} onClick={cancel}>
+        <button
+          type="button"
+          className="button small"
+          data-testid="model-cancel"
+          aria-label={t('models.local.cancelLabel', { name: m.name })}
+          disabled={pending === 'cancel'}
+          onClick={cancel}
+        >
           {t('models.local.cancel')}
         </button>
       </div>
@@ -224,11 +255,25 @@ function ModelCard({ model: m }: { model: LocalModel }) {
             </button>
           )
         ) : !m.usedBy.providers.length ? (
-          <button type="button" className="button small" data-testid="model-use-chat" title={t('models.local.useForChatHelp')} disabled={busy} onClick={talkWithIt}>
+          <button
+            type="button"
+            className="button small"
+            data-testid="model-use-chat"
+            title={t('models.local.useForChatHelp')}
+            disabled={busy}
+            onClick={talkWithIt}
+          >
             {t('models.local.useForChat')}
           </button>
         ) : null}
-        <button type="button" className="button ghost small" data-testid="model-delete" aria-label={t('models.local.deleteLabel', { name: m.name })} disabled={busy} onClick={() => setConfirming(true)}>
+        <button
+          type="button"
+          className="button ghost small"
+          data-testid="model-delete"
+          aria-label={t('models.local.deleteLabel', { name: m.name })}
+          disabled={busy}
+          onClick={() => setConfirming(true)}
+        >
           {t('models.local.delete')}
         </button>
       </>
@@ -250,7 +295,11 @@ function ModelCard({ model: m }: { model: LocalModel }) {
           className="button primary small"
           data-testid={partial ? 'model-resume' : 'model-download'}
           aria-label={
-            m.error ? undefined : partial ? t('models.local.resumeLabel', { name: m.name }) : t('models.local.downloadLabel', { name: m.name, size: formatBytes(m.approxBytes, locale) })
+            m.error
+              ? undefined
+              : partial
+                ? t('models.local.resumeLabel', { name: m.name })
+                : t('models.local.downloadLabel', { name: m.name, size: formatBytes(m.approxBytes, locale) })
           }
           disabled={busy}
           onClick={download}
@@ -366,7 +415,14 @@ function SearchHint({ items }: { items: LocalModel[] }) {
                 : t('models.local.searchLoading', { name })}
             </span>
             {status.total > 0 ? (
-              <div className="progress-track lm-track" role="progressbar" aria-label={t('models.local.searchEmbeddingLabel')} aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct}>
+              <div
+                className="progress-track lm-track"
+                role="progressbar"
+                aria-label={t('models.local.searchEmbeddingLabel')}
+                aria-valuemin={0}
+                aria-valuemax={100}
+                aria-valuenow={pct}
+              >
                 <span className="progress-fill" style={{ width: `${pct}%` }} />
               </div>
             ) : null}
@@ -544,7 +600,10 @@ export function LocalModels() {
   const error = useModels((s) => s.error);
 
   useEffect(() => {
-    void useModels.getState().refresh().catch(() => {});
+    void useModels
+      .getState()
+      .refresh()
+      .catch(() => {});
   }, []);
 
   return (
@@ -553,7 +612,17 @@ export function LocalModels() {
         {t('models.local.title')}
       </h3>
       <p className="help lm-intro">{t('models.local.intro')}</p>
-      {error && !items.length ? <RetryNote error={error} onRetry={() => void useModels.getState().refresh().catch(() => {})} /> : null}
+      {error && !items.length ? (
+        <RetryNote
+          error={error}
+          onRetry={() =>
+            void useModels
+              .getState()
+              .refresh()
+              .catch(() => {})
+          }
+        />
+      ) : null}
       {!loaded ? (
         <p className="detect-status" role="status">
           <span className="spinner" aria-hidden="true" /> {t('common.loading')}

@@ -21,7 +21,10 @@ function zoneList(current: string): string[] {
 
 function offsetOf(zone: string): string {
   try {
-    return new Intl.DateTimeFormat('en', { timeZone: zone, timeZoneName: 'shortOffset' }).formatToParts(new Date()).find((p) => p.type === 'timeZoneName')?.value ?? '';
+    return (
+      new Intl.DateTimeFormat('en', { timeZone: zone, timeZoneName: 'shortOffset' }).formatToParts(new Date()).find((p) => p.type === 'timeZoneName')?.value ??
+      ''
+    );
   } catch {
     return '';
   }

@@ -10,7 +10,17 @@ import { LocalModels } from './LocalModels.js';
 
 type Editing = { mode: 'new'; prefill?: Partial<ProviderDraft>; autoTest?: boolean; seq: number } | { mode: 'edit'; id: string } | null;
 
-function ProviderCard({ provider: p, forChat, forBackground, onEdit }: { provider: ProviderConfig; forChat: boolean; forBackground: boolean; onEdit: () => void }) {
+function ProviderCard({
+  provider: p,
+  forChat,
+  forBackground,
+  onEdit,
+}: {
+  provider: ProviderConfig;
+  forChat: boolean;
+  forBackground: boolean;
+  onEdit: () => void;
+}) {
   const { t } = useTranslation();
   const [confirming, setConfirming] = useState(false);
   const remove = async () => {
@@ -18,7 +28,10 @@ function ProviderCard({ provider: p, forChat, forBackground, onEdit }: { provide
       await useProviders.getState().remove(p.id);
       useApp.getState().toast({ tone: 'info', text: t('models.deleted', { name: p.name }) });
       // The host clears a role that pointed at the removed connection.
-      void useApp.getState().reloadSettings().catch(() => {});
+      void useApp
+        .getState()
+        .reloadSettings()
+        .catch(() => {});
     } catch (err) {
       reportError(err);
     }
@@ -179,7 +192,12 @@ export function ModelsSection() {
               className="input"
               data-testid="chat-provider-select"
               value={chatId ?? ''}
-              onChange={(e) => void useApp.getState().updateSettings({ chatProviderId: e.target.value || null }).catch(reportError)}
+              onChange={(e) =>
+                void useApp
+                  .getState()
+                  .updateSettings({ chatProviderId: e.target.value || null })
+                  .catch(reportError)
+              }
             >
               {!chatId ? <option value="">{t('models.noneChosen')}</option> : null}
               <ProviderOptions items={items} />
@@ -193,7 +211,12 @@ export function ModelsSection() {
               data-testid="background-provider-select"
               value={backgroundId ?? ''}
               aria-describedby="background-provider-help"
-              onChange={(e) => void useApp.getState().updateSettings({ backgroundProviderId: e.target.value || null }).catch(reportError)}
+              onChange={(e) =>
+                void useApp
+                  .getState()
+                  .updateSettings({ backgroundProviderId: e.target.value || null })
+                  .catch(reportError)
+              }
             >
               <option value="">{t('models.sameAsChat')}</option>
               <ProviderOptions items={items} />

@@ -125,7 +125,9 @@ function AuditDialog() {
               <section className="audit-text" aria-labelledby={`${titleId}-response`}>
                 <div className="audit-text-head">
                   <h3 id={`${titleId}-response`}>{t('sleep.audit.response')}</h3>
-                  <span className="audit-muted">{t('sleep.audit.chars', { count: d.response.length, formatted: formatCompact(d.response.length, locale) })}</span>
+                  <span className="audit-muted">
+                    {t('sleep.audit.chars', { count: d.response.length, formatted: formatCompact(d.response.length, locale) })}
+                  </span>
                   {d.response ? <CopyButton text={d.response} label={t('common.copy')} iconSize={14} /> : null}
                 </div>
                 {d.response ? (
@@ -167,7 +169,14 @@ export function AuditLog() {
         </div>
         <div className="segmented" role="group" aria-label={t('sleep.audit.filterLabel')} data-testid="audit-filter" data-value={audit.filter}>
           {AUDIT_FILTERS.map((f) => (
-            <button key={f} type="button" className="segment" data-filter={f} aria-pressed={audit.filter === f} onClick={() => useSleep.getState().setAuditFilter(f)}>
+            <button
+              key={f}
+              type="button"
+              className="segment"
+              data-filter={f}
+              aria-pressed={audit.filter === f}
+              onClick={() => useSleep.getState().setAuditFilter(f)}
+            >
               {t(`sleep.audit.filters.${f}`)}
             </button>
           ))}
@@ -240,7 +249,9 @@ export function AuditLog() {
               </table>
             </div>
             <div className="audit-pager">
-              <span>{t('sleep.audit.range', { from: formatCompact(from, locale), to: formatCompact(to, locale), total: formatCompact(audit.total, locale) })}</span>
+              <span>
+                {t('sleep.audit.range', { from: formatCompact(from, locale), to: formatCompact(to, locale), total: formatCompact(audit.total, locale) })}
+              </span>
               <div className="audit-pager-buttons">
                 <button
                   type="button"

@@ -15,7 +15,13 @@ function ChangeItem({ change }: { change: DigestChange }) {
   const undoing = useSleep((s) => Boolean(s.undoing[change.changeId]));
   const undone = change.undoneBy !== null;
   return (
-    <li className={`digest-item${undone ? ' undone' : ''}`} data-testid="digest-item" data-change-id={change.changeId} data-memory-id={change.memoryId} data-undone={undone}>
+    <li
+      className={`digest-item${undone ? ' undone' : ''}`}
+      data-testid="digest-item"
+      data-change-id={change.changeId}
+      data-memory-id={change.memoryId}
+      data-undone={undone}
+    >
       <div className="digest-item-body">
         <button type="button" className="digest-text" title={t('sleep.digest.openMemory')} onClick={() => openMemory(change.memoryId)}>
           {change.text}

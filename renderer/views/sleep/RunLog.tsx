@@ -95,11 +95,7 @@ function Steps({ run }: { run: SleepRun }) {
                   ))}
                 </ul>
               ) : null}
-              {step.error ? (
-                <p className="dag-error">{step.error}</p>
-              ) : step.reason ? (
-                <p className="dag-reason">{step.reason}</p>
-              ) : null}
+              {step.error ? <p className="dag-error">{step.error}</p> : step.reason ? <p className="dag-reason">{step.reason}</p> : null}
             </div>
           </li>
         );

@@ -44,8 +44,18 @@ function Budget() {
       <span className="sleep-budget-title" title={t('sleep.budget.help')}>
         {t('sleep.budget.title')}
       </span>
-      <Meter testId="budget-calls" label={t('sleep.budget.calls', { used: n(budget.calls), max: n(budget.maxCalls) })} used={budget.calls} max={budget.maxCalls} />
-      <Meter testId="budget-tokens" label={t('sleep.budget.tokens', { used: n(budget.tokens), max: n(budget.maxTokens) })} used={budget.tokens} max={budget.maxTokens} />
+      <Meter
+        testId="budget-calls"
+        label={t('sleep.budget.calls', { used: n(budget.calls), max: n(budget.maxCalls) })}
+        used={budget.calls}
+        max={budget.maxCalls}
+      />
+      <Meter
+        testId="budget-tokens"
+        label={t('sleep.budget.tokens', { used: n(budget.tokens), max: n(budget.maxTokens) })}
+        used={budget.tokens}
+        max={budget.maxTokens}
+      />
     </div>
   );
 }
@@ -57,9 +67,7 @@ function Progress() {
   const stepName = useStepName();
   if (!progress) return null;
   const { done, total } = progress;
-  const text = progress.stepId
-    ? t('sleep.progress', { step: stepName(progress.stepId), done, total })
-    : t('sleep.progressStarting', { done, total });
+  const text = progress.stepId ? t('sleep.progress', { step: stepName(progress.stepId), done, total }) : t('sleep.progressStarting', { done, total });
   const pct = total > 0 ? Math.round((Math.min(done, total) / total) * 100) : 0;
   return (
     <div className="sleep-progress" data-testid="sleep-progress" data-done={done} data-total={total} data-step={progress.stepId}>
@@ -88,7 +96,15 @@ function Progress() {
           {stopping ? t('sleep.stopping') : t('sleep.stop')}
         </button>
       </div>
-      <div className="progress-track" role="progressbar" aria-label={t('sleep.progressLabel')} aria-valuemin={0} aria-valuemax={total || 1} aria-valuenow={done} aria-valuetext={text}>
+      <div
+        className="progress-track"
+        role="progressbar"
+        aria-label={t('sleep.progressLabel')}
+        aria-valuemin={0}
+        aria-valuemax={total || 1}
+        aria-valuenow={done}
+        aria-valuetext={text}
+      >
         <span className="progress-fill" style={{ width: `${pct}%` }} />
       </div>
     </div>

@@ -18,7 +18,11 @@ export async function reviewPins(deps: SleepStepDeps, ctx: StepContext): Promise
   const room = Math.max(0, MAX_RESIDENT_PINNED - pinned);
   const used = await deps.store.muchCited(MUCH_USED_REFERENCES, Math.min(room, MAX_PROPOSALS));
   const proposals = [
-    ...stale.map((r) => ({ id: r.id, action: 'unpin', reason: r.lastCitedAt ? `not used since ${r.lastCitedAt.slice(0, 10)}` : 'pinned, but never used in a reply' })),
+    ...stale.map((r) => ({
+      id: r.id,
+      action: 'unpin',
+      reason: r.lastCitedAt ? `not used since ${r.lastCitedAt.slice(0, 10)}` : 'pinned, but never used in a reply',
+    })),
     ...used.map((r) => ({ id: r.id, action: 'pin', reason: `used in ${r.referenceCount} replies` })),
   ];
   let added = 0;

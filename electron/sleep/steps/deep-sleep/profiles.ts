@@ -124,7 +124,7 @@ async function profileSections(deps: SleepStepDeps, chosen: ProfileTarget[], bud
   let used = 0;
   for (const target of chosen) {
     target.current = await deps.graph.profileOf(target.id);
-    const current = target.current === null ? null : (await deps.store.activeOutlines([target.current])).get(target.current) ?? null;
+    const current = target.current === null ? null : ((await deps.store.activeOutlines([target.current])).get(target.current) ?? null);
     const factIds = await newestFacts(deps.db, target.id, target.fresh, target.current, FACTS_PER_PROFILE);
     const facts = await deps.store.activeOutlines(factIds);
     const ref = `e${sections.length + 1}`;

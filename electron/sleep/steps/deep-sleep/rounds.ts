@@ -36,7 +36,13 @@ different facts about the same thing stay apart. An empty list is a good answer.
  * Round 1: contradictions and expiry, each new memory with its nearest neighbours in the store. The
  * relations resting only on the memories that stopped being true tonight end too.
  */
-export async function contradictionRound(deps: SleepStepDeps, ctx: StepContext, night: Night, review: Review, neighbours: Map<number, number[]>): Promise<RoundEnd> {
+export async function contradictionRound(
+  deps: SleepStepDeps,
+  ctx: StepContext,
+  night: Night,
+  review: Review,
+  neighbours: Map<number, number[]>,
+): Promise<RoundEnd> {
   const { ask, apply, bump } = night;
   const around = await deps.store.activeOutlines([...new Set([...neighbours.values()].flat())]);
   const groups: { id: number; text: string }[] = [];
@@ -45,7 +51,11 @@ export async function contradictionRound(deps: SleepStepDeps, ctx: StepContext, 
     if (others.length) groups.push({ id, text: [memoryLine(review.memories.get(id)!), ...others.map((m) => memoryLine(m))].join('\n') });
   }
   const shown = new Set([...review.memories.keys(), ...around.keys()]);
-  const round = pack(groups.map((g, i) => `### Group ${i + 1}\n${g.text}`), await night.budgetFor(CONTRADICTION_INSTRUCTIONS), MAX_CALLS_PER_ROUND);
+  const round = pack(
+    groups.map((g, i) => `### Group ${i + 1}\n${g.text}`),
+    await night.budgetFor(CONTRADICTION_INSTRUCTIONS),
+    MAX_CALLS_PER_ROUND,
+  );
   review.waitFrom(groups[round.taken]?.id);
   // Memories that stopped being true tonight: the relations resting on them alone end too.
   const ended: number[] = [];
@@ -81,7 +91,11 @@ export async function splitRound(deps: SleepStepDeps, ctx: StepContext, night: N
   const stillActive = await deps.store.activeOutlines(review.order);
   const compound = review.order.flatMap((id) => stillActive.get(id) ?? []).filter((m) => mayBeCompound(m.content));
   const shown = new Set(compound.map((m) => m.id));
-  const round = pack(compound.map((m) => memoryLine(m)), await night.budgetFor(SPLIT_INSTRUCTIONS), MAX_CALLS_PER_ROUND);
+  const round = pack(
+    compound.map((m) => memoryLine(m)),
+    await night.budgetFor(SPLIT_INSTRUCTIONS),
+    MAX_CALLS_PER_ROUND,
+  );
   review.waitFrom(compound[round.taken]?.id);
   for (const call of round.calls) {
     if (ctx.signal.aborted) return 'stopped';
@@ -98,7 +112,18 @@ export async function splitRound(deps: SleepStepDeps, ctx: StepContext, night: N
         const written = [];
         for (const p of s.parts) {
           written.push(
-            await b.create({ type: p.type, content: p.content, source: 'deep-sleep', actor: 'deep-sleep', sourceMessageIds: old.sourceMessageIds, entityNames: old.entityNames, validFrom: old.validFrom, validTo: old.validTo, batchId: batch, reason: `split from memory ${s.id}` }),
+            await b.create({
+              type: p.type,
+              content: p.content,
+              source: 'deep-sleep',
+              actor: 'deep-sleep',
+              sourceMessageIds: old.sourceMessageIds,
+              entityNames: old.entityNames,
+              validFrom: old.validFrom,
+              validTo: old.validTo,
+              batchId: batch,
+              reason: `split from memory ${s.id}`,
+            }),
           );
         }
         const first = written.find((p) => p.memory.id !== s.id);
@@ -130,7 +155,13 @@ export async function mergeRound(deps: SleepStepDeps, ctx: StepContext, night: N
   const entries = [...groups.entries()].sort(([a], [b]) => review.order.indexOf(a) - review.order.indexOf(b));
   const involved = await deps.store.activeOutlines(entries.flatMap(([a, bs]) => [a, ...bs]));
   const shown = new Set(involved.keys());
-  const texts = entries.map(([a, bs], i) => `### Group ${i + 1}\n${[a, ...bs].flatMap((id) => involved.get(id) ?? []).map((m) => memoryLine(m)).join('\n')}`);
+  const texts = entries.map(
+    ([a, bs], i) =>
+      `### Group ${i + 1}\n${[a, ...bs]
+        .flatMap((id) => involved.get(id) ?? [])
+        .map((m) => memoryLine(m))
+        .join('\n')}`,
+  );
   const round = pack(texts, await night.budgetFor(MERGE_INSTRUCTIONS), MAX_CALLS_PER_ROUND);
   review.waitFrom(entries[round.taken]?.[0]);
   for (const call of round.calls) {
@@ -164,7 +195,11 @@ export async function mergeRound(deps: SleepStepDeps, ctx: StepContext, night: N
         for (const id of ids) if (id !== merged.memory.id) await b.link(id, merged.memory.id, 'deep-sleep', batch, `merged into #${merged.memory.id}`);
         mergedId = merged.memory.id;
       });
-      if (done && mergedId !== null) await deps.graph.carryEvidence(ids.filter((id) => id !== mergedId), [mergedId]);
+      if (done && mergedId !== null)
+        await deps.graph.carryEvidence(
+          ids.filter((id) => id !== mergedId),
+          [mergedId],
+        );
     }
   }
   return 'done';
