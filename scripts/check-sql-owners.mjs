@@ -47,6 +47,11 @@ const READERS = [
     reason: 'recall is the search read-model over the indexed text: it searches messages, memories, the diary and their vectors',
   },
   {
+    folder: 'electron/graph/profiles.ts',
+    tables: ['memories'],
+    reason: "an entity's newest facts in one statement: passing a much-named entity's thousands of mention ids through code to keep 12 would be the slow way",
+  },
+  {
     folder: 'electron/embed/',
     tables: ['messages', 'memories', 'diary_blocks'],
     reason: 'vectors are a derived index of the text: the queue reads what it embeds and joins vectors back to live rows',

@@ -18,14 +18,7 @@ import { findSecret } from '../../memory/secret-filter.js';
 import { segmentForIndex } from '../../memory/segment.js';
 import { BudgetExhaustedError } from '../background.js';
 import { CycleStop, StepFailure, type SleepStep, type StepContext } from '../dag.js';
-import {
-  conversationHeading,
-  lightSleepAnswer,
-  RELATION_PERSON_WORDS,
-  RELATION_SELF_WORDS,
-  transcriptLine,
-  type LightSleepAnswer,
-} from '../schemas.js';
+import { conversationHeading, lightSleepAnswer, RELATION_PERSON_WORDS, RELATION_SELF_WORDS, transcriptLine, type LightSleepAnswer } from '../schemas.js';
 import { localStamp, modelForRun, type SleepStepDeps } from './deps.js';
 
 export const LIGHT_SLEEP = 'light-sleep';
@@ -67,13 +60,14 @@ interface Piece {
   tokens: number;
 }
 
-interface PendingConversation {
-  pieces: Piece[];
-}
-
 /** How far light sleep has read each chat conversation: conversation id → the seq of the last message it covered. */
 export async function lightSleepWatermarks(db: Database): Promise<Map<string, number>> {
-  const rows = (await db.query<{ conversation_id: string; last_seq: number }>(`SELECT conversation_id, last_seq::float8 AS last_seq FROM sleep_watermarks WHERE step_id = $1`, [LIGHT_SLEEP])).rows;
+  const rows = (
+    await db.query<{ conversation_id: string; last_seq: number }>(
+      `SELECT conversation_id, last_seq::float8 AS last_seq FROM sleep_watermarks WHERE step_id = $1`,
+      [LIGHT_SLEEP],
+    )
+  ).rows;
   return new Map(rows.map((r) => [r.conversation_id, Number(r.last_seq)]));
 }
 
@@ -253,7 +247,14 @@ async function writeAnswer(
     const text = clean(a.text);
     if (!text) continue;
     anchored.add(key);
-    const mood = { valence: a.valence, arousal: a.arousal, labels: a.labels.map((l) => l.trim()).filter((l) => l && !findSecret(l)).slice(0, 5) };
+    const mood = {
+      valence: a.valence,
+      arousal: a.arousal,
+      labels: a.labels
+        .map((l) => l.trim())
+        .filter((l) => l && !findSecret(l))
+        .slice(0, 5),
+    };
     blocks.push({ day: a.day, kind: 'anchor', conversationId: piece.conversationId, title: null, body: text, mood, sources: piece.messages.map((m) => m.id) });
   }
   for (const i of answer.imprints) {
@@ -364,12 +365,17 @@ async function recordRelations(
     const names = new Map<string, string>();
     for (const e of m.entities) if (nameKey(e) && !names.has(nameKey(e))) names.set(nameKey(e), e);
     for (const [j, r] of m.relations.entries()) {
-      const relation = r?.relation.trim().toLowerCase().replace(/[\s-]+/g, '_') ?? '';
+      const relation =
+        r?.relation
+          .trim()
+          .toLowerCase()
+          .replace(/[\s-]+/g, '_') ?? '';
       const subject = r ? relationEnd(r.subject, names) : null;
       const object = r ? relationEnd(r.object, names) : null;
       const validFrom = toDate(r?.validFrom ?? m.validFrom);
       const validTo = toDate(r?.validTo ?? m.validTo);
-      const same = subject && object && ('fixed' in subject ? 'fixed' in object && subject.fixed === object.fixed : 'key' in object && subject.key === object.key);
+      const same =
+        subject && object && ('fixed' in subject ? 'fixed' in object && subject.fixed === object.fixed : 'key' in object && subject.key === object.key);
       if (
         !r ||
         j >= MAX_RELATIONS_PER_MEMORY ||
@@ -448,7 +454,18 @@ export function lightSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mod
     id: LIGHT_SLEEP,
     dependsOn: [],
     async run(ctx) {
-      const stats: LightSleepStats = { calls: 0, messages: 0, conversations: 0, days: 0, chunks_done: 0, invalid_chunks: 0, memories_created: 0, anchors: 0, imprints: 0, narratives: 0 };
+      const stats: LightSleepStats = {
+        calls: 0,
+        messages: 0,
+        conversations: 0,
+        days: 0,
+        chunks_done: 0,
+        invalid_chunks: 0,
+        memories_created: 0,
+        anchors: 0,
+        imprints: 0,
+        narratives: 0,
+      };
       const pending = await pendingMessages(deps);
       if ([...pending.values()].every((list) => list.length === 0)) return stats;
       const s = await deps.settings.get();
@@ -461,7 +478,10 @@ export function lightSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mod
       // Pieces with nothing to read (only replaced or failed replies) just move their watermark.
       const empty = pieces.filter((p) => p.messages.length === 0);
       if (empty.length) await deps.store.batch((b) => advanceWatermarks(b.tx, empty));
-      const calls = packCalls(pieces.filter((p) => p.messages.length > 0), budget);
+      const calls = packCalls(
+        pieces.filter((p) => p.messages.length > 0),
+        budget,
+      );
 
       stats.messages = pieces.reduce((n, p) => n + p.messages.length, 0);
       stats.conversations = new Set(pieces.map((p) => p.conversationId)).size;
@@ -516,7 +536,10 @@ export function lightSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mod
         deps.events.emit('diary.changed', { day: call[call.length - 1]!.day });
       }
       if (providerError) {
-        throw new StepFailure(`The background model did not answer (${providerError}); ${stats.chunks_done} of ${calls.length} chunks were done, the rest waits for the next run.`, stats);
+        throw new StepFailure(
+          `The background model did not answer (${providerError}); ${stats.chunks_done} of ${calls.length} chunks were done, the rest waits for the next run.`,
+          stats,
+        );
       }
       return stats;
     },
