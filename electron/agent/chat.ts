@@ -46,7 +46,7 @@ export interface TurnMemory {
   /** Citations in a stored message body count as references: for a reply, only of memories its requests showed (`shown`). */
   cited(messageId: string, text: string, shown?: readonly number[]): Promise<void>;
   /** One request put these memories before the model (each counts once more in injected_count). */
-  showed(ids: readonly number[], replyId: string): Promise<void>;
+  showed(ids: readonly number[]): Promise<void>;
 }
 
 export const noMemory: TurnMemory = {
@@ -233,7 +233,7 @@ export class ChatEngine {
         };
         const showing = memoriesShown(turns);
         for (const id of showing) shown.add(id);
-        await this.memory.showed(showing, placeholder.id);
+        await this.memory.showed(showing);
         for await (const event of client.stream(request)) {
           if (event.type === 'text' && event.text) {
             text += event.text;

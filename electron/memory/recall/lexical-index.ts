@@ -234,21 +234,23 @@ export class LexicalIndex {
    * covered well. (Weighting unknown words at df 0 instead made tiny stores' coverage collapse:
    * there log(1 + N/0.5) dwarfs every known word.)
    */
-  coverage(lexemes: readonly string[], key: number): number {
-    const slot = this.keyToSlot.get(key);
-    const doc = slot === undefined ? -1 : this.slotDoc[slot]!;
+  coverage(lexemes: readonly string[]): (key: number) => number {
+    // Each lexeme's weight once per query, however many rows are asked about.
     const N = this.liveDocs;
-    if (doc < 0 || N === 0) return 0;
-    let total = 0;
-    let covered = 0;
-    for (const lexeme of new Set(lexemes)) {
+    const weighed = [...new Set(lexemes)].map((lexeme) => {
       const df = this.df(lexeme);
       const d = Math.max(df, 1);
-      const idf = Math.log(1 + (N - d + 0.5) / (d + 0.5));
-      total += idf;
-      if (df > 0 && this.contains(lexeme, doc)) covered += idf;
-    }
-    return total > 0 ? covered / total : 0;
+      return { lexeme, known: df > 0, idf: Math.log(1 + (N - d + 0.5) / (d + 0.5)) };
+    });
+    const total = weighed.reduce((sum, w) => sum + w.idf, 0);
+    return (key) => {
+      const slot = this.keyToSlot.get(key);
+      const doc = slot === undefined ? -1 : this.slotDoc[slot]!;
+      if (doc < 0 || N === 0 || total <= 0) return 0;
+      let covered = 0;
+      for (const w of weighed) if (w.known && this.contains(w.lexeme, doc)) covered += w.idf;
+      return covered / total;
+    };
   }
 
   /** Whether the doc holds the lexeme: postings list docs in the order they were added. */

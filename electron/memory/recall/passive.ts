@@ -85,7 +85,7 @@ export async function passiveRecall(search: DetailedSearch, o: PassiveOptions): 
   const limit = Math.max(0, Math.floor(o.limit));
   if (limit === 0 || !(o.maxChars > 0)) return EMPTY;
   const found = (async (): Promise<PassiveResult> => {
-    const hits = await search({ query: o.query, sources: ['semantic'], limit, excludeMemoryIds: o.excludeIds });
+    const hits = await search({ query: o.query, sources: ['semantic'], limit, excludeMemoryIds: o.excludeIds, withCoverage: true });
     const best = hits[0]?.hit.score ?? 0;
     const chosen = hits
       .filter((d) => d.hit.link.kind === 'memory')

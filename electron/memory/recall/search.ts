@@ -149,6 +149,8 @@ export interface RecallInternals {
   fuse?: FuseOptions;
   neighbourShare?: number;
   speakerBoost?: number;
+  /** Fill in DetailedHit.coverage for semantic hits (passive recall's relevance rule). */
+  withCoverage?: boolean;
   /** Skip the trigram branch (measurement only). */
   noTrigram?: boolean;
   trigramThreshold?: number;
@@ -173,7 +175,7 @@ export interface DetailedHit {
   conversationId?: string;
   /** diary hits */
   kind?: IndexedDiaryKind;
-  /** semantic hits: how much of the query the memory answers (lexical-index.ts coverage, 0–1). */
+  /** semantic hits, with RecallInternals.withCoverage: how much of the query the memory answers (lexical-index.ts coverage, 0–1). */
   coverage?: number;
 }
 
@@ -650,6 +652,8 @@ async function fetchHits(
     );
   }
 
+  // Only passive recall asks how much of the query a memory answers: other searches skip the work.
+  const coverage = o.withCoverage ? side.memory.index.coverage(p.lexemes) : null;
   const semanticKeys = keys('semantic');
   if (semanticKeys.length) {
     tasks.push(
@@ -665,7 +669,7 @@ async function fetchHits(
           if (o.memoryTypes?.length && !o.memoryTypes.includes(r.type)) continue;
           if (o.excludeMemoryIds?.includes(id)) continue;
           found.set(`semantic:${id}`, {
-            coverage: side.memory.index.coverage(p.lexemes, id),
+            coverage: coverage?.(id),
             hit: {
               source: 'semantic',
               memoryType: r.type,
