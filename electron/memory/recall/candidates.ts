@@ -1,0 +1,294 @@
+// Candidate gathering for one search: the words normalised to lexemes with the tables' high-water
+// marks (prepare), then per source the branches that rank its rows — full text (in memory, or the
+// GIN index for boolean queries), trigram for the words full text does not know, and the items
+// about the entities asked for. search.ts runs them as one wave and fuses what they return.
+import type { RecallSource } from '../../../shared/api.js';
+import type { Database } from '../../db/open.js';
+import type { BranchList } from './fusion.js';
+import type { EntityItems } from './graph-walk.js';
+import { parseTsvector, type ScoredSlot } from './lexical-index.js';
+import type { BuiltQuery } from './query.js';
+import type { RecallInternals, RecallOptions } from './search-types.js';
+import { AUTOBIOGRAPHICAL_KINDS, INDEXED_DIARY_KINDS, DiaryIndex, LIMBIC_KINDS, MemoryIndex, type Maxima, type Sidecar } from './sidecar.js';
+import { MIN_FUZZY_CHARS, type Vocabulary } from './vocabulary.js';
+
+/** Share of a neighbouring turn's own score a turn receives (see the measurements in search.ts). */
+export const NEIGHBOUR_SHARE = 0.5;
+/** A turn whose speaker the query names scores × (1 + this). */
+export const SPEAKER_BOOST = 0.5;
+/**
+ * Share of an unknown word's trigrams a known word must have. Dev half, recall@10 cat 1–4:
+ * 0.5 → 0.716, 0.6 → 0.716, 0.7 → 0.717, 0.8 → 0.717 (weight 0.5). 0.7 is the lowest at the top: it
+ * still joins "educaton" to "education" (7 of its 9 trigrams, 0.78) and "suport" to "support" (0.86).
+ */
+export const TRIGRAM_THRESHOLD = 0.7;
+/** The trigram branch looks at most at this many unknown words (the longest)… */
+const TRIGRAM_WORDS = 3;
+/** …and searches at most this many known words for each. */
+const TRIGRAM_EXPANSIONS = 3;
+/** A boolean query ranks at most this many of its matches (newest first). */
+const BOOLEAN_CANDIDATES = 2000;
+
+export interface Prepared {
+  q: BuiltQuery;
+  /** word → its lexemes */
+  lexemesOf: Map<string, string[]>;
+  /** all positive lexemes, for ranking */
+  lexemes: string[];
+  maxima: Maxima;
+}
+
+/** Normalises the words and reads the tables' high-water marks in one round trip. */
+export async function prepare(db: Database, q: BuiltQuery): Promise<Prepared> {
+  const words = q.positiveWords;
+  const row = (
+    await db.query<{ lex: string[] | null; seq: number | null; mem: number | null; chg: number | null; dia: number | null }>(
+      `SELECT ARRAY(SELECT to_tsvector('english', w)::text FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i) ORDER BY i) AS lex,
+              (SELECT max(seq) FROM messages)::float8 AS seq, (SELECT max(id) FROM memories)::float8 AS mem,
+              (SELECT max(id) FROM memory_changes)::float8 AS chg, (SELECT max(id) FROM diary_blocks)::float8 AS dia`,
+      [words],
+    )
+  ).rows[0]!;
+  const lexemesOf = new Map<string, string[]>();
+  const all = new Set<string>();
+  words.forEach((w, i) => {
+    const lex = [...parseTsvector(row.lex?.[i] ?? '').tf.keys()];
+    lexemesOf.set(w, lex);
+    for (const l of lex) all.add(l);
+  });
+  return {
+    q,
+    lexemesOf,
+    lexemes: [...all],
+    maxima: { seq: Number(row.seq ?? 0), memoryId: Number(row.mem ?? 0), changeId: Number(row.chg ?? 0), diaryId: Number(row.dia ?? 0) },
+  };
+}
+
+export type SourcePlan = {
+  source: RecallSource;
+  /** Rank in memory (plain OR) or from SQL matches (boolean). */
+  fts: () => Promise<ScoredSlot[]>;
+  /** Words full text does not know in this source's scope: the trigram branch's input. */
+  unknown: string[];
+  vocab: Vocabulary;
+  /** Ranks the fuzzy matches' lexemes, each weighted by its similarity. */
+  trigram: (lexemes: string[], weights: Map<string, number>) => ScoredSlot[];
+};
+
+/** Words full text cannot find in this scope: they go to the trigram branch. */
+function unknownWords(p: Prepared, isKnown: (lexeme: string) => boolean): string[] {
+  const words = p.q.trigramText ? p.q.trigramText.split(' ') : [];
+  return words
+    .filter((w) => [...w].length >= MIN_FUZZY_CHARS && !/[\u3400-\u9fff]/.test(w))
+    .filter((w) => {
+      const lex = p.lexemesOf.get(w) ?? [];
+      return lex.length > 0 && lex.every((l) => !isKnown(l));
+    })
+    .sort((a, b) => b.length - a.length || (a < b ? -1 : 1))
+    .slice(0, TRIGRAM_WORDS);
+}
+
+/** The slots of these keys in an index (keys it does not hold are left out). */
+export function slotsOf(index: { slotOf(k: number): number | undefined }, keys: Iterable<number>): Set<number> {
+  const set = new Set<number>();
+  for (const k of keys) {
+    const s = index.slotOf(k);
+    if (s !== undefined) set.add(s);
+  }
+  return set;
+}
+
+/** The entity restriction as slots of each in-memory index. */
+export interface Restriction {
+  session: Set<number>;
+  semantic: Set<number>;
+  diary: Set<number>;
+}
+
+const intersect = (a: Set<number>, b: Set<number> | null | undefined): Set<number> => (b ? new Set([...a].filter((x) => b.has(x))) : a);
+
+export function plan(
+  db: Database,
+  side: Sidecar,
+  p: Prepared,
+  o: RecallOptions & RecallInternals,
+  source: RecallSource,
+  depth: number,
+  restrict: Restriction | null = null,
+): SourcePlan | null {
+  const { q } = p;
+  const tsquery = q.tsquery!;
+
+  if (source === 'session') {
+    const s = side.session;
+    const restricted = o.conversationIds !== undefined;
+    const scope = restricted ? s.scope(o.conversationIds!) : null;
+    if (restricted && !scope) return null; // none of those conversations has anything to search
+    const searchOpts = {
+      scope,
+      limit: depth,
+      neighbour: o.neighbourShare ?? NEIGHBOUR_SHARE,
+      fieldBoost: o.speakerBoost ?? SPEAKER_BOOST,
+      only: restrict?.session ?? null,
+    };
+    const convFilter = restricted ? 'AND m.conversation_id = ANY($2::text[])' : '';
+    return {
+      source,
+      fts: async () => {
+        if (q.plainOr) return s.index.search(p.lexemes, searchOpts);
+        const rows = await db.query<{ key: number }>(
+          `SELECT m.seq::float8 AS key FROM messages m
+           WHERE m.content_fts @@ to_tsquery('english', $1) AND m.replaced_by IS NULL AND m.status <> 'streaming' ${convFilter}
+           ORDER BY m.seq DESC LIMIT ${BOOLEAN_CANDIDATES}`,
+          restricted ? [tsquery, o.conversationIds] : [tsquery],
+        );
+        const only = intersect(
+          slotsOf(
+            s.index,
+            rows.rows.map((r) => Number(r.key)),
+          ),
+          restrict?.session,
+        );
+        return only.size ? s.index.search(p.lexemes, { ...searchOpts, only }) : [];
+      },
+      unknown: unknownWords(p, (l) => s.index.df(l, scope, 1) > 0),
+      vocab: s.vocab,
+      trigram: (lexemes, weights) => s.index.search(lexemes, { ...searchOpts, weights }),
+    };
+  }
+
+  if (source === 'semantic') {
+    const m = side.memory;
+    const types = o.memoryTypes?.length ? o.memoryTypes : null;
+    const scope = MemoryIndex.scope(types);
+    const exclude = o.excludeMemoryIds?.length ? new Set(o.excludeMemoryIds) : null;
+    const typeFilter = types ? 'AND type = ANY($2::text[])' : '';
+    const exclFilter = exclude ? `AND NOT (id = ANY($${types ? 3 : 2}::bigint[]))` : '';
+    const params = (first: unknown) => [first, ...(types ? [types] : []), ...(exclude ? [[...exclude]] : [])];
+    // The ranking reaches deeper by the number excluded, so excluding never shortens the list.
+    const deeper = depth + (exclude ? exclude.size : 0);
+    const dropExcluded = (hits: ScoredSlot[]) => (exclude ? hits.filter((h) => !exclude.has(h.key)).slice(0, depth) : hits);
+    const only = restrict?.semantic ?? null;
+    return {
+      source,
+      fts: async () => {
+        if (q.plainOr) return dropExcluded(m.index.search(p.lexemes, { scope, limit: deeper, only }));
+        const rows = await db.query<{ key: number }>(
+          // No status condition here: with it the planner (no statistics in PGlite) walked the status
+          // index instead of the GIN one — 13.6 ms vs 1–2 ms at 20k. Retired memories are not in the
+          // in-memory index, so they cannot rank, and every hit is re-read with status = 'active'.
+          `SELECT id::float8 AS key FROM memories WHERE search_fts @@ to_tsquery('english', $1) ${typeFilter} ${exclFilter}
+           ORDER BY id DESC LIMIT ${BOOLEAN_CANDIDATES}`,
+          params(tsquery),
+        );
+        const matched = intersect(
+          slotsOf(
+            m.index,
+            rows.rows.map((r) => Number(r.key)),
+          ),
+          only,
+        );
+        return matched.size ? m.index.search(p.lexemes, { scope, only: matched, limit: depth }) : [];
+      },
+      unknown: unknownWords(p, (l) => m.index.df(l, scope, 1) > 0),
+      vocab: m.vocab,
+      trigram: (lexemes, weights) => dropExcluded(m.index.search(lexemes, { scope, limit: deeper, weights, only })),
+    };
+  }
+
+  const d = side.diary;
+  const kinds = source === 'limbic' ? LIMBIC_KINDS : AUTOBIOGRAPHICAL_KINDS;
+  const scope = DiaryIndex.scope(kinds);
+  const only = restrict?.diary ?? null;
+  return {
+    source,
+    fts: async () => {
+      if (q.plainOr) return d.index.search(p.lexemes, { scope, limit: depth, only });
+      const rows = await db.query<{ key: number }>(
+        `SELECT id::float8 AS key FROM diary_blocks WHERE search_fts @@ to_tsquery('english', $1) AND kind = ANY($2::text[]) AND hidden_at IS NULL
+         ORDER BY id DESC LIMIT ${BOOLEAN_CANDIDATES}`,
+        [tsquery, kinds],
+      );
+      const matched = intersect(
+        slotsOf(
+          d.index,
+          rows.rows.map((r) => Number(r.key)),
+        ),
+        only,
+      );
+      return matched.size ? d.index.search(p.lexemes, { scope, only: matched, limit: depth }) : [];
+    },
+    unknown: unknownWords(p, (l) => d.index.df(l, scope, 1) > 0),
+    vocab: d.vocab,
+    trigram: (lexemes, weights) => d.index.search(lexemes, { scope, limit: depth, weights, only }),
+  };
+}
+
+/** Lexemes of known words, by word: a word's lexemes never change. Bounded; cleared when full. */
+const wordLexemes = new Map<string, string[]>();
+const WORD_LEXEME_CACHE = 50_000;
+
+async function lexemesOfWords(db: Database, words: string[]): Promise<Map<string, string[]>> {
+  const missing = [...new Set(words)].filter((w) => !wordLexemes.has(w));
+  if (missing.length) {
+    const rows = (await db.query<{ w: string; v: string }>(`SELECT w, to_tsvector('english', w)::text AS v FROM unnest($1::text[]) AS w`, [missing])).rows;
+    if (wordLexemes.size + rows.length > WORD_LEXEME_CACHE) wordLexemes.clear();
+    for (const r of rows) wordLexemes.set(r.w, [...parseTsvector(r.v).tf.keys()]);
+  }
+  return new Map(words.map((w) => [w, wordLexemes.get(w) ?? []]));
+}
+
+/** The trigram branch of one source: unknown words → similar known words → their lexemes, ranked. */
+export async function trigramBranch(db: Database, pl: SourcePlan, threshold = TRIGRAM_THRESHOLD): Promise<ScoredSlot[]> {
+  const matches = pl.unknown.flatMap((w) => pl.vocab.match(w, threshold, TRIGRAM_EXPANSIONS));
+  if (!matches.length) return [];
+  const lexemes = await lexemesOfWords(
+    db,
+    matches.map((m) => m.word),
+  );
+  const weights = new Map<string, number>();
+  for (const m of matches) for (const l of lexemes.get(m.word) ?? []) weights.set(l, Math.max(weights.get(l) ?? 0, m.similarity));
+  return weights.size ? pl.trigram([...weights.keys()], weights) : [];
+}
+
+/**
+ * The items about the entities asked for, newest first, as one 'entity' branch per source — with the
+ * filters the other branches have (in the index = searchable; the conversations, types and
+ * exclusions asked for; a diary block of the source's kinds).
+ */
+export function entityBranches(side: Sidecar, about: EntityItems, sources: RecallSource[], o: RecallOptions & RecallInternals, depth: number): BranchList[] {
+  const out: BranchList[] = [];
+  const take = (
+    source: RecallSource,
+    keys: number[],
+    ok: (slot: number, key: number) => boolean,
+    index: { slotOf(k: number): number | undefined; hasLiveDoc(s: number): boolean },
+  ) => {
+    const items: { key: number; score: number }[] = [];
+    for (const key of keys) {
+      if (items.length >= depth) break;
+      const slot = index.slotOf(key);
+      if (slot === undefined || !index.hasLiveDoc(slot) || !ok(slot, key)) continue;
+      items.push({ key, score: 1 });
+    }
+    if (items.length) out.push({ source, branch: 'entity', items });
+  };
+  for (const source of sources) {
+    if (source === 'session') {
+      const s = side.session;
+      const scope = o.conversationIds !== undefined ? s.scope(o.conversationIds) : null;
+      if (o.conversationIds !== undefined && !scope) continue;
+      take(source, about.session, (slot) => !scope || scope[s.index.groupOf(slot)] === 1, s.index);
+    } else if (source === 'semantic') {
+      const m = side.memory;
+      const scope = MemoryIndex.scope(o.memoryTypes?.length ? o.memoryTypes : null);
+      const exclude = new Set(o.excludeMemoryIds ?? []);
+      take(source, about.semantic, (slot, key) => !exclude.has(key) && (!scope || scope[m.index.groupOf(slot)] === 1), m.index);
+    } else {
+      const kinds = source === 'limbic' ? LIMBIC_KINDS : AUTOBIOGRAPHICAL_KINDS;
+      const d = side.diary;
+      take(source, about.diary, (slot) => kinds.includes(INDEXED_DIARY_KINDS[d.index.groupOf(slot)]!), d.index);
+    }
+  }
+  return out;
+}

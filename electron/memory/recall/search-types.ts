@@ -1,0 +1,83 @@
+// The public shape of a search: what it reads (SearchContext), what it is asked (RecallOptions and the
+// internal RecallInternals), and what each hit carries beside itself (DetailedHit). search.ts runs it.
+import type { MemoryType, RecallHit, RecallSource } from '../../../shared/api.js';
+import type { Database } from '../../db/open.js';
+import type { ActiveVectors } from '../../embed/active.js';
+import type { FuseOptions } from './fusion.js';
+import type { GraphWalkParams } from './graph-walk.js';
+import type { IndexedDiaryKind, Sidecar } from './sidecar.js';
+
+/** What one search reads: the database, the in-memory indexes derived from it, the embedding model in use. */
+export interface SearchContext {
+  db: Database;
+  sidecar: Sidecar;
+  vectors: ActiveVectors | null;
+}
+
+export interface RecallOptions {
+  query: string;
+  /** Default: all four. */
+  sources?: RecallSource[];
+  /** Default 10. */
+  limit?: number;
+  /** Semantic hits of these types only. */
+  memoryTypes?: MemoryType[];
+  /** Session hits from these conversations only; part of the search (statistics included), not a filter afterwards. */
+  conversationIds?: string[];
+  /**
+   * Walk the entity graph from the best direct hits and fuse the items that mention what it reached
+   * as one more branch (graph-walk.ts). Default GRAPH_WALK_DEFAULT.
+   */
+  graphWalk?: boolean;
+  /** Weight of that branch in the fusion (default GRAPH_WEIGHT, fusion.ts); 0 turns it off too. */
+  graphWeight?: number;
+  /**
+   * Only what is about these entities: messages and memories that mention one of them (an alias is
+   * the same entity), diary blocks whose words name one. Each still ranks by the query; with no
+   * searchable words (or to fill up), they come newest first. Resolve a name with resolveEntityName.
+   */
+  entityIds?: number[];
+  /**
+   * Weight of the vector branch (vector.ts) in the fusion. Default: the embedding service's
+   * (settings.memory.vectorWeight; 0 = off). Without an embedding model it never runs.
+   */
+  vectorWeight?: number;
+  signal?: AbortSignal;
+}
+
+/** Internal options the passive recall and the benchmarks use. */
+export interface RecallInternals {
+  /** Memories never to return (passive recall's resident exclusion): the ranking reaches deeper by their number, so excluding never shortens the list. */
+  excludeMemoryIds?: number[];
+  fuse?: FuseOptions;
+  neighbourShare?: number;
+  speakerBoost?: number;
+  /** Fill in DetailedHit.coverage for semantic hits (passive recall's relevance rule). */
+  withCoverage?: boolean;
+  /** Skip the trigram branch (measurement only). */
+  noTrigram?: boolean;
+  trigramThreshold?: number;
+  /** The graph walk's parameters (measurement). */
+  graph?: Partial<GraphWalkParams>;
+  /** Filled in when given: time spent in the graph walk (ms) and the number of walks, summed over calls. */
+  timings?: { graphMs: number; walks: number };
+  /** The model to embed the query with, instead of the one in use (null: none). */
+  vectors?: ActiveVectors | null;
+  /** How long the query's embedding may take from the start of the search (default VECTOR_BUDGET_MS). */
+  vectorBudgetMs?: number;
+  /** Cosine similarity a neighbour needs (default VECTOR_FLOOR). */
+  vectorFloor?: number;
+}
+
+/** A hit with what the tools show beside it. */
+export interface DetailedHit {
+  hit: RecallHit;
+  /** session hits */
+  role?: 'user' | 'assistant';
+  speaker?: string | null;
+  conversationId?: string;
+  /** diary hits */
+  kind?: IndexedDiaryKind;
+  /** semantic hits, with RecallInternals.withCoverage: how much of the query the memory answers (lexical-index.ts coverage, 0–1). */
+  coverage?: number;
+}
