@@ -35,6 +35,10 @@ export interface Prepared {
   lexemesOf: Map<string, string[]>;
   /** all positive lexemes, for ranking */
   lexemes: string[];
+  /** the lexemes coverage weighs (lexical-index.ts overlap): all positive ones but BuiltQuery.asking's */
+  coverageLexemes: string[];
+  /** the lexemes of BuiltQuery.optional (coverage counts them only where the collection knows them) */
+  optionalLexemes: Set<string>;
   maxima: Maxima;
 }
 
@@ -56,10 +60,13 @@ export async function prepare(db: Database, q: BuiltQuery): Promise<Prepared> {
     lexemesOf.set(w, lex);
     for (const l of lex) all.add(l);
   });
+  const asking = new Set(q.asking.flatMap((w) => lexemesOf.get(w) ?? []));
   return {
     q,
     lexemesOf,
     lexemes: [...all],
+    coverageLexemes: [...all].filter((l) => !asking.has(l)),
+    optionalLexemes: new Set(q.optional.flatMap((w) => lexemesOf.get(w) ?? [])),
     maxima: { seq: Number(row.seq ?? 0), memoryId: Number(row.mem ?? 0), changeId: Number(row.chg ?? 0), diaryId: Number(row.dia ?? 0) },
   };
 }

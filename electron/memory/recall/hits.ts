@@ -88,7 +88,7 @@ export async function fetchHits(
   }
 
   // Only passive recall asks how much of the query a memory answers: other searches skip the work.
-  const coverage = o.withCoverage ? side.memory.index.coverage(p.lexemes) : null;
+  const overlap = o.withCoverage ? side.memory.index.overlap(p.coverageLexemes, p.optionalLexemes) : null;
   const semanticKeys = keys('semantic');
   if (semanticKeys.length) {
     tasks.push(
@@ -103,8 +103,10 @@ export async function fetchHits(
           const id = Number(r.id);
           if (o.memoryTypes?.length && !o.memoryTypes.includes(r.type)) continue;
           if (o.excludeMemoryIds?.includes(id)) continue;
+          const answered = overlap?.(id);
           found.set(`semantic:${id}`, {
-            coverage: coverage?.(id),
+            coverage: answered?.coverage,
+            shared: answered?.shared,
             hit: {
               source: 'semantic',
               memoryType: r.type,

@@ -227,29 +227,39 @@ export class LexicalIndex {
   }
 
   /**
-   * How much of a query the row `key` answers: the idf of the query's lexemes it contains over the idf
-   * of them all (0–1). A lexeme no row has counts against it as the rarest known word would — the
-   * query is about something this collection does not know — so one shared common word ("blue", "17")
-   * covers little of "why is the sky blue?", while a question whose topic words a memory holds is
-   * covered well. (Weighting unknown words at df 0 instead made tiny stores' coverage collapse:
-   * there log(1 + N/0.5) dwarfs every known word.)
+   * How much of a query the row `key` answers (`coverage`): the idf of the query's lexemes it contains
+   * over the idf of them all (0–1). A lexeme no row has counts against it as the rarest known word
+   * would — the query is about something this collection does not know — so one shared common word
+   * ("blue", "17") covers little of "why is the sky blue?", while a question whose topic words a
+   * memory holds is covered well. (Weighting unknown words at df 0 instead made tiny stores' coverage
+   * collapse: there log(1 + N/0.5) dwarfs every known word.) `shared`: how many of the query's
+   * distinct lexemes the row holds. Lexemes in `optional` (a CJK run's bigrams that guess at word
+   * boundaries, Chinese question words) weigh nothing when no row holds them: a guess the collection
+   * does not know is not a word of the message left unanswered.
    */
-  coverage(lexemes: readonly string[]): (key: number) => number {
+  overlap(lexemes: readonly string[], optional?: ReadonlySet<string>): (key: number) => { coverage: number; shared: number } {
     // Each lexeme's weight once per query, however many rows are asked about.
     const N = this.liveDocs;
-    const weighed = [...new Set(lexemes)].map((lexeme) => {
-      const df = this.df(lexeme);
-      const d = Math.max(df, 1);
-      return { lexeme, known: df > 0, idf: Math.log(1 + (N - d + 0.5) / (d + 0.5)) };
-    });
+    const weighed = [...new Set(lexemes)]
+      .map((lexeme) => {
+        const df = this.df(lexeme);
+        const d = Math.max(df, 1);
+        return { lexeme, known: df > 0, idf: Math.log(1 + (N - d + 0.5) / (d + 0.5)) };
+      })
+      .filter((w) => w.known || !optional?.has(w.lexeme));
     const total = weighed.reduce((sum, w) => sum + w.idf, 0);
     return (key) => {
       const slot = this.keyToSlot.get(key);
       const doc = slot === undefined ? -1 : this.slotDoc[slot]!;
-      if (doc < 0 || N === 0 || total <= 0) return 0;
+      if (doc < 0 || N === 0 || total <= 0) return { coverage: 0, shared: 0 };
       let covered = 0;
-      for (const w of weighed) if (w.known && this.contains(w.lexeme, doc)) covered += w.idf;
-      return covered / total;
+      let shared = 0;
+      for (const w of weighed) {
+        if (!w.known || !this.contains(w.lexeme, doc)) continue;
+        covered += w.idf;
+        shared++;
+      }
+      return { coverage: covered / total, shared };
     };
   }
 

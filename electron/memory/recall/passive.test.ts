@@ -139,3 +139,73 @@ describe('passiveRecall', () => {
     expect(performance.now() - start).toBeLessThan(500);
   });
 });
+
+describe('passive recall: the relevance rule', () => {
+  let db: Database;
+  let recall: Recall;
+  let dir: string;
+  const ids: Record<string, number> = {};
+  beforeAll(async () => {
+    dir = tempDataDir('anima-relevance-');
+    db = await openDatabase(dir, { template: dbTemplate() });
+    recall = new Recall({ db });
+    const store = new MemoryStore(db);
+    const save = async (name: string, type: MemoryType, content: string) => {
+      ids[name] = (await store.create({ type, content, source: 'user', actor: 'person' })).memory.id;
+    };
+    await save('sister', 'world', 'The person’s sister Mara lives in Lisbon and works night shifts as a nurse.');
+    await save('trip', 'experience', 'The person’s trip to Kyoto in April was cancelled because of a storm.');
+    await save('cheers', 'world', 'Mara cheers for Benfica every weekend.');
+    await save('going', 'world', 'Sam is going to the dentist today, which is new for him.');
+    await save('pride', 'experience', 'Sam marched at Pride in June with his friends.');
+    await save('tea', 'preference', 'Mara prefers green tea.');
+    await save('zhSister', 'world', '这个人的妹妹住在上海，是一名护士。');
+    await save('zhTea', 'preference', '小明喜欢喝绿茶，不喜欢咖啡。');
+    await save('zhCat', 'world', '这个人养了一只叫团子的猫。');
+  });
+  afterAll(async () => {
+    await db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  // The default settings (settings.ts DEFAULT_MEMORY_SETTINGS), as a turn runs them.
+  const defaults = { limit: 5, minScore: 0, minRelativeScore: 0.65, maxChars: 2000 };
+  const injected = async (query: string) => (await recall.passive({ ...defaults, query })).memories.map((m) => m.id);
+
+  it('small talk injects nothing, even when a memory holds its one word', async () => {
+    for (const query of ['cheers!', "how's it going?", "what's new with you today?", 'Thanks, good night!', 'hey there', 'ok, sounds good']) {
+      expect(await recall.passive({ ...defaults, query })).toEqual({ memories: [], text: '' });
+    }
+    // The coverage rule alone (before this one) let the lone shared word through.
+    expect((await recall.passive({ ...defaults, query: 'cheers!', minCoverage: 0.55 })).memories.map((m) => m.id)).toEqual([ids.cheers]);
+  });
+
+  it('a general task or question that shares one word or a proper noun with a memory brings nothing', async () => {
+    for (const query of ['Write a poem about tea.', 'Who wrote Pride and Prejudice?', 'How do I make a storm drain?', 'Is Lisbon the capital of Portugal?']) {
+      expect(await injected(query)).toEqual([]);
+    }
+  });
+
+  it('a question about the person’s own life brings the memory that answers it, with or without a name', async () => {
+    expect(await injected('Where does my sister live these days?')).toEqual([ids.sister]);
+    expect(await injected('What did I tell you about my trip?')).toEqual([ids.trip]);
+    expect(await injected('How is my sister Mara doing in Lisbon?')).toEqual([ids.sister]);
+    expect(await injected('What tea does Mara like?')).toEqual([ids.tea]);
+    expect(await injected('Why was the Kyoto trip cancelled?')).toEqual([ids.trip]);
+    // Asking words ("tell me about", "do you remember") are not what the message is about.
+    expect(await injected('Do you remember my trip?')).toEqual([ids.trip]);
+    const aboutMara = await injected('Tell me about Mara.');
+    expect(aboutMara.length).toBeGreaterThan(0);
+    expect(aboutMara.every((id) => [ids.sister, ids.cheers, ids.tea].includes(id))).toBe(true);
+  });
+
+  it('in Chinese too: small talk and tasks bring nothing, a question about the person brings the memory', async () => {
+    for (const query of ['你好，今天怎么样？', '谢谢你的帮助！', '晚安，明天聊', '帮我写一首关于月亮的诗', '咖啡是哪个国家发明的？']) {
+      expect(await injected(query)).toEqual([]);
+    }
+    expect(await injected('我妹妹住在哪里？')).toEqual([ids.zhSister]);
+    expect(await injected('我的猫团子多大了？')).toEqual([ids.zhCat]);
+    expect(await injected('小明喜欢喝什么茶？')).toEqual([ids.zhTea]);
+    expect(await injected('你还记得我妹妹在哪里工作吗？')).toEqual([ids.zhSister]);
+  });
+});

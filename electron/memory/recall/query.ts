@@ -41,15 +41,20 @@ export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set(
 );
 
 /** Function characters: a CJK bigram or word made only of these carries no topic. */
-const CJK_FUNCTION_CHARS = new Set([...'的了是在我你他她它们吗呢吧啊和也就都而与着或这那啥么什怎哪谁个一不有没要会能说到去给把被让很还又呀嘛哦吗']);
+export const CJK_FUNCTION_CHARS: ReadonlySet<string> = new Set([
+  ...'的了是在我你他她它们吗呢吧啊和也就都而与着或这那啥么什怎哪谁个一不有没要会能说到去给把被让很还又呀嘛哦吗',
+]);
 
 const CJK = /[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]/;
 const WORD = /[\p{L}\p{N}\p{M}]/u;
 
 export type QueryUnit =
   | { kind: 'term'; text: string }
-  /** An unquoted CJK run: OR of its pieces (bigrams and jieba words, or the run itself when ≤ 2 chars). */
-  | { kind: 'cjk'; text: string; pieces: string[] }
+  /**
+   * An unquoted CJK run: OR of its pieces (bigrams and jieba words, or the run itself when ≤ 2 chars);
+   * `guesses` are the bigrams jieba did not give as words.
+   */
+  | { kind: 'cjk'; text: string; pieces: string[]; guesses: string[] }
   | { kind: 'phrase'; text: string; words: string[] };
 
 export interface QueryItem {
@@ -72,6 +77,14 @@ export interface BuiltQuery {
   plainOr: boolean;
   /** Every positive word the query holds (terms, CJK pieces and phrase words), for ranking. */
   positiveWords: string[];
+  /**
+   * Positive words that are not words of the message for coverage's sake (lexical-index.ts overlap):
+   * a CJK bigram that guesses at a word boundary, and Chinese question words (哪里, 为什么) — the
+   * English ones are stop words. They count only where the collection knows them.
+   */
+  optional: string[];
+  /** Positive words that ask for a memory rather than say what it is about ("tell me about", 记得): coverage leaves them out. */
+  asking: string[];
   /** True when the input was cut at MAX_QUERY_CHARS or MAX_TERMS. */
   truncated: boolean;
 }
@@ -133,19 +146,42 @@ function allFunctionChars(s: string): boolean {
   return [...s].every((c) => CJK_FUNCTION_CHARS.has(c));
 }
 
-/** The searchable pieces of an unquoted CJK run. */
-function cjkPieces(run: string): string[] {
+/** Words that ask for a memory ("tell me about…", "what did I say about…", "do you remember…", 你记得…吗). */
+const ASKING_WORDS: ReadonlySet<string> = new Set(
+  'tell told know remember remind recall say said says mention mentioned 告诉 知道 记得 提到 提过 说过'.split(' '),
+);
+
+/** Chinese question words: what English says with stop words (where, why, how many). */
+const CJK_QUESTION_WORDS: ReadonlySet<string> = new Set([
+  '哪里',
+  '哪儿',
+  '哪个',
+  '哪些',
+  '为什么',
+  '多少',
+  '多久',
+  '什么样',
+  '怎么样',
+  '怎样',
+  '如何',
+  '何时',
+  '几个',
+]);
+
+/** The searchable pieces of an unquoted CJK run, and which of them are bigrams jieba did not give as words. */
+function cjkPieces(run: string): { pieces: string[]; guesses: string[] } {
   const chars = [...run];
-  if (chars.length <= 2) return allFunctionChars(run) ? [] : [run];
+  if (chars.length <= 2) return { pieces: allFunctionChars(run) ? [] : [run], guesses: [] };
   const pieces: string[] = [];
   for (const w of cutWords(run) ?? []) {
     if ([...w].length >= 2 && isCjk(w) && !allFunctionChars(w) && !pieces.includes(w)) pieces.push(w);
   }
+  const words = pieces.length;
   for (let i = 0; i + 1 < chars.length; i++) {
     const bigram = chars[i]! + chars[i + 1]!;
     if (!allFunctionChars(bigram) && !pieces.includes(bigram)) pieces.push(bigram);
   }
-  return pieces;
+  return { pieces, guesses: pieces.slice(words) };
 }
 
 /** The words of a quoted phrase, in order, for adjacency (CJK runs cut by jieba, as indexed). */
@@ -221,8 +257,8 @@ export function buildQuery(input: unknown): BuiltQuery {
     }
     if (token.text.length > MAX_TERM_CHARS) continue;
     if (token.cjk) {
-      const pieces = cjkPieces(token.text);
-      if (pieces.length) add({ kind: 'cjk', text: token.text, pieces });
+      const { pieces, guesses } = cjkPieces(token.text);
+      if (pieces.length) add({ kind: 'cjk', text: token.text, pieces, guesses });
       continue;
     }
     if (ENGLISH_STOP_WORDS.has(token.text)) continue;
@@ -289,11 +325,22 @@ export function buildQuery(input: unknown): BuiltQuery {
       }
     }
   }
+  // A bigram that is a word elsewhere in the message is a word.
+  const guesses = new Set<string>();
+  const cjkWords = new Set<string>();
+  for (const clause of finalClauses) {
+    for (const item of clause) {
+      if (item.negated || item.unit.kind !== 'cjk') continue;
+      for (const p of item.unit.pieces) (item.unit.guesses.includes(p) ? guesses : cjkWords).add(p);
+    }
+  }
+  const optional = positiveWords.filter((w) => (guesses.has(w) && !cjkWords.has(w)) || CJK_QUESTION_WORDS.has(w));
+  const asking = positiveWords.filter((w) => ASKING_WORDS.has(w));
   const plainOr = finalClauses.every((c) => c.length === 1 && !c[0]!.negated && c[0]!.unit.kind !== 'phrase');
   const trigramText = finalClauses
     .flatMap((c) => c.filter((i) => !i.negated && i.unit.kind === 'term').map((i) => (i.unit as { text: string }).text))
     .filter((w, i, all) => all.indexOf(w) === i)
     .join(' ');
 
-  return { tsquery, terms, phrases, trigramText, clauses: finalClauses, plainOr, positiveWords, truncated: truncated || cut };
+  return { tsquery, terms, phrases, trigramText, clauses: finalClauses, plainOr, positiveWords, optional, asking, truncated: truncated || cut };
 }

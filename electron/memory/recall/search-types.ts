@@ -52,7 +52,7 @@ export interface RecallInternals {
   fuse?: FuseOptions;
   neighbourShare?: number;
   speakerBoost?: number;
-  /** Fill in DetailedHit.coverage for semantic hits (passive recall's relevance rule). */
+  /** Fill in DetailedHit.coverage and DetailedHit.shared for semantic hits (passive recall's relevance rule). */
   withCoverage?: boolean;
   /** Skip the trigram branch (measurement only). */
   noTrigram?: boolean;
@@ -80,4 +80,6 @@ export interface DetailedHit {
   kind?: IndexedDiaryKind;
   /** semantic hits, with RecallInternals.withCoverage: how much of the query the memory answers (lexical-index.ts coverage, 0–1). */
   coverage?: number;
+  /** semantic hits, with RecallInternals.withCoverage: how many of the query's distinct lexemes the memory holds. */
+  shared?: number;
 }
