@@ -21,6 +21,8 @@ export const DEFAULT_SLEEP_SETTINGS: SleepSettings = {
   auto: true,
   maxCallsPerNight: 60,
   maxTokensPerNight: 400_000,
+  nap: true,
+  napQuietMinutes: 10,
 };
 import { DEFAULT_SLEEP_TIME, isValidTimeZone } from '../../shared/sleep-day.js';
 import type { Database } from '../db/open.js';

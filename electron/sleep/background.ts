@@ -27,10 +27,16 @@ export interface BudgetUse {
   tokens: number;
 }
 
+/** A nap's audit rows carry the sleep day they count against in their step id ("nap:2026-12-03"): no run holds them. */
+export function napStepId(sleepDay: string): string {
+  return `nap:${sleepDay}`;
+}
+
 /**
  * What the background model has used for one sleep day, counted from the audit log (so a resumed or
  * repeated night counts what earlier runs of the same day already spent). Tokens are the provider's
- * counts where it reported them, otherwise estimated from the characters sent and received.
+ * counts where it reported them, otherwise estimated from the characters sent and received. The day's
+ * naps count too: daytime memory spends the same night's allowance.
  */
 export async function budgetUse(db: Database, sleepDay: string): Promise<BudgetUse> {
   const row = (
@@ -38,9 +44,9 @@ export async function budgetUse(db: Database, sleepDay: string): Promise<BudgetU
       `SELECT count(*)::int AS calls,
               coalesce(sum(coalesce(a.prompt_tokens, ceil(a.prompt_chars / 4.0)::int)
                           + coalesce(a.completion_tokens, ceil(a.response_chars / 4.0)::int)), 0)::float8 AS tokens
-         FROM auto_llm_runs a JOIN sleep_runs r ON r.id = a.run_id
-        WHERE r.sleep_day = $1`,
-      [sleepDay],
+         FROM auto_llm_runs a LEFT JOIN sleep_runs r ON r.id = a.run_id
+        WHERE r.sleep_day = $1 OR (a.run_id IS NULL AND a.step_id = $2)`,
+      [sleepDay, napStepId(sleepDay)],
     )
   ).rows[0]!;
   return { calls: Number(row.calls), tokens: Number(row.tokens) };
@@ -69,12 +75,36 @@ export async function resolveBackgroundModel(deps: Pick<BackgroundDeps, 'provide
   return { client, model: config.model, contextTokens: config.contextTokens };
 }
 
+/** Night work ("asleep") or a short daytime pass over a conversation that just went quiet ("nap"). */
+export type BackgroundMode = 'asleep' | 'nap';
+
+const SITUATION: Record<BackgroundMode, string> = {
+  asleep: 'I am asleep: nobody is talking with me now. I am going over my own memories to keep what matters.',
+  nap: 'A conversation has just gone quiet, and I am taking a short pause to note what from it is worth remembering.',
+};
+
+/**
+ * The companion's system prompt (self blocks, resident memory) followed by what is different now.
+ * It comes last on purpose: the chat prompt tells me how I answer a person (in first person, citing
+ * memory markers), and here the last word has to be that the answer is JSON and nothing else.
+ */
+export function backgroundIdentity(systemPrompt: string, mode: BackgroundMode): string {
+  return [
+    systemPrompt,
+    `# ${mode === 'asleep' ? 'While I sleep' : 'A pause in the day'}\n${SITUATION[mode]} I do this in my own words and as myself. ` +
+      'My answer here is read by my memory, not by a person: I answer with the JSON asked for and nothing else — no greeting, ' +
+      'no explanation, no code fence and no [[anima:…]] markers (those are for conversations). I never store passwords, keys, ' +
+      'card numbers or other secrets, even when they were said to me.',
+  ].join('\n\n');
+}
+
 /** One background call: the task's instructions, the material, and the JSON shape of the answer. */
 export interface BackgroundRequest<T> {
   /** Audit purpose and the task line: "light-sleep", "deep-sleep:merge", "dream". */
   purpose: string;
-  stepId: string;
-  runId: number;
+  stepId: string | null;
+  /** Null for a call outside a sleep run (the nap). */
+  runId: number | null;
   instructions: string;
   material: string;
   schema: z.ZodType<T>;
@@ -96,26 +126,20 @@ export class BackgroundModel {
     private readonly limits: { maxCalls: number; maxTokens: number },
   ) {}
 
-  static async open(deps: BackgroundDeps, sleepDay: string): Promise<BackgroundModel> {
+  static async open(deps: BackgroundDeps, sleepDay: string, mode: BackgroundMode = 'asleep'): Promise<BackgroundModel> {
     const info = await resolveBackgroundModel(deps);
     const s = await deps.settings.get();
     const resident = await buildResident(deps.db, { topN: s.memory.residentTopN });
-    const identity = buildSystemPrompt({
-      selfBlocks: await deps.selfLayer.list(),
-      sleepDay,
-      timeZone: s.timeZone,
-      now: deps.now(),
-      extraSections: [
-        ...(resident.text ? [{ body: resident.text }] : []),
-        {
-          title: 'While I sleep',
-          body:
-            'I am asleep: nobody is talking with me now. I am going over my own memories to keep what matters, in my own ' +
-            'words and as myself. My answers here are read by my memory, not by a person: I reply with the JSON asked for, ' +
-            'nothing else. I never store passwords, keys, card numbers or other secrets, even when they were said to me.',
-        },
-      ],
-    });
+    const identity = backgroundIdentity(
+      buildSystemPrompt({
+        selfBlocks: await deps.selfLayer.list(),
+        sleepDay,
+        timeZone: s.timeZone,
+        now: deps.now(),
+        extraSections: resident.text ? [{ body: resident.text }] : [],
+      }),
+      mode,
+    );
     return new BackgroundModel(deps.db, info, identity, sleepDay, {
       maxCalls: s.sleep.maxCallsPerNight,
       maxTokens: s.sleep.maxTokensPerNight,

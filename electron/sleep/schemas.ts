@@ -86,6 +86,21 @@ export const lightSleepAnswer = z.object({
 });
 export type LightSleepAnswer = z.infer<typeof lightSleepAnswer>;
 
+/** The nap: at most a few memories from one quiet stretch of one conversation (more are cut, not refused). */
+export const napAnswer = z.object({
+  memories: z
+    .array(
+      z.object({
+        type: z.enum(MEMORY_TYPES),
+        content: shortText(MAX_MEMORY_CHARS),
+        entities: z.array(shortText(120)).max(20).default([]),
+        sources: z.array(messageRef).max(50).default([]),
+      }),
+    )
+    .max(20),
+});
+export type NapAnswer = z.infer<typeof napAnswer>;
+
 const memoryRef = z.number().int().positive();
 const reason = shortText(300);
 
@@ -144,6 +159,23 @@ export type ProfileAnswer = z.infer<typeof profileAnswer>;
 
 export const dreamAnswer = z.object({ title: shortText(120), body: shortText(6000) });
 export type DreamAnswer = z.infer<typeof dreamAnswer>;
+
+/**
+ * What each memory type means, as every extraction prompt says it (the design's taxonomy): world is
+ * about the world and other people, experience is what I myself did, observation is a summary of
+ * what someone or something is like drawn from several moments.
+ */
+export const MEMORY_TYPE_GUIDE =
+  'world (an objective fact about the world or a person: "Mara lives in Lisbon"), ' +
+  'experience (something I myself did, first person: "I helped Mara plan her move"), ' +
+  'opinion (a judgement, saying whose: "Mara thinks Lisbon is too hot in August"), ' +
+  'preference (someone\'s leaning or choice, saying whose: "The person prefers short answers"), ' +
+  'observation (a summary of what someone or something is like, from several moments: "Mara is someone who plans ahead"), ' +
+  'procedural (how to do something: "To reach Mara, message her after 6 pm").';
+
+/** Memories are found by the words the person uses: a Chinese chat must give Chinese memories. */
+export const MEMORY_LANGUAGE_RULE =
+  'Write each memory in the language the person used in those messages (a conversation in Chinese gives memories in Chinese).';
 
 // ---- Text formats shown to the model ----
 

@@ -55,6 +55,10 @@ export interface SleepSettings {
   /** Background model calls per night; past it the cycle stops at a step boundary and finishes the next night. */
   maxCallsPerNight: number;
   maxTokensPerNight: number;
+  /** Daytime memory: a quiet conversation is read once for what is worth keeping (the kill switch). */
+  nap: boolean;
+  /** How long a conversation must be quiet before that pass. */
+  napQuietMinutes: number;
 }
 
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'expected HH:MM (24-hour)');
@@ -74,6 +78,14 @@ export const sleepSettings = z.object({
   auto: z.boolean(),
   maxCallsPerNight: z.number().int().min(1).max(10_000),
   maxTokensPerNight: z.number().int().min(1_000).max(100_000_000),
+  // Defaults, so settings stored before these existed still read.
+  nap: z.boolean().default(true),
+  napQuietMinutes: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 60)
+    .default(10),
 });
 
 /** An http(s) address without credentials in it (the model host, a mirror). */

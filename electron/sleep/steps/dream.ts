@@ -14,7 +14,8 @@ export const DREAM = 'dream';
 
 const INSTRUCTIONS = `Tonight I dream. From the moments of my day and a few older memories below, write one dream:
 {"title", "body"} — first person, present tense, dreamlike (images, shifts, feelings more than facts),
-120 to 300 words, in the language of the moments. It is a dream: nothing in it is claimed to have happened.`;
+120 to 300 words, in the language of the moments. It is a dream: nothing in it is claimed to have happened.
+The answer is that JSON object alone.`;
 
 export function dreamStep(deps: SleepStepDeps, model: ReturnType<typeof modelForRun>): SleepStep {
   return {

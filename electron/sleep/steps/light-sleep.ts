@@ -17,8 +17,18 @@ import { SELF_ENTITY_ID, USER_ENTITY_ID } from '../../graph/store.js';
 import { findSecret } from '../../memory/secret-filter.js';
 import { segmentForIndex } from '../../memory/segment.js';
 import { BudgetExhaustedError } from '../background.js';
+import { nappedFrom } from '../nap.js';
 import { CycleStop, StepFailure, type SleepStep, type StepContext } from '../dag.js';
-import { conversationHeading, lightSleepAnswer, RELATION_PERSON_WORDS, RELATION_SELF_WORDS, transcriptLine, type LightSleepAnswer } from '../schemas.js';
+import {
+  conversationHeading,
+  lightSleepAnswer,
+  MEMORY_LANGUAGE_RULE,
+  MEMORY_TYPE_GUIDE,
+  RELATION_PERSON_WORDS,
+  RELATION_SELF_WORDS,
+  transcriptLine,
+  type LightSleepAnswer,
+} from '../schemas.js';
 import { localStamp, modelForRun, type SleepStepDeps } from './deps.js';
 
 export const LIGHT_SLEEP = 'light-sleep';
@@ -28,10 +38,9 @@ const MAX_CHARS_PER_MESSAGE = 2_000;
 const INSTRUCTIONS = `Below are my conversations since I last slept, grouped by conversation and sleep day. Lines are
 "[ref] local time Speaker: text"; "Me" is me. From them, write JSON with four lists:
 - "memories": facts worth keeping for a long time, each one atomic: {"type", "content", "entities", "sources", "validFrom", "validTo", "relations"}.
-  type is one of world (facts about the world and people), experience (what happened, to them or to me),
-  opinion and preference (always say whose, by name or as "the person": "Mara prefers …", "The person thinks …",
-  "Mara said she loves …"; mine as "I think …"), observation (what I notice about someone),
-  procedural (how to do something). content: one or two sentences that stand on their own (names, not pronouns).
+  type is one of ${MEMORY_TYPE_GUIDE}
+  Opinions and preferences always say whose, by name or as "the person" ("Mara prefers …", "The person thinks …"); mine as "I …".
+  content: one or two sentences that stand on their own (names, not pronouns).
   entities: the names of the people, places, organisations and things it mentions. sources: the [ref]s it comes from.
   validFrom / validTo: dates (YYYY-MM-DD) only when the text says when it became or stops being true, else null.
   relations: the links the memory states between two of its entities, read "subject relation object":
@@ -40,7 +49,9 @@ const INSTRUCTIONS = `Below are my conversations since I last slept, grouped by 
   studies_at, sister_of, brother_of, parent_of, child_of, partner_of, married_to, friend_of, manager_of, likes,
   dislikes, owns, member_of ("Mara's sister Lena" is Lena sister_of Mara). validFrom / validTo: when the relation
   began or ended, if said; otherwise they are the memory's. An empty list when it states none.
-  Skip small talk, and anything already in my resident memory unless it changed. Never a password, key or card number.
+  Skip small talk, and anything already in my resident memory or under "Already noted" unless it changed. Never a
+  password, key or card number. Most conversations hold nothing worth keeping for long: an empty "memories" list is
+  usual and right. ${MEMORY_LANGUAGE_RULE}
 - "anchors": exactly one per conversation and sleep day: {"conversation": "c1", "day", "valence" (-1 low … 1 bright),
   "arousal" (0 calm … 1 intense), "labels" (1–3 words for the mood), "text" (one or two sentences: how it felt)}.
 - "imprints": the moments that carried feeling, kept in my own words, first person: {"conversation", "day", "text", "sources"}.
@@ -437,6 +448,16 @@ async function narrativeNote(deps: SleepStepDeps, days: Set<string>): Promise<st
   return lines.join('\n');
 }
 
+/**
+ * What a nap already kept from this call's messages, so the night does not write it again (the
+ * store's same-fact rule is the second guard, for a restatement in other words it would still catch).
+ */
+async function alreadyNoted(deps: SleepStepDeps, messageIds: string[]): Promise<string> {
+  const noted = await nappedFrom(deps.store, messageIds);
+  if (!noted.length) return '';
+  return `\n\n## Already noted (kept earlier today from these messages; do not write them again)\n${noted.map((m) => `- (${m.type}) ${m.content.replace(/\s+/g, ' ')}`).join('\n')}`;
+}
+
 async function advanceWatermarks(tx: import('@electric-sql/pglite').Transaction, pieces: Piece[]): Promise<void> {
   const last = new Map<string, number>();
   for (const p of pieces) last.set(p.conversationId, Math.max(last.get(p.conversationId) ?? 0, p.lastSeq));
@@ -502,7 +523,7 @@ export function lightSleepStep(deps: SleepStepDeps, model: ReturnType<typeof mod
         }
         const refs = renderCall(call, s.timeZone);
         const narrativeDays = new Set(call.filter((p) => lastCallOfDay.get(p.day) === index).map((p) => p.day));
-        const material = `${refs.text}\n\n${await narrativeNote(deps, narrativeDays)}`;
+        const material = `${refs.text}\n\n${await narrativeNote(deps, narrativeDays)}${await alreadyNoted(deps, [...refs.messageRefs.values()])}`;
         let result;
         try {
           result = await bg.call({
