@@ -44,15 +44,19 @@ export const relationItem = z
   .catch(null);
 export type RelationItem = NonNullable<z.infer<typeof relationItem>>;
 
+/** A memory a background call read out of the chat: what the nap asks for, and light sleep builds on. */
+const extractedMemory = z.object({
+  type: z.enum(MEMORY_TYPES),
+  content: shortText(MAX_MEMORY_CHARS),
+  /** Names of the people, places and things the memory mentions. */
+  entities: z.array(shortText(120)).max(20).default([]),
+  sources: z.array(messageRef).max(50).default([]),
+});
+
 export const lightSleepAnswer = z.object({
   memories: z
     .array(
-      z.object({
-        type: z.enum(MEMORY_TYPES),
-        content: shortText(MAX_MEMORY_CHARS),
-        /** Names of the people, places and things the memory mentions. */
-        entities: z.array(shortText(120)).max(20).default([]),
-        sources: z.array(messageRef).max(50).default([]),
+      extractedMemory.extend({
         validFrom: when,
         validTo: when,
         /** Typed relations between its entities; answers written before relations existed have none. */
@@ -88,16 +92,7 @@ export type LightSleepAnswer = z.infer<typeof lightSleepAnswer>;
 
 /** The nap: at most a few memories from one quiet stretch of one conversation (more are cut, not refused). */
 export const napAnswer = z.object({
-  memories: z
-    .array(
-      z.object({
-        type: z.enum(MEMORY_TYPES),
-        content: shortText(MAX_MEMORY_CHARS),
-        entities: z.array(shortText(120)).max(20).default([]),
-        sources: z.array(messageRef).max(50).default([]),
-      }),
-    )
-    .max(20),
+  memories: z.array(extractedMemory).max(20),
 });
 export type NapAnswer = z.infer<typeof napAnswer>;
 

@@ -6,7 +6,7 @@ import type { RecallSource } from '../../../shared/api.js';
 import type { Database } from '../../db/open.js';
 import type { BranchList } from './fusion.js';
 import type { EntityItems } from './graph-walk.js';
-import { parseTsvector, type ScoredSlot } from './lexical-index.js';
+import { parseTsvector, type LexicalIndex, type ScoredSlot } from './lexical-index.js';
 import type { BuiltQuery } from './query.js';
 import type { RecallInternals, RecallOptions } from './search-types.js';
 import { AUTOBIOGRAPHICAL_KINDS, INDEXED_DIARY_KINDS, DiaryIndex, LIMBIC_KINDS, MemoryIndex, type Maxima, type Sidecar } from './sidecar.js';
@@ -114,6 +114,28 @@ export interface Restriction {
 
 const intersect = (a: Set<number>, b: Set<number> | null | undefined): Set<number> => (b ? new Set([...a].filter((x) => b.has(x))) : a);
 
+/**
+ * A boolean query's matches (the rows SQL found, restricted to `only`) ranked by the in-memory index:
+ * SQL decides which rows match, the index scores them like every other branch.
+ */
+function rankMatches(
+  index: LexicalIndex,
+  rows: readonly { key: number }[],
+  only: Set<number> | null | undefined,
+  lexemes: readonly string[],
+  scope: Uint8Array | null,
+  depth: number,
+): ScoredSlot[] {
+  const matched = intersect(
+    slotsOf(
+      index,
+      rows.map((r) => Number(r.key)),
+    ),
+    only,
+  );
+  return matched.size ? index.search(lexemes, { scope, only: matched, limit: depth }) : [];
+}
+
 export function plan(
   db: Database,
   side: Sidecar,
@@ -188,14 +210,7 @@ export function plan(
            ORDER BY id DESC LIMIT ${BOOLEAN_CANDIDATES}`,
           params(tsquery),
         );
-        const matched = intersect(
-          slotsOf(
-            m.index,
-            rows.rows.map((r) => Number(r.key)),
-          ),
-          only,
-        );
-        return matched.size ? m.index.search(p.lexemes, { scope, only: matched, limit: depth }) : [];
+        return rankMatches(m.index, rows.rows, only, p.lexemes, scope, depth);
       },
       unknown: unknownWords(p, (l) => m.index.df(l, scope, 1) > 0),
       vocab: m.vocab,
@@ -216,14 +231,7 @@ export function plan(
          ORDER BY id DESC LIMIT ${BOOLEAN_CANDIDATES}`,
         [tsquery, kinds],
       );
-      const matched = intersect(
-        slotsOf(
-          d.index,
-          rows.rows.map((r) => Number(r.key)),
-        ),
-        only,
-      );
-      return matched.size ? d.index.search(p.lexemes, { scope, only: matched, limit: depth }) : [];
+      return rankMatches(d.index, rows.rows, only, p.lexemes, scope, depth);
     },
     unknown: unknownWords(p, (l) => d.index.df(l, scope, 1) > 0),
     vocab: d.vocab,
