@@ -10,7 +10,11 @@ import './styles/chat.css';
 import './styles/settings.css';
 import './styles/pages.css';
 import './styles/memory.css';
-import './styles/sleep.css';
+import './styles/sleep/shared.css';
+import './styles/sleep/diary.css';
+import './styles/sleep/dreams.css';
+import './styles/sleep/night.css';
+import './styles/sleep/digest-audit.css';
 import './styles/graph.css';
 
 async function main() {
