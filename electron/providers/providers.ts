@@ -79,7 +79,7 @@ export class Providers {
   async save(input: ApiInput<'providers.save'>): Promise<ProviderConfig> {
     const baseUrl = normaliseBaseUrl(input.kind, input.baseUrl);
     const id = input.id ?? randomUUID();
-    if (input.id) await this.get(input.id);
+    if (input.id) await this.keepKeyAt(await this.get(input.id), input.kind, baseUrl, input.apiKey);
     await this.db.query(
       `INSERT INTO providers (id, kind, name, base_url, model, context_tokens) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, base_url = EXCLUDED.base_url,
@@ -97,6 +97,16 @@ export class Providers {
     await this.get(id);
     await this.db.query('DELETE FROM providers WHERE id = $1', [id]);
     await this.secrets.delete(secretName(id));
+  }
+
+  /**
+   * A saved key goes only to the server it was saved for. Testing or saving a saved connection with
+   * another server (another origin or kind) and no key of its own is refused, so no caller can have
+   * the host send a key it is never shown to an address of the caller's choosing.
+   */
+  private async keepKeyAt(saved: ProviderConfig, kind: ProviderKind, baseUrl: string, apiKey: string | undefined): Promise<void> {
+    if (apiKey !== undefined || !saved.hasApiKey || sameServer(saved.kind, saved.baseUrl, kind, baseUrl)) return;
+    throw new ApiError('invalid_input', 'The saved API key is only sent to the server it was saved for. Enter the key again to use another address.', 'apiKey');
   }
 
   private client(kind: ProviderKind, baseUrl: string, apiKey: string | undefined): ChatProvider {
@@ -119,9 +129,11 @@ export class Providers {
   /** Tests a saved connection (id) or unsaved form values: can we list models, and is the chosen one there? */
   async test(input: ApiInput<'providers.test'>): Promise<ConnectionTestResult> {
     const saved = input.id ? await this.get(input.id) : undefined;
-    const apiKey = input.apiKey?.trim() || (input.id ? await this.secrets.get(secretName(input.id)) : undefined);
     const kind = input.kind;
     const baseUrl = normaliseBaseUrl(kind, input.baseUrl || saved?.baseUrl || '');
+    if (saved) await this.keepKeyAt(saved, kind, baseUrl, input.apiKey);
+    // A key typed in the form (or '' for "remove the key") stands; otherwise the saved one.
+    const apiKey = input.apiKey !== undefined ? input.apiKey.trim() || undefined : saved ? await this.secrets.get(secretName(saved.id)) : undefined;
     const model = (input.model || saved?.model || '').trim();
     const started = performance.now();
     try {
@@ -163,6 +175,17 @@ export class Providers {
       }),
     );
     return found.filter((s): s is DetectedServer => s !== undefined);
+  }
+}
+
+/** Same kind and same origin (scheme, host, port): where a saved key may travel. */
+function sameServer(kindA: ProviderKind, urlA: string, kindB: ProviderKind, urlB: string): boolean {
+  if (kindA !== kindB) return false;
+  if (kindA === 'local') return urlA === urlB;
+  try {
+    return new URL(urlA).origin === new URL(urlB).origin;
+  } catch {
+    return false;
   }
 }
 
