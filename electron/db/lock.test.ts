@@ -70,4 +70,46 @@ describe('data folder lock', () => {
     expect(() => acquireLock(dir)).toThrow(/already open with this data folder \(this process/);
     lock.release();
   });
+
+  it('takes over a lock whose pid now belongs to another process (reused pid)', async () => {
+    const dir = tempDataDir();
+    const child = await holdLockInChild(dir);
+    const file = path.join(dir, LOCK_FILE);
+    // The child is alive, but the lock says a process with another start time wrote it.
+    const written = JSON.parse(fs.readFileSync(file, 'utf8'));
+    expect(typeof written.processStart).toBe('string');
+    fs.writeFileSync(file, JSON.stringify({ ...written, processStart: '1' }));
+    let staleFrom: number | undefined;
+    const lock = acquireLock(dir, (previous) => (staleFrom = previous?.pid));
+    expect(staleFrom).toBe(child.pid);
+    lock.release();
+  });
+
+  it('takes over a lock written before the machine booted, even if its pid runs now', () => {
+    const dir = tempDataDir();
+    const before = Date.now() - os.uptime() * 1000 - 3_600_000;
+    fs.writeFileSync(
+      path.join(dir, LOCK_FILE),
+      JSON.stringify({ pid: 1, hostname: os.hostname(), startedAt: new Date(before).toISOString(), bootedAt: before - 60_000 }),
+    );
+    const lock = acquireLock(dir);
+    expect(JSON.parse(fs.readFileSync(lock.path, 'utf8')).pid).toBe(process.pid);
+    lock.release();
+  });
+
+  it('takes over a lock with its own pid that it does not hold (a container restarted as the same pid)', () => {
+    const dir = tempDataDir();
+    fs.writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: process.pid, hostname: os.hostname(), startedAt: '2026-01-01T00:00:00.000Z' }));
+    const lock = acquireLock(dir);
+    expect(() => acquireLock(dir)).toThrow(/this process/);
+    lock.release();
+  });
+
+  it('says clearly when the lock path is a folder, and leaves the folder alone', () => {
+    const dir = tempDataDir();
+    fs.mkdirSync(path.join(dir, LOCK_FILE));
+    fs.writeFileSync(path.join(dir, LOCK_FILE, 'keep.txt'), 'x');
+    expect(() => acquireLock(dir)).toThrow(/is a folder, not Anima's lock file/);
+    expect(fs.readFileSync(path.join(dir, LOCK_FILE, 'keep.txt'), 'utf8')).toBe('x');
+  });
 });
