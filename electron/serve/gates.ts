@@ -2,7 +2,7 @@
 //
 // Anything on this machine — including every web page open in the user's browser — can reach a
 // loopback port, so each request passes these gates, in this order:
-//   1. Host header is 127.0.0.1:PORT or localhost:PORT (else 403). A DNS-rebinding page talks to
+//   1. Exactly one Host header (else 400), and it is 127.0.0.1:PORT or localhost:PORT (else 403). A DNS-rebinding page talks to
 //      us under its own host name; this is what stops it reading the bundle or the API.
 //   2. /api/*: an Origin header, when present, must be this server's own origin (else 403
 //      unauthorized). Checked BEFORE the token so a foreign page learns nothing from the token
@@ -65,6 +65,10 @@ export function gateKeys(token: string, port: number | null): GateKeys {
 
 /** Runs the gates in their order; the first that refuses answers the request. */
 export async function admit(req: IncomingMessage, keys: GateKeys): Promise<Admission> {
+  // Node keeps the first of several Host headers; RFC 9112 §3.2 says such a request is refused with 400.
+  if (countHeader(req.rawHeaders, 'host') > 1) {
+    return refusal(400, { code: 'invalid_input', message: 'A request must carry exactly one Host header.' });
+  }
   const wrongHost = checkHost(req.headers.host, keys.hosts);
   if (wrongHost) return wrongHost;
 
@@ -121,6 +125,12 @@ function endpointOf(path: string): Endpoint {
   if (path === '/api/events') return { kind: 'events' };
   if (path === '/api' || path.startsWith('/api/')) return { kind: 'unknown' };
   return { kind: 'static' };
+}
+
+function countHeader(rawHeaders: string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) count++;
+  return count;
 }
 
 /** Gate 1: DNS rebinding. */
