@@ -113,6 +113,24 @@ describe('SseParser', () => {
     expect(parser.push(bytes('\n'))).toEqual([{ event: 'message', data: 'a' }]);
   });
 
+  it('joins one long line sent in many small reads, whatever the line endings', () => {
+    const long = 'y'.repeat(300_000);
+    for (const eol of ['\n', '\r\n', '\r']) {
+      const parser = new SseParser();
+      const all = bytes(`data: {"c":"${long}"}${eol}${eol}data: [DONE]${eol}${eol}`);
+      const events: SseEvent[] = [];
+      for (let i = 0; i < all.length; i += 997) events.push(...parser.push(all.subarray(i, i + 997)));
+      events.push(...parser.end());
+      expect(events.map((e) => e.data)).toEqual([`{"c":"${long}"}`, '[DONE]']);
+    }
+  });
+
+  it('a CR that ends the stream still ends its line', () => {
+    const parser = new SseParser();
+    expect(parser.push(bytes('data: a\r'))).toEqual([]);
+    expect(parser.end()).toEqual([{ event: 'message', data: 'a' }]);
+  });
+
   it('dispatches an event left without its blank line at the end of the stream', () => {
     const parser = new SseParser();
     expect(parser.push(bytes('data: {"x":1}\n\ndata: [DONE]'))).toEqual([{ event: 'message', data: '{"x":1}' }]);

@@ -11,36 +11,59 @@ export interface SseEvent {
   data: string;
 }
 
-/** Turns byte chunks into complete text lines, decoding UTF-8 across chunk boundaries. */
+/**
+ * Turns byte chunks into complete text lines, decoding UTF-8 across chunk boundaries. Each read is
+ * scanned once: the pieces of an unfinished line wait in a list and are joined when its end comes,
+ * so one huge line sent in many small reads costs linear time, not a rescan of all of it per read.
+ */
 class LineSplitter {
   private readonly decoder = new TextDecoder('utf-8');
-  private buffer = '';
+  /** The unfinished line so far, in the pieces it came in. */
+  private pieces: string[] = [];
+  /** The last read ended with a CR: its line is held until the next read shows whether a LF follows (CRLF). */
+  private afterCr = false;
 
   push(chunk: Uint8Array): string[] {
-    this.buffer += this.decoder.decode(chunk, { stream: true });
-    return this.take(false);
+    return this.split(this.decoder.decode(chunk, { stream: true }));
   }
 
   /** Flushes the decoder; a last line without its line ending still counts (see SseParser.end). */
   end(): string[] {
-    this.buffer += this.decoder.decode();
-    const lines = this.take(true);
-    if (this.buffer !== '') lines.push(this.buffer);
-    this.buffer = '';
+    const lines = this.split(this.decoder.decode());
+    if (this.afterCr) lines.push(this.takeLine());
+    const rest = this.takeLine();
+    if (rest !== '') lines.push(rest);
     return lines;
   }
 
-  private take(atEnd: boolean): string[] {
+  private takeLine(): string {
+    const line = this.pieces.join('');
+    this.pieces = [];
+    this.afterCr = false;
+    return line;
+  }
+
+  private split(text: string): string[] {
     const lines: string[] = [];
-    const lineEnd = /\r\n|\r|\n/g;
     let start = 0;
-    for (let match = lineEnd.exec(this.buffer); match; match = lineEnd.exec(this.buffer)) {
-      // A CR at the very end may be the first half of a CRLF whose LF is in the next read.
-      if (match[0] === '\r' && match.index === this.buffer.length - 1 && !atEnd) break;
-      lines.push(this.buffer.slice(start, match.index));
-      start = match.index + match[0].length;
+    if (this.afterCr && text !== '') {
+      lines.push(this.takeLine());
+      if (text.startsWith('\n')) start = 1;
     }
-    this.buffer = this.buffer.slice(start);
+    const lineEnd = /[\r\n]/g;
+    lineEnd.lastIndex = start;
+    for (let match = lineEnd.exec(text); match; match = lineEnd.exec(text)) {
+      this.pieces.push(text.slice(start, match.index));
+      start = match.index + 1;
+      if (match[0] === '\r' && start === text.length) {
+        this.afterCr = true;
+        return lines;
+      }
+      lines.push(this.takeLine());
+      if (match[0] === '\r' && text[start] === '\n') start++;
+      lineEnd.lastIndex = start;
+    }
+    if (start < text.length) this.pieces.push(text.slice(start));
     return lines;
   }
 }
