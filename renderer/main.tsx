@@ -24,7 +24,8 @@ import './styles/sleep/diary.css';
 import './styles/sleep/dreams.css';
 import './styles/sleep/night.css';
 import './styles/sleep/digest-audit.css';
-import './styles/graph.css';
+import './styles/graph/map.css';
+import './styles/graph/panel.css';
 
 async function main() {
   await initI18n();
