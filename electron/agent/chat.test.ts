@@ -207,7 +207,10 @@ describe('chat', () => {
     fake.script({ kind: 'text', text: 'Still with you.' });
     const { message } = await sendAndWait(host, first.conversationId, 'the newest message');
     expect(message.status).toBe('complete');
-    const sent = (fake.requests.at(-1)!.body as { messages: { role: string; content: string }[] }).messages;
+    // The chat's request (the oldest turns leaving the window also start a nap, a request of its own).
+    const sent = fake.requests
+      .map((r) => (r.body as { messages: { role: string; content: string }[] }).messages)
+      .findLast((m) => m.at(-1)?.content === 'the newest message')!;
     expect(sent[0]!.role).toBe('system');
     expect(sent.at(-1)).toEqual({ role: 'user', content: 'the newest message' });
     expect(sent[1]!.role).toBe('user');

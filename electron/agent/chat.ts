@@ -7,7 +7,7 @@ import type { HostEvents } from '../events/events.js';
 import type { Providers } from '../providers/providers.js';
 import type { SettingsStore } from '../settings/settings.js';
 import { ProviderError, type ChatTurn, type ToolCall, type ToolSpec } from '../llm/types.js';
-import { ContextOverflowError, estimateTokens, fitToContext } from '../llm/context.js';
+import { ContextOverflowError, estimateTokens, fitToContext, historyBudget, turnsBeyond } from '../llm/context.js';
 import { buildSystemPrompt } from '../companion/prompt.js';
 import { parseCitations } from '../memory/citations.js';
 import type { SelfLayer } from '../companion/self-layer.js';
@@ -57,6 +57,24 @@ export const noMemory: TurnMemory = {
   showed: async () => {},
 };
 
+/**
+ * Daytime memory (the nap), told what the turns do. Its calls return at once and never throw: a nap
+ * runs in the background and can neither slow nor fail a turn.
+ */
+export interface DaytimeMemory {
+  /** A turn finished in this conversation: its quiet time starts again. */
+  touched(conversationId: string): void;
+  /** The oldest turns, through this message, are about to leave the context window: note and summarise them. */
+  overflow(conversationId: string, throughMessageId: string): void;
+}
+
+/** The history is about to outgrow the window when it fills this share of its room… */
+export const OVERFLOW_AT = 0.8;
+/** …and the nap then summarises every turn beyond this share, so the next summary is a while off. */
+export const SUMMARISE_BEYOND = 0.5;
+/** Heads the rolling summary, after the system prompt, once older turns are left out of a request. */
+export const EARLIER_HEADING = '# Earlier in this conversation';
+
 /** The name providers see on the runtime-only passive recall message (never stored). */
 export const PASSIVE_MESSAGE_NAME = 'passive_memory_context';
 
@@ -72,6 +90,7 @@ export interface ChatDeps {
   selfLayer: SelfLayer;
   events: HostEvents;
   memory?: TurnMemory;
+  daytime?: DaytimeMemory;
   now: () => Date;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
@@ -274,6 +293,36 @@ export class ChatEngine {
     }
     events.emit('chat.finished', { conversationId, message: finished });
     events.emit('conversations.changed', { conversationId });
+    this.tellDaytime((d) => d.touched(conversationId));
+  }
+
+  /** Daytime memory hears of the turn; whatever it does, the turn is not its to fail. */
+  private tellDaytime(tell: (daytime: DaytimeMemory) => void): void {
+    if (!this.deps.daytime) return;
+    try {
+      tell(this.deps.daytime);
+    } catch (err) {
+      this.deps.log('error', `daytime memory failed: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * When the history fills most of its room, the oldest turns are about to be dropped: unless the
+   * rolling summary already covers them, the nap is asked to note and summarise everything beyond the
+   * newest half. Runs beside the turn (two small reads), never in its way.
+   */
+  private async noteOverflow(conversationId: string, stored: readonly Message[], history: readonly ChatTurn[], system: string, room: number): Promise<void> {
+    if (!this.deps.daytime) return;
+    const budget = historyBudget(system, room);
+    const leaving = turnsBeyond(history, budget * OVERFLOW_AT);
+    if (leaving === 0) return;
+    const through = stored[Math.max(leaving, turnsBeyond(history, budget * SUMMARISE_BEYOND)) - 1]!;
+    const [summary, leavingSeq] = await Promise.all([
+      this.deps.conversations.rollingSummary(conversationId),
+      this.deps.conversations.seqOf(stored[leaving - 1]!.id),
+    ]);
+    if (summary && leavingSeq !== null && summary.throughSeq >= leavingSeq) return;
+    this.tellDaytime((d) => d.overflow(conversationId, through.id));
   }
 
   private async resolveChatProvider() {
@@ -326,7 +375,21 @@ export class ChatEngine {
     // Room for the passive block is reserved before trimming history, so it never pushes out the
     // person's own message.
     const reserve = passive ? estimateTokens(passive.content) + 8 : 0;
-    const fitted = fitToContext(system, history, contextTokens - reserve).messages;
+    const room = contextTokens - reserve;
+    let fit = fitToContext(system, history, room);
+    // Older turns left out: the rolling summary of them follows the system prompt (which stays byte
+    // for byte the same, for the providers' prompt caches), so what was said at the start is not lost.
+    if (fit.dropped > 0) {
+      const summary = await conversations.rollingSummary(conversationId).catch((err: Error) => {
+        this.deps.log('warn', `rolling summary unread: ${err.message}`);
+        return null;
+      });
+      if (summary) fit = fitToContext(`${system}\n\n${EARLIER_HEADING}\n${summary.text}`, history, room);
+    }
+    void this.noteOverflow(conversationId, stored, history, system, room).catch((err: Error) =>
+      this.deps.log('warn', `overflow nap not asked: ${err.message}`),
+    );
+    const fitted = fit.messages;
     if (passive) fitted.splice(fitted.length - 1, 0, passive);
     return { turns: fitted, context };
   }

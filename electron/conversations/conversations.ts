@@ -51,6 +51,42 @@ export interface TranscriptMessage {
   createdAt: Date;
 }
 
+/** A long conversation's summary of the turns that left the model's view, through message seq `throughSeq`. */
+export interface RollingSummary {
+  text: string;
+  throughSeq: number;
+}
+
+interface TranscriptRow {
+  id: string;
+  conversation_id: string;
+  title: string;
+  seq: number;
+  role: 'user' | 'assistant';
+  content: string;
+  status: MessageStatus;
+  speaker: string | null;
+  replaced_by: string | null;
+  created_at: Date;
+}
+
+const TRANSCRIPT_COLUMNS = 'm.id, m.conversation_id, c.title, m.seq::float8 AS seq, m.role, m.content, m.status, m.speaker, m.replaced_by, m.created_at';
+
+function toTranscript(r: TranscriptRow): TranscriptMessage {
+  return {
+    id: r.id,
+    conversationId: r.conversation_id,
+    title: r.title,
+    seq: Number(r.seq),
+    role: r.role,
+    content: r.content,
+    status: r.status,
+    speaker: r.speaker,
+    replacedBy: r.replaced_by,
+    createdAt: r.created_at,
+  };
+}
+
 /** Watermarks as unnest() reads them: conversation ids and the last seq read in each. */
 const watermarkParams = (after: Map<string, number>) => [[...after.keys()], [...after.values()]];
 
@@ -210,6 +246,39 @@ export class Conversations {
     return row?.system_prompt_built_at ?? null;
   }
 
+  // ---- the rolling summary of turns that left the context window (written by the nap) ----
+
+  /** The conversation's rolling summary and the last message seq it covers, or null when there is none. */
+  async rollingSummary(id: string): Promise<RollingSummary | null> {
+    const row = (
+      await this.db.query<{ text: string; seq: number }>(
+        'SELECT rolling_summary AS text, rolling_summary_seq::float8 AS seq FROM conversations WHERE id = $1',
+        [id],
+      )
+    ).rows[0];
+    return row && row.text ? { text: row.text, throughSeq: Number(row.seq) } : null;
+  }
+
+  /**
+   * Replaces the rolling summary with one that covers the messages through `throughSeq`. A summary
+   * covering less than the stored one is ignored (a slow nap finishing after a newer one); returns
+   * whether it was saved.
+   */
+  async saveRollingSummary(id: string, text: string, throughSeq: number): Promise<boolean> {
+    const r = await this.db.query(
+      `UPDATE conversations SET rolling_summary = $2, rolling_summary_seq = $3, rolling_summary_at = now()
+        WHERE id = $1 AND rolling_summary_seq < $3`,
+      [id, text, throughSeq],
+    );
+    return (r.affectedRows ?? 0) > 0;
+  }
+
+  /** A message's place in the order (seq), or null when there is no such message. */
+  async seqOf(messageId: string): Promise<number | null> {
+    const row = (await this.db.query<{ seq: number }>('SELECT seq::float8 AS seq FROM messages WHERE id = $1', [messageId])).rows[0];
+    return row ? Number(row.seq) : null;
+  }
+
   // ---- messages ----
 
   async messages(conversationId: string, opts: { includeReplaced?: boolean } = {}): Promise<Message[]> {
@@ -353,19 +422,8 @@ export class Conversations {
    * last seq read; a conversation not in it is read from its start), by conversation, in order.
    */
   async chatMessagesAfter(after: Map<string, number>): Promise<TranscriptMessage[]> {
-    const rows = await this.db.query<{
-      id: string;
-      conversation_id: string;
-      title: string;
-      seq: number;
-      role: 'user' | 'assistant';
-      content: string;
-      status: MessageStatus;
-      speaker: string | null;
-      replaced_by: string | null;
-      created_at: Date;
-    }>(
-      `SELECT m.id, m.conversation_id, c.title, m.seq::float8 AS seq, m.role, m.content, m.status, m.speaker, m.replaced_by, m.created_at
+    const rows = await this.db.query<TranscriptRow>(
+      `SELECT ${TRANSCRIPT_COLUMNS}
          FROM messages m
          JOIN conversations c ON c.id = m.conversation_id
          LEFT JOIN unnest($1::text[], $2::bigint[]) AS w (conversation_id, last_seq) ON w.conversation_id = m.conversation_id
@@ -373,18 +431,19 @@ export class Conversations {
         ORDER BY m.conversation_id, m.seq`,
       watermarkParams(after),
     );
-    return rows.rows.map((r) => ({
-      id: r.id,
-      conversationId: r.conversation_id,
-      title: r.title,
-      seq: Number(r.seq),
-      role: r.role,
-      content: r.content,
-      status: r.status,
-      speaker: r.speaker,
-      replacedBy: r.replaced_by,
-      createdAt: r.created_at,
-    }));
+    return rows.rows.map(toTranscript);
+  }
+
+  /** One chat conversation's messages after `afterSeq`, in order (what a nap of it reads). */
+  async chatMessagesOf(conversationId: string, afterSeq: number): Promise<TranscriptMessage[]> {
+    const rows = await this.db.query<TranscriptRow>(
+      `SELECT ${TRANSCRIPT_COLUMNS}
+         FROM messages m JOIN conversations c ON c.id = m.conversation_id
+        WHERE m.conversation_id = $1 AND c.kind = 'chat' AND m.seq > $2
+        ORDER BY m.seq`,
+      [conversationId, afterSeq],
+    );
+    return rows.rows.map(toTranscript);
   }
 
   /** Whether a chat message past its conversation's watermark (as chatMessagesAfter) was written before `before`. */

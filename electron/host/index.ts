@@ -22,6 +22,7 @@ import { LocalModels, type HostModelOptions } from '../models/local-models.js';
 import { modelsDir, Providers } from '../providers/providers.js';
 import { OwnerOnlyFileSecretStore } from '../settings/secrets.js';
 import { SettingsStore } from '../settings/settings.js';
+import { Napper } from '../sleep/nap.js';
 import { SleepService } from '../sleep/service.js';
 import { createHandlers, type HostServices } from './handlers/index.js';
 import type { Host, HostOptions } from './types.js';
@@ -87,6 +88,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
         await s.localModels.close();
         await s.sleep.close();
         await s.chat.stopAll();
+        await s.napper.close();
         await s.graphIndexer.close();
         await s.meaning.close();
         await db.close();
@@ -161,7 +163,9 @@ function buildServices(db: Database, options: HostOptions & HostModelOptions, lo
   );
   const graphIndexer = new GraphIndexer(db, graph, log);
   const memory = createTurnMemory({ db, store: memories, recall, settings, conversations, events, log });
-  const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, memory, now, log });
+  // Daytime memory: a quiet or left conversation, or one outgrowing the context window, is napped.
+  const napper = new Napper({ db, providers, settings, selfLayer, now, conversations, store: memories, log });
+  const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, memory, daytime: napper, now, log });
   const sleep = new SleepService(
     { db, dataDir, store: memories, conversations, recall, vectors, graph, settings, providers, selfLayer, events, now, log, freeBytes: options.freeBytes },
     options.sleep,
@@ -188,6 +192,7 @@ function buildServices(db: Database, options: HostOptions & HostModelOptions, lo
     graph,
     graphIndexer,
     chat,
+    napper,
     sleep,
   };
 }
@@ -206,4 +211,5 @@ async function startServices(s: HostServices & { graphIndexer: GraphIndexer }): 
   if (abandoned.length) s.log('info', `sleep: run ${abandoned.join(', ')} was interrupted (its process is gone); the next cycle resumes it`);
   // The scheduler: a catch-up cycle once the app is idle, then the nightly one.
   s.sleep.start();
+  s.napper.start();
 }

@@ -71,3 +71,21 @@ export function fitToContext(
     estimatedTokens: used + turnTokens(systemTurn),
   };
 }
+
+/** Tokens the history may use beside the system prompt, as fitToContext counts them. */
+export function historyBudget(system: string, contextTokens: number, reserveForReply = Math.min(1024, Math.floor(contextTokens / 4))): number {
+  return contextTokens - reserveForReply - turnTokens({ role: 'system', content: system });
+}
+
+/**
+ * How many of the oldest history turns fall outside the newest `budget` tokens: with a budget below
+ * the real one, the turns that are about to be dropped once the conversation grows a little more.
+ */
+export function turnsBeyond(history: readonly ChatTurn[], budget: number): number {
+  let used = 0;
+  for (let i = history.length - 1; i >= 0; i--) {
+    used += turnTokens(history[i]!);
+    if (used > budget) return i + 1;
+  }
+  return 0;
+}

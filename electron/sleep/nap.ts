@@ -5,12 +5,15 @@
 // an empty list is the usual answer. It never throws: a failure is audited and logged, and the chat
 // never notices. Light sleep reads the same messages that night; it is shown what the nap kept
 // ("Already noted") and the store's same-fact rule updates rather than copies a restatement.
+// When a long conversation's oldest turns are about to leave the chat model's context window, the
+// same call (reason 'overflow') also writes a rolling summary of them, which the turn then carries.
 import { ApiError } from '../../shared/api.js';
 import { sleepDay } from '../../shared/sleep-day.js';
-import type { Conversations, TranscriptMessage } from '../conversations/conversations.js';
+import type { Conversations, RollingSummary, TranscriptMessage } from '../conversations/conversations.js';
+import { estimateTokens } from '../llm/context.js';
 import type { MemoryStore } from '../memory/store.js';
 import { BackgroundModel, napStepId, type BackgroundDeps } from './background.js';
-import { MEMORY_LANGUAGE_RULE, MEMORY_TYPE_GUIDE, napAnswer, transcriptLine } from './schemas.js';
+import { MEMORY_LANGUAGE_RULE, MEMORY_TYPE_GUIDE, napAnswer, transcriptLine, type NapAnswer } from './schemas.js';
 import { localStamp } from './steps/deps.js';
 
 export const NAP = 'nap';
@@ -20,6 +23,12 @@ export const MAX_NAP_MEMORIES = 3;
 export const MIN_NAP_USER_MESSAGES = 2;
 export const MIN_NAP_USER_CHARS = 120;
 const MAX_CHARS_PER_MESSAGE = 2_000;
+/** Most words asked of a rolling summary (the schema caps its characters). */
+export const SUMMARY_WORDS = 150;
+/** A nap's answer: the memories, and a summary when asked for one. */
+const ANSWER_TOKENS = 512;
+const SUMMARY_TOKENS = 400;
+const CALL_TIMEOUT_MS = 120_000;
 
 const INSTRUCTIONS = `Below is part of a conversation I am having today (lines are "[ref] local time Speaker: text"; "Me" is
 me). Note only what is worth remembering for a long time — who the person is, what they like, plan or care about — that
@@ -32,8 +41,8 @@ correct answer — a weak memory is worse than none. Never a password, key or ca
 export type NapReason = 'quiet' | 'leave' | 'overflow';
 
 export type NapOutcome =
-  | { status: 'skipped'; why: 'off' | 'busy' | 'short' | 'remembered' | 'no-model' | 'budget' }
-  | { status: 'done'; saved: number[] }
+  | { status: 'skipped'; why: 'off' | 'busy' | 'short' | 'remembered' | 'no-model' | 'budget' | 'covered' | 'closing' }
+  | { status: 'done'; saved: number[]; summarised: boolean }
   | { status: 'failed'; error: string };
 
 export interface NapDeps extends BackgroundDeps {
@@ -44,20 +53,45 @@ export interface NapDeps extends BackgroundDeps {
 
 const hasText = (m: TranscriptMessage) => m.replacedBy === null && (m.status === 'complete' || m.status === 'partial') && m.content.trim() !== '';
 
+function summaryInstructions(earlier: RollingSummary | null): string {
+  return `These lines are leaving my view of the conversation: when I answer next, I will no longer see them. So also answer
+"summary": at most ${SUMMARY_WORDS} words, as my own note, of what they hold that I need to keep talking well — who the person is,
+what they told me, what we settled or left open${earlier ? ', carrying on from "My summary so far" (keep what still matters in it)' : ''}.
+Write it in the language of the conversation. The answer is {"memories": [...], "summary": "..."}.`;
+}
+
 /**
  * Naps conversations. `touched` is told of every turn; `checkQuiet` (a timer in the host, called
- * directly by tests) naps each conversation quiet for the setting's minutes; `nap` runs one now.
+ * directly by tests) naps each conversation quiet for the setting's minutes; `leave` naps one the
+ * person has just left; `overflow` notes and summarises the turns about to leave the chat's context
+ * window; `nap` runs one now. None of them throws, and the chat turn awaits none of them.
  */
 export class Napper {
   /** Conversation id → when it last had a turn (and has not napped since). */
   private readonly lastActivity = new Map<string, number>();
   private readonly running = new Map<string, Promise<NapOutcome>>();
+  /** Conversation id → until when overflow naps wait after one that gave no summary (no call per turn). */
+  private readonly overflowPause = new Map<string, number>();
+  private readonly closing = new AbortController();
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(private readonly deps: NapDeps) {}
 
   touched(conversationId: string): void {
+    if (this.closing.signal.aborted) return;
     this.lastActivity.set(conversationId, this.deps.now().getTime());
+  }
+
+  /** The person left a conversation they were chatting in (switched away, archived it). */
+  leave(conversationId: string): void {
+    if (!this.lastActivity.has(conversationId)) return;
+    void this.nap(conversationId, 'leave');
+  }
+
+  /** The turns through `throughMessageId` are about to leave the chat's context window. */
+  overflow(conversationId: string, throughMessageId: string): void {
+    if ((this.overflowPause.get(conversationId) ?? 0) > this.deps.now().getTime()) return;
+    void this.nap(conversationId, 'overflow', throughMessageId);
   }
 
   /** Naps every conversation that has been quiet long enough; resolves when they are done. */
@@ -70,7 +104,7 @@ export class Napper {
   }
 
   start(intervalMs = 60_000): void {
-    this.timer ??= setInterval(() => void this.checkQuiet(), intervalMs);
+    this.timer ??= setInterval(() => void this.checkQuiet().catch((err: Error) => this.deps.log('error', `nap timer: ${err.message}`)), intervalMs);
     this.timer.unref?.();
   }
 
@@ -79,40 +113,94 @@ export class Napper {
     this.timer = null;
   }
 
+  /**
+   * When the host closes: no new nap, the running ones cancelled (audited as such) and awaited. What
+   * they would have read is left for light sleep.
+   */
+  async close(): Promise<void> {
+    this.stop();
+    this.closing.abort();
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  /** The nap running for a conversation, if any (tests wait on it). */
+  current(conversationId: string): Promise<NapOutcome> | undefined {
+    return this.running.get(conversationId);
+  }
+
   /** One nap of one conversation; a second request while one runs joins it. Never throws. */
-  nap(conversationId: string, reason: NapReason): Promise<NapOutcome> {
+  nap(conversationId: string, reason: NapReason, throughMessageId?: string): Promise<NapOutcome> {
     const current = this.running.get(conversationId);
     if (current) return current;
-    this.lastActivity.delete(conversationId);
-    const run = this.napOnce(conversationId, reason)
+    if (this.closing.signal.aborted) return Promise.resolve({ status: 'skipped', why: 'closing' });
+    if (reason !== 'overflow') this.lastActivity.delete(conversationId);
+    const run = this.napOnce(conversationId, reason, throughMessageId)
       .catch((err: unknown): NapOutcome => {
         const error = err instanceof Error ? err.message : String(err);
         this.deps.log('error', `nap of ${conversationId} failed: ${error}`);
         return { status: 'failed', error };
+      })
+      .then((outcome) => {
+        if (reason === 'overflow' && !(outcome.status === 'done' && outcome.summarised) && outcome.status !== 'skipped') {
+          this.pauseOverflow(conversationId);
+        }
+        return outcome;
       })
       .finally(() => this.running.delete(conversationId));
     this.running.set(conversationId, run);
     return run;
   }
 
-  private async napOnce(conversationId: string, reason: NapReason): Promise<NapOutcome> {
-    const { settings, store, log } = this.deps;
+  private pauseOverflow(conversationId: string): void {
+    void this.deps.settings.get().then(
+      (s) => this.overflowPause.set(conversationId, this.deps.now().getTime() + s.sleep.napQuietMinutes * 60_000),
+      () => {},
+    );
+  }
+
+  private async napOnce(conversationId: string, reason: NapReason, throughMessageId?: string): Promise<NapOutcome> {
+    const { settings, store, conversations, log } = this.deps;
     const s = await settings.get();
+    // The kill switch: no daytime call at all, rolling summaries included.
     if (!s.sleep.nap) return { status: 'skipped', why: 'off' };
-    const stretch = await this.stretch(conversationId);
-    if (stretch.some((m) => m.status === 'streaming')) return { status: 'skipped', why: 'busy' };
-    const shown = stretch.filter(hasText);
-    const lastSeq = stretch.at(-1)?.seq;
-    const fromPerson = shown.filter((m) => m.role === 'user');
-    if (lastSeq === undefined || fromPerson.length < MIN_NAP_USER_MESSAGES || fromPerson.reduce((n, m) => n + m.content.length, 0) < MIN_NAP_USER_CHARS) {
-      return { status: 'skipped', why: 'short' };
+    const napSeq = await this.watermark(conversationId);
+
+    // What the call shows (`lines`), which of it is new to naps (`stretch`: memories come from it) and,
+    // for an overflow, which of it the summary must cover (`leaving`).
+    let shown: TranscriptMessage[];
+    let stretch: TranscriptMessage[];
+    let leaving: TranscriptMessage[] = [];
+    let earlier: RollingSummary | null = null;
+    if (reason === 'overflow' && throughMessageId) {
+      const through = await conversations.seqOf(throughMessageId);
+      earlier = await conversations.rollingSummary(conversationId);
+      const summarised = earlier?.throughSeq ?? 0;
+      if (through === null || through <= summarised) return { status: 'skipped', why: 'covered' };
+      const all = (await this.messagesAfter(conversationId, Math.min(napSeq, summarised))).filter((m) => m.seq <= through);
+      leaving = all.filter((m) => m.seq > summarised && hasText(m));
+      if (!leaving.length) return { status: 'skipped', why: 'covered' };
+      shown = all.filter(hasText);
+      stretch = all.filter((m) => m.seq > napSeq);
+    } else {
+      stretch = await this.messagesAfter(conversationId, napSeq);
+      if (stretch.some((m) => m.status === 'streaming')) return { status: 'skipped', why: 'busy' };
+      shown = stretch.filter(hasText);
     }
+    const lastSeq = stretch.at(-1)?.seq;
+
     // The chat model already saved from this stretch with its remember tool: it judged what mattered.
     const ids = new Set(stretch.map((m) => m.id));
-    const recent = await store.list({ limit: 100 });
-    if (recent.items.some((m) => m.source === 'tool' && m.sourceMessageIds.some((id) => ids.has(id)))) {
-      await this.advance(conversationId, lastSeq);
-      return { status: 'skipped', why: 'remembered' };
+    const recent = ids.size ? await store.list({ limit: 100 }) : { items: [] };
+    const remembered = recent.items.some((m) => m.source === 'tool' && m.sourceMessageIds.some((id) => ids.has(id)));
+    if (!leaving.length) {
+      const fromPerson = shown.filter((m) => m.role === 'user');
+      if (lastSeq === undefined || fromPerson.length < MIN_NAP_USER_MESSAGES || fromPerson.reduce((n, m) => n + m.content.length, 0) < MIN_NAP_USER_CHARS) {
+        return { status: 'skipped', why: 'short' };
+      }
+      if (remembered) {
+        await this.advance(conversationId, lastSeq);
+        return { status: 'skipped', why: 'remembered' };
+      }
     }
 
     const day = sleepDay(this.deps.now(), s.sleepTime, s.timeZone);
@@ -125,38 +213,84 @@ export class Napper {
       log('info', `nap of ${conversationId} skipped: ${(err as Error).message}`);
       return { status: 'skipped', why };
     }
+
+    const instructions = leaving.length ? `${INSTRUCTIONS}\n\n${summaryInstructions(earlier)}` : INSTRUCTIONS;
+    const maxTokens = ANSWER_TOKENS + (leaving.length ? SUMMARY_TOKENS : 0);
+    // As much of the stretch as the background model's context holds, oldest first; the rest waits
+    // for the next nap or tonight's light sleep.
+    const heading = `## Conversation “${(shown[0] ?? stretch[0])?.title.replace(/\s+/g, ' ').slice(0, 80) ?? ''}” (${reason})`;
+    const before = earlier ? `## My summary so far\n${earlier.text}\n\n` : '';
+    let room = bg.materialBudget(instructions, maxTokens) - estimateTokens(before + heading) - 8;
     const refs = new Map<string, string>();
-    const lines = shown.map((m) => {
-      const ref = `m${refs.size + 1}`;
-      refs.set(ref, m.id);
+    const lines: string[] = [];
+    let lastShown = -1;
+    for (const m of shown) {
       const text = m.content.length > MAX_CHARS_PER_MESSAGE ? `${m.content.slice(0, MAX_CHARS_PER_MESSAGE)} […]` : m.content;
-      return transcriptLine(ref, localStamp(m.createdAt, s.timeZone), m.speaker?.trim() || (m.role === 'user' ? 'Person' : 'Me'), text);
-    });
+      const ref = `m${refs.size + 1}`;
+      const line = transcriptLine(ref, localStamp(m.createdAt, s.timeZone), m.speaker?.trim() || (m.role === 'user' ? 'Person' : 'Me'), text);
+      const cost = estimateTokens(line) + 2;
+      if (lines.length && cost > room) break;
+      room -= cost;
+      refs.set(ref, m.id);
+      lines.push(line);
+      lastShown = m.seq;
+    }
+    const cut = lines.length < shown.length;
     const result = await bg.call({
       purpose: NAP,
       stepId: napStepId(day),
       runId: null,
-      instructions: INSTRUCTIONS,
-      material: `## Conversation “${stretch[0]!.title.replace(/\s+/g, ' ').slice(0, 80)}” (${reason})\n${lines.join('\n')}`,
+      instructions,
+      material: `${before}${heading}\n${lines.join('\n')}`,
       schema: napAnswer,
-      maxTokens: 512,
-      signal: AbortSignal.timeout(120_000),
+      maxTokens,
+      signal: AbortSignal.any([this.closing.signal, AbortSignal.timeout(CALL_TIMEOUT_MS)]),
     });
     if (!result.ok) {
       // Audited as failed by the call itself; the stretch is left for light sleep tonight.
       log('warn', `nap of ${conversationId}: ${result.error}`);
       return { status: 'failed', error: result.error };
     }
-    const wanted = result.value.memories.slice(0, MAX_NAP_MEMORIES);
+    const fresh = new Set(stretch.map((m) => m.id));
+    const saved = remembered ? [] : await this.keep(result.value, refs, fresh, day, conversationId, cut ? lastShown : lastSeq);
+    let summarised = false;
+    if (leaving.length && result.value.summary) {
+      const through = Math.min(leaving.at(-1)!.seq, lastShown);
+      summarised = await conversations.saveRollingSummary(conversationId, result.value.summary, through);
+    } else if (leaving.length) {
+      log('warn', `nap of ${conversationId}: the answer had no summary of the turns leaving the window`);
+    }
+    if (saved.length) log('info', `nap of ${conversationId} kept ${saved.length} memories`);
+    return { status: 'done', saved, summarised };
+  }
+
+  /**
+   * Saves the answer's memories (at most MAX_NAP_MEMORIES, each from at least one message new to
+   * naps) and moves the watermark to `throughSeq`, in one transaction.
+   */
+  private async keep(
+    answer: NapAnswer,
+    refs: Map<string, string>,
+    fresh: Set<string>,
+    day: string,
+    conversationId: string,
+    throughSeq: number | undefined,
+  ): Promise<number[]> {
+    const { store } = this.deps;
+    const allFresh = [...refs.values()].every((id) => fresh.has(id));
+    const wanted = answer.memories
+      .map((m) => ({ m, sources: [...new Set(m.sources.flatMap((r) => refs.get(r) ?? []))] }))
+      .filter(({ sources }) => (sources.length ? sources.some((id) => fresh.has(id)) : allFresh))
+      .slice(0, MAX_NAP_MEMORIES);
     const prepared = await store.prepareCreates(
-      wanted.map((m) => ({
+      wanted.map(({ m, sources }) => ({
         type: m.type,
         content: m.content,
         // The database knows light sleep, deep sleep, the tool and the person as sources: a nap is a
         // light sleep of part of the day, and its reason says so.
         source: 'light-sleep' as const,
         actor: 'light-sleep' as const,
-        sourceMessageIds: [...new Set(m.sources.flatMap((r) => refs.get(r) ?? []))],
+        sourceMessageIds: sources,
         entityNames: m.entities,
         reason: `nap of ${day}`,
       })),
@@ -167,26 +301,31 @@ export class Napper {
         if (item instanceof ApiError) continue;
         saved.push((await b.createPrepared(item)).memory.id);
       }
-      await b.tx.query(
-        `INSERT INTO sleep_watermarks (step_id, conversation_id, last_seq) VALUES ($1, $2, $3)
-         ON CONFLICT (step_id, conversation_id) DO UPDATE SET last_seq = greatest(sleep_watermarks.last_seq, EXCLUDED.last_seq), updated_at = now()`,
-        [NAP, conversationId, lastSeq],
-      );
+      if (throughSeq !== undefined) {
+        await b.tx.query(
+          `INSERT INTO sleep_watermarks (step_id, conversation_id, last_seq) VALUES ($1, $2, $3)
+           ON CONFLICT (step_id, conversation_id) DO UPDATE SET last_seq = greatest(sleep_watermarks.last_seq, EXCLUDED.last_seq), updated_at = now()`,
+          [NAP, conversationId, throughSeq],
+        );
+      }
     }, prepared);
-    if (saved.length) log('info', `nap of ${conversationId} kept ${saved.length} memories`);
-    return { status: 'done', saved };
+    return saved;
   }
 
-  /** The conversation's messages past its nap watermark. */
-  private async stretch(conversationId: string): Promise<TranscriptMessage[]> {
+  /** The last message seq naps have read in a conversation (0: none). */
+  private async watermark(conversationId: string): Promise<number> {
     const row = (
       await this.deps.db.query<{ last_seq: number }>(`SELECT last_seq::float8 AS last_seq FROM sleep_watermarks WHERE step_id = $1 AND conversation_id = $2`, [
         NAP,
         conversationId,
       ])
     ).rows[0];
-    const after = new Map([[conversationId, Number(row?.last_seq ?? 0)]]);
-    return (await this.deps.conversations.chatMessagesAfter(after)).filter((m) => m.conversationId === conversationId);
+    return Number(row?.last_seq ?? 0);
+  }
+
+  /** The conversation's messages after `seq`. */
+  private async messagesAfter(conversationId: string, seq: number): Promise<TranscriptMessage[]> {
+    return this.deps.conversations.chatMessagesOf(conversationId, seq);
   }
 
   private async advance(conversationId: string, lastSeq: number): Promise<void> {

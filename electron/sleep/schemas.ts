@@ -90,9 +90,44 @@ export const lightSleepAnswer = z.object({
 });
 export type LightSleepAnswer = z.infer<typeof lightSleepAnswer>;
 
-/** The nap: at most a few memories from one quiet stretch of one conversation (more are cut, not refused). */
+/** Longest rolling summary kept, in characters; a longer one is cut at a word. */
+export const MAX_SUMMARY_CHARS = 1_500;
+
+/**
+ * A model's summary made fit to ride in a chat request: no control characters, no memory markers or
+ * headings of its own, blank runs collapsed, at most MAX_SUMMARY_CHARS.
+ */
+export function cleanSummary(text: string): string {
+  const lines = text
+    .replace(/\[\[[^\]]*\]\]/g, '')
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u0009\u000b-\u001f\u007f\u200b-\u200f\u2028-\u202e]/g, ' ')
+    .split('\n')
+    .map((l) =>
+      l
+        .replace(/^[\s#>]+/, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
+    .filter(Boolean);
+  const joined = lines.join('\n');
+  if (joined.length <= MAX_SUMMARY_CHARS) return joined;
+  const cut = joined.slice(0, MAX_SUMMARY_CHARS - 1);
+  const space = cut.search(/\s\S*$/);
+  return `${(space > MAX_SUMMARY_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+/**
+ * The nap: at most a few memories from one quiet stretch of one conversation (more are cut, not
+ * refused); when turns are leaving the chat's context window, also a summary of them.
+ */
 export const napAnswer = z.object({
   memories: z.array(extractedMemory).max(20),
+  summary: z
+    .string()
+    .max(MAX_SUMMARY_CHARS * 8)
+    .transform(cleanSummary)
+    .optional(),
 });
 export type NapAnswer = z.infer<typeof napAnswer>;
 

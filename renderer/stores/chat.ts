@@ -36,6 +36,17 @@ export type ReplyStatus = Pick<ApiEvents['chat.status'], 'status' | 'text'>;
 
 let openSeq = 0;
 
+/**
+ * Tells the host the person left a conversation (it may note what was said there now). Never
+ * awaited and never shown: the person is already elsewhere.
+ */
+function left(id: string | null, next: string | null): void {
+  if (!id || id === next) return;
+  api()
+    .call('conversations.leave', { id })
+    .catch(() => {});
+}
+
 function withoutKeys<T>(record: Record<string, T>, keys: readonly string[]): Record<string, T> {
   if (!keys.some((k) => k in record)) return record;
   const next = { ...record };
@@ -65,6 +76,7 @@ export const useChat = create<ChatState>()((set, get) => {
 
     async open(id) {
       const seq = ++openSeq;
+      left(get().openId, id);
       set({ openId: id, loadingId: id, loadError: null, conversation: get().conversation?.id === id ? get().conversation : null });
       try {
         const { conversation, messages } = await api().call('conversations.get', { id });
@@ -78,6 +90,7 @@ export const useChat = create<ChatState>()((set, get) => {
 
     openNew(conversation) {
       ++openSeq;
+      left(get().openId, conversation.id);
       set({
         ...applyLoaded(data(), conversation.id, []),
         openId: conversation.id,
@@ -90,6 +103,7 @@ export const useChat = create<ChatState>()((set, get) => {
 
     close() {
       ++openSeq;
+      left(get().openId, null);
       set({ openId: null, conversation: null, loadingId: null, loadError: null });
     },
 

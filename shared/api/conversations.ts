@@ -60,6 +60,8 @@ export const conversationsInputs = {
   'conversations.get': z.object({ id }).strict(),
   'conversations.rename': z.object({ id, title: z.string().trim().min(1).max(200) }).strict(),
   'conversations.archive': z.object({ id, archived: z.boolean() }).strict(),
+  /** The person left this conversation (opened another, closed it): daytime memory may read it now. */
+  'conversations.leave': z.object({ id }).strict(),
 
   /** Store the user's message, then stream the reply as chat.* events. */
   'chat.send': z.object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) }).strict(),
@@ -77,6 +79,7 @@ export interface ConversationsOutputs {
   'conversations.get': { conversation: Conversation; messages: Message[] };
   'conversations.rename': Conversation;
   'conversations.archive': Conversation;
+  'conversations.leave': { ok: true };
   'chat.send': SendResult;
   'chat.stop': { stopped: boolean };
   'chat.regenerate': SendResult;

@@ -9,6 +9,7 @@ import entityProfiles from './007_entity_profiles.sql';
 import edgePairs from './008_edge_pairs.sql';
 import embeddings from './009_embeddings.sql';
 import shownMemories from './010_shown_memories.sql';
+import rollingSummary from './011_rolling_summary.sql';
 
 export interface Migration {
   version: number;
@@ -27,4 +28,5 @@ export const migrations: Migration[] = [
   { version: 8, name: 'edge_pairs', sql: edgePairs },
   { version: 9, name: 'embeddings', sql: embeddings },
   { version: 10, name: 'shown_memories', sql: shownMemories },
+  { version: 11, name: 'rolling_summary', sql: rollingSummary },
 ];

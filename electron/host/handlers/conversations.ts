@@ -18,7 +18,13 @@ export const conversationsHandlers = (s: HostServices): DomainHandlers<'conversa
     'conversations.archive': async ({ id, archived }) => {
       const result = await s.conversations.archive(id, archived);
       changed(id);
+      // Archiving is leaving it: what was said since the last nap is read now, in the background.
+      if (archived) s.napper.leave(id);
       return result;
+    },
+    'conversations.leave': async ({ id }) => {
+      s.napper.leave(id);
+      return { ok: true };
     },
   };
 };

@@ -14,6 +14,7 @@ import type { LocalModels } from '../../models/local-models.js';
 import type { Providers } from '../../providers/providers.js';
 import type { SecretStore } from '../../settings/secrets.js';
 import type { SettingsStore } from '../../settings/settings.js';
+import type { Napper } from '../../sleep/nap.js';
 import type { SleepService } from '../../sleep/service.js';
 import type { Log } from '../../../shared/log.js';
 
@@ -48,5 +49,7 @@ export interface HostServices {
   recall: Recall;
   graph: EntityStore;
   chat: ChatEngine;
+  /** Daytime memory: the handlers tell it when the person leaves a conversation. */
+  napper: Napper;
   sleep: SleepService;
 }
