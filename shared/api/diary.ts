@@ -1,6 +1,7 @@
 // The diary the sleep cycle writes: anchors, imprints, narratives, dreams and digests by sleep day,
 // mood over time, and the diary.* and dreams.* methods.
 import { z } from 'zod';
+import { isoDay } from './fields.js';
 
 export const DIARY_KINDS = ['anchor', 'imprint', 'narrative', 'dream', 'digest'] as const;
 export type DiaryKind = (typeof DIARY_KINDS)[number];
@@ -54,10 +55,7 @@ export const diaryInputs = {
   'diary.days': z
     .object({
       limit: z.number().int().min(1).max(90).optional(),
-      before: z
-        .string()
-        .regex(/^\d{4}-\d{2}-\d{2}$/)
-        .optional(),
+      before: isoDay.optional(),
     })
     .strict(),
   /** Daily mood from anchors with 7- and 30-day trends, for the last `days` days that have anchors. */

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { appInputs, type AppOutputs } from './app.js';
 import { conversationsInputs, type ConversationsOutputs } from './conversations.js';
 import { diaryInputs, type DiaryOutputs } from './diary.js';
+import { storableValue } from '../text.js';
 import { ApiError } from './errors.js';
 import { graphInputs, type GraphOutputs } from './graph.js';
 import { memoryInputs, type MemoryOutputs } from './memory.js';
@@ -57,9 +58,12 @@ export function isApiMethod(name: string): name is ApiMethod {
   return Object.prototype.hasOwnProperty.call(inputs, name);
 }
 
-/** Validate a call's input; throws ApiError('invalid_input') naming the first bad field. */
+/**
+ * Validate a call's input; throws ApiError('invalid_input') naming the first bad field. Every string
+ * is made storable first (NUL and lone surrogates become U+FFFD): this is where a payload's text enters.
+ */
 export function parseInput<K extends ApiMethod>(method: K, raw: unknown): z.output<(typeof inputs)[K]> {
-  const result = inputs[method].safeParse(raw ?? {});
+  const result = inputs[method].safeParse(storableValue(raw ?? {}));
   if (result.success) return result.data as z.output<(typeof inputs)[K]>;
   const issue = result.error.issues[0];
   const field = issue?.path.join('.') || undefined;

@@ -2,7 +2,7 @@
 // the morning digest with its proposals, and the sleep.* methods.
 import { z } from 'zod';
 import type { ErrorCode } from './errors.js';
-import { empty } from './fields.js';
+import { empty, isoDay } from './fields.js';
 import type { MemoryActor, MemoryChange } from './memory.js';
 
 export const SLEEP_STEP_IDS = ['memory-ref-sync', 'light-sleep', 'snapshot', 'deep-sleep', 'dream', 'mood-trend', 'digest'] as const;
@@ -145,10 +145,7 @@ export const sleepInputs = {
   /** The latest morning digest (or the one of a given sleep day). */
   'sleep.digest': z
     .object({
-      day: z
-        .string()
-        .regex(/^\d{4}-\d{2}-\d{2}$/)
-        .optional(),
+      day: isoDay.optional(),
     })
     .strict(),
   /** Accept (pin/unpin as proposed) or dismiss a proposal from deep sleep's pin review. */
