@@ -1,5 +1,6 @@
 // The model providers behind one interface: pick one by kind.
 import { createAnthropicProvider } from './anthropic.js';
+import { boundedProvider, DEFAULT_DEADLINE_MS, DEFAULT_MAX_REPLY_CHARS, LOCAL_DEADLINE_MS } from './bounds.js';
 import { createLocalProvider } from './local.js';
 import { createOpenAiCompatibleProvider } from './openai-compatible.js';
 import type { ChatProvider, ProviderOptions } from './types.js';
@@ -9,7 +10,17 @@ export { createAnthropicProvider, anthropicBaseUrl } from './anthropic.js';
 export { createLocalProvider } from './local.js';
 export { createOpenAiCompatibleProvider, openAiBaseUrl } from './openai-compatible.js';
 
+/** The client for a connection: its wire protocol, with every reply bounded and made storable. */
 export function createProvider(options: ProviderOptions): ChatProvider {
+  return boundedProvider(protocolClient(options), {
+    // Twice the HTTP layer's timeout: silence is reported there first, in its words; this is for keep-alives.
+    idleMs: 2 * (options.timeoutMs ?? 60_000),
+    deadlineMs: options.replyDeadlineMs ?? (options.kind === 'local' ? LOCAL_DEADLINE_MS : DEFAULT_DEADLINE_MS),
+    maxChars: options.maxReplyChars ?? DEFAULT_MAX_REPLY_CHARS,
+  });
+}
+
+function protocolClient(options: ProviderOptions): ChatProvider {
   switch (options.kind) {
     case 'openai-compatible':
       return createOpenAiCompatibleProvider(options);

@@ -62,6 +62,10 @@ export interface ProviderOptions {
   maxRetries?: number;
   /** Base backoff; doubles each retry (with jitter), honours Retry-After. Default 500 ms. */
   retryBaseMs?: number;
+  /** Longest a whole reply may take. Default 15 minutes (60 for on-device models). */
+  replyDeadlineMs?: number;
+  /** Most characters of text and reasoning in one reply. Default 1,000,000. */
+  maxReplyChars?: number;
   /** Injected for tests and for the local provider's data dir. */
   fetch?: typeof fetch;
   /** Where local models live (local provider only). */
