@@ -139,7 +139,7 @@ describe('POST /api/call/<method>', () => {
     });
     expect(text).not.toContain('exploded');
     expect(text).not.toContain('/secret/path');
-    expect(text).not.toContain('server.test');
+    expect(text).not.toContain('server-harness');
     const logged = logs
       .filter((l) => l.level === 'error')
       .map((l) => l.message)

@@ -1,4 +1,4 @@
-// The map's look, from the theme's CSS variables (graph.css defines one calm colour per kind for the
+// The map's look, from the theme's CSS variables (styles/graph/map.css defines one calm colour per kind for the
 // light and the dark theme), so cytoscape's canvas follows the theme like the rest of the app.
 import type { StylesheetJson } from 'cytoscape';
 import { ENTITY_KINDS, type EntityKind } from '../../../shared/api.js';
