@@ -4,8 +4,13 @@ import type { ServerResponse } from 'node:http';
 import type { Host } from '../host/types.js';
 import { describe, type ServeLog } from './log.js';
 
-/** An event-stream client that has this much unsent data is not reading; it is dropped (EventSource reconnects). */
+/**
+ * An event-stream client with this much unsent data that has not caught up for STALLED_MS is not
+ * reading; it is dropped (EventSource reconnects). One large event alone never drops a reader that
+ * is reading it: only a backlog that stays.
+ */
 const MAX_SSE_BACKLOG_BYTES = 8 * 1024 * 1024;
+const STALLED_MS = 30_000;
 
 export interface EventStreams {
   /** Answers an admitted GET /api/events (see gates.ts) with a stream of the host's events. */
@@ -17,6 +22,8 @@ export interface EventStreams {
 interface SseClient {
   res: ServerResponse;
   unsubscribe: () => void;
+  /** Since when the backlog has been over the limit without draining; null while it keeps up. */
+  backlogSince: number | null;
 }
 
 /** Starts the `: keepalive` comment every `keepAliveMs`; closeAll() stops it. */
@@ -33,7 +40,8 @@ export function createEventStreams(host: Host, log: ServeLog, keepAliveMs: numbe
     });
     res.socket?.setNoDelay(true);
 
-    const client: SseClient = { res, unsubscribe: () => {} };
+    const client: SseClient = { res, unsubscribe: () => {}, backlogSince: null };
+    res.on('drain', () => (client.backlogSince = null));
     clients.add(client);
     // Subscribed before hello: a client that reloads its state on hello misses nothing after it.
     client.unsubscribe = host.on((event, payload) => {
@@ -60,9 +68,12 @@ export function createEventStreams(host: Host, log: ServeLog, keepAliveMs: numbe
     const { res } = client;
     if (res.destroyed || res.writableEnded) return;
     if (res.writableLength > MAX_SSE_BACKLOG_BYTES) {
-      log('warn', 'serve: an event-stream client stopped reading; dropping it');
-      res.destroy();
-      return;
+      client.backlogSince ??= Date.now();
+      if (Date.now() - client.backlogSince > STALLED_MS) {
+        log('warn', 'serve: an event-stream client stopped reading; dropping it');
+        res.destroy();
+        return;
+      }
     }
     res.write(chunk);
   }
