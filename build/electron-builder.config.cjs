@@ -37,6 +37,26 @@ module.exports = {
   npmRebuild: false,
   // Publishing is a deliberate act, never a side effect of a CI build.
   publish: null,
+  // Electron's fuses, flipped in the packaged binary by @electron/fuses (through electron-builder)
+  // right before signing; they cannot be changed at run time. Each closes a way to run other code
+  // with the app's identity (its keychain entries, its signature, its data). docs/SECURITY.md.
+  electronFuses: {
+    // ELECTRON_RUN_AS_NODE would turn the binary into plain Node. The host is a utilityProcess,
+    // which does not depend on it (only child_process.fork of the main process would).
+    runAsNode: false,
+    // NODE_OPTIONS / NODE_EXTRA_CA_CERTS could preload code or trust another CA; nothing here sets them.
+    enableNodeOptionsEnvironmentVariable: false,
+    // --inspect, --inspect-brk and SIGUSR1 would open a debugger on the main process.
+    enableNodeCliInspectArguments: false,
+    // app.asar is checked against the hash electron-builder embeds (macOS and Windows), and only
+    // app.asar is loaded, never an app/ folder beside it: no unvalidated code can be swapped in.
+    enableEmbeddedAsarIntegrityValidation: true,
+    onlyLoadAppFromAsar: true,
+    // Chromium's cookie store encrypted with the OS key, as in Chrome (the app sets no cookies today).
+    enableCookieEncryption: true,
+    // The page is served from app://anima, never file://, so file:// needs no extra privileges.
+    grantFileProtocolExtraPrivileges: false,
+  },
   linux: {
     target: ['AppImage', 'deb'],
     icon: 'build/icon.png',

@@ -2,7 +2,8 @@
 // electron-builder's own matcher (app-builder-lib, which electron-builder depends on) over a fake
 // project tree, so "is main.cjs in the app?" is answered the way a real build would answer it; and
 // `asarUnpack` over the real installed packages and build output, so a native binary or a file read
-// by path that would end up inside the archive fails here rather than in the packaged app.
+// by path that would end up inside the archive fails here rather than in the packaged app. The fuses
+// go through electron-builder's own translation to @electron/fuses, so a misspelt one is caught.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -24,6 +25,8 @@ interface Config {
   linux: { target: string[]; icon: string };
   mac: { target: string[]; icon: string };
   win: { target: string[]; icon: string };
+  electronFuses: Record<string, boolean>;
+  asar: boolean;
 }
 type Filter = (file: string, stat: { isDirectory(): boolean }) => boolean;
 interface Matcher {
@@ -52,6 +55,14 @@ const pkg = JSON.parse(readFileSync(path.join(projectDir, 'package.json'), 'utf8
   dependencies: Record<string, string>;
 };
 const fileMatcher = require('app-builder-lib/out/fileMatcher') as FileMatcherModule;
+/** The step of electron-builder that turns `electronFuses` into @electron/fuses' own config. */
+const { PlatformPackager } = require('app-builder-lib') as {
+  PlatformPackager: { prototype: { generateFuseConfig(fuses: object): Promise<Record<string | number, unknown>> } };
+};
+/** @electron/fuses as electron-builder resolves it (its FuseV1Options are the wire's indices). */
+const fuses = require(require.resolve('@electron/fuses', { paths: [path.dirname(require.resolve('app-builder-lib/package.json'))] })) as {
+  FuseV1Options: Record<string, number>;
+};
 const identity = (s: string) => s;
 
 /** Whether electron-builder would put `file` (relative to `appDir`) in app.asar.unpacked. */
@@ -166,6 +177,28 @@ describe('electron-builder config', () => {
       expect(png.readUInt32BE(16)).toBeGreaterThanOrEqual(512); // IHDR width
       expect(png.readUInt32BE(20)).toBeGreaterThanOrEqual(512); // IHDR height
     }
+  });
+
+  it("sets Electron's fuses: no run-as-Node, NODE_OPTIONS or --inspect; asar only and validated", async () => {
+    // Passed through electron-builder's own translation, so a misspelt key (which electron-builder
+    // would silently skip) fails here: every key must come out as a fuse of @electron/fuses.
+    const wire = await PlatformPackager.prototype.generateFuseConfig.call({}, config.electronFuses);
+    const { FuseV1Options: fuse } = fuses;
+    expect(wire).toMatchObject({
+      [fuse.RunAsNode!]: false,
+      [fuse.EnableNodeOptionsEnvironmentVariable!]: false,
+      [fuse.EnableNodeCliInspectArguments!]: false,
+      [fuse.EnableEmbeddedAsarIntegrityValidation!]: true,
+      [fuse.OnlyLoadAppFromAsar!]: true,
+      [fuse.EnableCookieEncryption!]: true,
+      [fuse.GrantFileProtocolExtraPrivileges!]: false,
+    });
+    const set = Object.keys(wire).filter((key) => /^\d+$/.test(key));
+    expect(set).toHaveLength(Object.keys(config.electronFuses).length);
+    // The one fuse left at Electron's default only picks which V8 snapshot file is loaded.
+    expect(Object.keys(config.electronFuses)).not.toContain('loadBrowserProcessSpecificV8Snapshot');
+    // asar integrity and only-from-asar mean nothing without an archive.
+    expect(config.asar).toBe(true);
   });
 
   it('points package.json main at the bundled main process', () => {
