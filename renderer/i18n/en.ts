@@ -638,7 +638,12 @@ const en = {
     sleepFields: {
       maxCallsPerNight: { label: 'Model calls per night', help: 'A busy day usually needs fewer than ten.' },
       maxTokensPerNight: { label: 'Tokens per night', help: 'What a paid model bills for: the text sent and the text received.' },
+      napQuietMinutes: { label: 'Quiet minutes before a nap', help: 'How long a conversation stays quiet before I note what was said in it.' },
     },
+    napSubhead: 'Remember during the day',
+    napSwitch: 'Take a nap when a conversation goes quiet',
+    napHelp:
+      'When you leave a conversation or it goes quiet, I read what was said since my last nap and keep at most three things worth remembering — so what you tell me at noon I know by evening. A long conversation also gets a short summary of its beginning, so I do not lose it. Each nap is one call to the model, counted in the night’s limits. Off: only the night’s sleep remembers.',
     timeZone: 'Time zone',
     timeZoneCurrent: '{{zone}} (this computer)',
     advanced: 'Advanced',
@@ -844,6 +849,15 @@ const en = {
   },
   sleep: {
     title: 'Sleep',
+    failed: {
+      unusable: 'The background model didn’t answer in the form I need — it may be too small for this; see the calls.',
+      unreachable: 'The background model didn’t answer any call — the connection failed; see the calls.',
+      unknown: 'Something went wrong during the night.',
+      seeCalls: 'See the calls',
+      tryAgain: 'Try again',
+      lastNight: 'Last night didn’t work, so there is nothing new here.',
+      openSleep: 'Open Sleep',
+    },
     intro: 'Each night I read back over the day: I sort out what to remember, write my diary and dream. This is the log of those nights.',
     nextLabel: 'Next sleep: {{when}}',
     next: {

@@ -615,7 +615,12 @@ const zhCN: Messages = {
     sleepFields: {
       maxCallsPerNight: { label: '每晚模型调用次数', help: '忙碌的一天通常不到十次。' },
       maxTokensPerNight: { label: '每晚 token 数', help: '付费模型按此计费：发送和接收的文本。' },
+      napQuietMinutes: { label: '小憩前安静的分钟数', help: '一段对话安静多久之后，我会记下其中说过的话。' },
     },
+    napSubhead: '白天也记得',
+    napSwitch: '对话安静下来时小憩一下',
+    napHelp:
+      '当你离开一段对话或它安静下来时，我会读一读上次小憩以来说过的话，最多记下三件值得记住的事——这样你中午告诉我的，傍晚我就知道了。很长的对话还会得到一段开头的简短摘要，免得我把它忘掉。每次小憩调用一次模型，计入当晚的上限。关闭后，只有夜里的睡眠会记住。',
     timeZone: '时区',
     timeZoneCurrent: '{{zone}}（这台电脑）',
     advanced: '高级',
@@ -817,6 +822,15 @@ const zhCN: Messages = {
   },
   sleep: {
     title: '睡眠',
+    failed: {
+      unusable: '后台模型没有按我需要的格式回答——它可能太小，做不了这件事；请查看调用记录。',
+      unreachable: '后台模型一次都没有回答——连接失败了；请查看调用记录。',
+      unknown: '夜里出了点问题。',
+      seeCalls: '查看调用记录',
+      tryAgain: '再试一次',
+      lastNight: '昨晚的睡眠没有成功，所以这里没有新内容。',
+      openSleep: '打开睡眠',
+    },
     intro: '每天夜里，我会回顾这一天：整理要记住的事，写日记，做梦。这里是这些夜晚的记录。',
     nextLabel: '下次睡眠：{{when}}',
     next: {

@@ -89,3 +89,21 @@ describe('reply status', () => {
     expect(useChat.getState().replyStatus.a1?.status).toBe('loading_model');
   });
 });
+
+describe('leaving a conversation', () => {
+  it('tells the host when another conversation opens or the open one closes, not when it opens again', async () => {
+    const left: string[] = [];
+    handlers['conversations.leave'] = ({ id }) => {
+      left.push(id);
+      return { ok: true };
+    };
+    handlers['conversations.get'] = ({ id }) => ({ conversation: { ...conversation, id }, messages: [] });
+    await useChat.getState().open('c1');
+    await useChat.getState().open('c1');
+    expect(left).toEqual([]);
+    await useChat.getState().open('c2');
+    useChat.getState().openNew({ ...conversation, id: 'c3' });
+    useChat.getState().close();
+    expect(left).toEqual(['c1', 'c2', 'c3']);
+  });
+});

@@ -1,4 +1,5 @@
-// Settings → Memory → Sleep: whether the companion sleeps on its own, and what a night may cost.
+// Settings → Memory → Sleep: whether the companion sleeps on its own, what a night may cost, and the
+// daytime nap (its switch and how quiet a conversation must be first).
 import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { SleepSettings as SleepSettingsValue } from '../../../shared/api.js';
@@ -11,6 +12,7 @@ const BOUNDS = {
   maxCallsPerNight: { min: 1, max: 10_000, integer: true, step: 1 },
   maxTokensPerNight: { min: 1_000, max: 100_000_000, integer: true, step: 1_000 },
 } as const;
+const NAP_QUIET_BOUNDS = { min: 1, max: 24 * 60, integer: true, step: 1 } as const;
 
 export function SleepSettings() {
   const { t } = useTranslation();
@@ -50,6 +52,24 @@ export function SleepSettings() {
           save={(n) => save({ [name]: n })}
         />
       ))}
+      <h3 className="subhead">{t('memory.napSubhead')}</h3>
+      <SwitchField
+        id={`${uid}-nap`}
+        testId="sleep-nap"
+        checked={sleep.nap}
+        onChange={(nap) => void save({ nap }).catch(() => {})}
+        label={t('memory.napSwitch')}
+        help={t('memory.napHelp')}
+      />
+      {sleep.nap && (
+        <NumberSetting
+          i18nKey="memory.sleepFields.napQuietMinutes"
+          testId="sleep-setting-napQuietMinutes"
+          bounds={NAP_QUIET_BOUNDS}
+          value={sleep.napQuietMinutes}
+          save={(n) => save({ napQuietMinutes: n })}
+        />
+      )}
     </div>
   );
 }
