@@ -1,6 +1,6 @@
 // Streaming chat over Anthropic's Messages API (`POST /v1/messages`).
-import { badResponseError, errorFromEvent, errorFromStream, streamEndedError, streamFailure, type ErrorContext } from './errors.js';
-import { fetchJson, httpSettings, openBody, parseAddress, type HttpSettings } from './http.js';
+import { badResponseError, errorFromEvent, errorFromStream, notAStreamError, streamEndedError, streamFailure, type ErrorContext } from './errors.js';
+import { fetchJson, httpSettings, keepHead, openBody, parseAddress, type HttpSettings } from './http.js';
 import { isRecord, parseJsonObject, parseToolArguments, text, type JsonObject } from './json.js';
 import { parseSse } from './sse.js';
 import type { ChatProvider, ChatTurn, ProviderOptions, StreamEvent, StreamRequest, Usage } from './types.js';
@@ -47,16 +47,20 @@ async function* streamMessages(settings: HttpSettings, options: ProviderOptions,
   try {
     const base = anthropicBaseUrl(options.baseUrl);
     context = { ...context, host: new URL(base).host };
-    const body = await openBody(settings, {
-      method: 'POST',
-      url: `${base}/messages`,
-      headers: headers(options.apiKey),
-      body: requestBody(request),
-      signal: request.signal,
-      context,
-    });
+    const { body, head } = keepHead(
+      await openBody(settings, {
+        method: 'POST',
+        url: `${base}/messages`,
+        headers: headers(options.apiKey),
+        body: requestBody(request),
+        signal: request.signal,
+        context,
+      }),
+    );
     const turn = new Turn(context);
+    let events = 0;
     for await (const sse of parseSse(body)) {
+      events++;
       if (sse.event === 'error') throw errorFromEvent(sse.data, context);
       for (const event of turn.apply(parseJsonObject(sse.data, context.host))) {
         textStreamed ||= event.type === 'text';
@@ -65,7 +69,7 @@ async function* streamMessages(settings: HttpSettings, options: ProviderOptions,
       if (turn.stopped) break;
     }
     // Anthropic sends no [DONE]: message_stop is the only proof that the reply is whole.
-    if (!turn.stopped) throw streamEndedError(context);
+    if (!turn.stopped) throw (events === 0 && notAStreamError(head(), context)) || streamEndedError(context);
     yield* turn.end();
   } catch (error) {
     throw streamFailure(error, context, textStreamed);

@@ -153,6 +153,33 @@ export function streamEndedError(ctx: ErrorContext): ProviderError {
   return new ProviderError('provider_bad_response', `The connection to ${ctx.host} ended before the reply was complete.`);
 }
 
+/**
+ * Why a "stream" that carried no event at all was not one, from its first bytes: an error sent as
+ * plain JSON with HTTP 200 (its own words, classified like any error), a web page (a proxy, a login
+ * portal, a wrong address), or other text. Undefined when the bytes were an event stream after all.
+ */
+export function notAStreamError(head: string, ctx: ErrorContext): ProviderError | undefined {
+  const text = head.trim();
+  if (text === '' || /^(data|event|id|retry):/m.test(text)) return undefined;
+  if (text.startsWith('{')) {
+    try {
+      const payload: unknown = JSON.parse(text);
+      if (payload && typeof payload === 'object' && 'error' in payload) return errorFromStream(payload, ctx);
+    } catch {
+      // Cut or not JSON: described as text below.
+    }
+  }
+  if (text.startsWith('<')) {
+    const title = /<title[^>]*>([^<]{1,120})<\/title>/i.exec(text)?.[1]?.trim();
+    return new ProviderError(
+      'provider_bad_response',
+      `The server at ${ctx.host} answered with a web page${title ? ` (“${title}”)` : ''}, not a model reply. Check the server address: it should be the model API's, like http://127.0.0.1:11434/v1.`,
+    );
+  }
+  const said = redact(text.replace(/\s+/g, ' ').slice(0, 200), ctx.apiKey);
+  return new ProviderError('provider_bad_response', `The server at ${ctx.host} answered “${said}” instead of a model reply.`);
+}
+
 export function badResponseError(ctx: ErrorContext, what: string): ProviderError {
   return new ProviderError('provider_bad_response', `The model server at ${ctx.host} sent a reply Anima couldn't use: ${what}.`);
 }

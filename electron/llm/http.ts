@@ -79,6 +79,25 @@ export async function openBody(settings: HttpSettings, request: HttpRequest): Pr
   }
 }
 
+/**
+ * Passes a body through, keeping its first bytes: when a "stream" turns out not to be one (an error
+ * as plain JSON with HTTP 200, a proxy's web page), what the server said is still there to report.
+ */
+export function keepHead(body: AsyncIterable<Uint8Array>, limit = 16_384): { body: AsyncGenerator<Uint8Array>; head: () => string } {
+  const kept: Uint8Array[] = [];
+  let size = 0;
+  async function* pass(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of body) {
+      if (size < limit) {
+        kept.push(chunk.subarray(0, limit - size));
+        size += Math.min(chunk.length, limit - size);
+      }
+      yield chunk;
+    }
+  }
+  return { body: pass(), head: () => Buffer.concat(kept).toString('utf8') };
+}
+
 /** A whole JSON response (model lists). */
 export async function fetchJson(settings: HttpSettings, request: HttpRequest): Promise<JsonObject> {
   const chunks: Uint8Array[] = [];

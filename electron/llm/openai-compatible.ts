@@ -1,8 +1,8 @@
 // Streaming chat over the OpenAI `/chat/completions` protocol, as spoken by OpenAI and by local
 // servers (Ollama, llama.cpp, vLLM, LM Studio). Each of them bends the protocol a little; the
 // quirks handled here are the ones in the wire captures (shared/fixtures/llm-wire/README.md).
-import { badResponseError, errorFromEvent, errorFromStream, streamEndedError, streamFailure, type ErrorContext } from './errors.js';
-import { fetchJson, httpSettings, openBody, parseAddress, type HttpSettings } from './http.js';
+import { badResponseError, errorFromEvent, errorFromStream, notAStreamError, streamEndedError, streamFailure, type ErrorContext } from './errors.js';
+import { fetchJson, httpSettings, keepHead, openBody, parseAddress, type HttpSettings } from './http.js';
 import { isRecord, parseJsonObject, parseToolArguments, text, type JsonObject } from './json.js';
 import { parseSse } from './sse.js';
 import { ProviderError, type ChatProvider, type ChatTurn, type ProviderOptions, type StreamEvent, type StreamRequest, type Usage } from './types.js';
@@ -43,17 +43,21 @@ async function* streamChat(settings: HttpSettings, options: ProviderOptions, req
   try {
     const base = openAiBaseUrl(options.baseUrl);
     context = { ...context, host: new URL(base).host };
-    const body = await openBody(settings, {
-      method: 'POST',
-      url: `${base}/chat/completions`,
-      headers: headers(options.apiKey),
-      body: requestBody(request),
-      signal: request.signal,
-      context,
-    });
+    const { body, head } = keepHead(
+      await openBody(settings, {
+        method: 'POST',
+        url: `${base}/chat/completions`,
+        headers: headers(options.apiKey),
+        body: requestBody(request),
+        signal: request.signal,
+        context,
+      }),
+    );
     const turn = new Turn(context);
     let sawDone = false;
+    let events = 0;
     for await (const sse of parseSse(body)) {
+      events++;
       if (sse.data === '[DONE]') {
         sawDone = true;
         break;
@@ -67,7 +71,7 @@ async function* streamChat(settings: HttpSettings, options: ProviderOptions, req
     // A stream that just stops is a failure, not a short answer. But a finish_reason means the
     // model finished: llama.cpp's tool-call capture ends right after its finish chunk, and what
     // follows (the usage chunk, [DONE]) adds nothing we cannot do without.
-    if (!sawDone && !turn.finished) throw streamEndedError(context);
+    if (!sawDone && !turn.finished) throw (events === 0 && notAStreamError(head(), context)) || streamEndedError(context);
     yield* turn.end();
   } catch (error) {
     throw streamFailure(error, context, textStreamed);
