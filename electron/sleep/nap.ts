@@ -49,6 +49,8 @@ export interface NapDeps extends BackgroundDeps {
   conversations: Conversations;
   store: MemoryStore;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** Hears how each nap ended (the benchmark counts them). Must not throw. */
+  onOutcome?: (conversationId: string, reason: NapReason, outcome: NapOutcome) => void;
 }
 
 const hasText = (m: TranscriptMessage) => m.replacedBy === null && (m.status === 'complete' || m.status === 'partial') && m.content.trim() !== '';
@@ -141,6 +143,7 @@ export class Napper {
         return { status: 'failed', error };
       })
       .then((outcome) => {
+        this.deps.onOutcome?.(conversationId, reason, outcome);
         if (reason === 'overflow' && !(outcome.status === 'done' && outcome.summarised) && outcome.status !== 'skipped') {
           this.pauseOverflow(conversationId);
         }
