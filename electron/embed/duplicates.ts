@@ -4,11 +4,13 @@
 //
 // A wrong merge loses a fact, a missed one costs a line (store.ts says the same of trigrams), and
 // sentence embeddings rate "X likes green tea" and "X likes black tea" as close as rewordings. So the
-// bar is high and two cheap guards stand in front of it: different numbers, or a negation on one side
-// only, are never the same memory.
+// bar is high and the same-fact rule's guard stands in front of it (memory/same-fact.ts differInFact,
+// the one the look-alike path uses too): different numbers, a negation on one side only, an antonym or
+// another name are never the same memory.
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type { MemoryType } from '../../shared/api.js';
 import type { ActiveVectors } from './active.js';
+import { differInFact } from '../memory/same-fact.js';
 import { castExpr, knnSql, predicate, vectorLiteral } from './vectors.js';
 
 /**
@@ -38,19 +40,8 @@ export async function duplicateProbes(active: ActiveVectors | null, contents: st
   });
 }
 
-const NUMBER = /\d+(?:[.,]\d+)*/g;
-const NEGATION = /\b(?:not|no|never|none|nobody|nothing|neither|nor|without)\b|n't\b|[不没別别未無无]/i;
-
-/** Numbers differ, or one says "not" and the other does not: different facts however close they sound. */
-export function differInFact(a: string, b: string): boolean {
-  const numbers = (s: string) =>
-    (s.match(NUMBER) ?? [])
-      .map((n) => n.replace(/,/g, ''))
-      .sort()
-      .join(' ');
-  if (numbers(a) !== numbers(b)) return true;
-  return NEGATION.test(a) !== NEGATION.test(b);
-}
+/** Numbers, a one-sided negation, an antonym or another name: different facts however close they sound (one guard for look-alikes and meanings). */
+export { differInFact };
 
 /**
  * The active memory of `type` whose vector (of the words it has now) is nearest to the save's and at

@@ -183,6 +183,11 @@ const NOT_NAMES = new Set([
 
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 
+/** A token of foldFact that is a CJK character. */
+export function isCjkToken(token: string): boolean {
+  return CJK.test(token);
+}
+
 interface Folded {
   /** The words and CJK characters that carry the claim, folded. */
   tokens: string[];
@@ -255,7 +260,11 @@ export function foldFact(text: string): Folded {
   const pieces: string[] = [];
   for (const word of raw) {
     if (CJK.test(word)) {
-      for (const ch of word) pieces.push(ch);
+      // One token per CJK character; a run of digits or Latin letters inside stays one token ("31岁": 31, 岁).
+      for (const piece of word.match(
+        /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu,
+      ) ?? [])
+        pieces.push(piece);
       continue;
     }
     if (/^\p{Lu}/u.test(word) && !NOT_NAMES.has(word.toLowerCase())) {

@@ -295,19 +295,23 @@ describe('prepared saves (the sleep cycle probes ahead, then writes in a short t
 
 describe('update, forget, pin', () => {
   it('journals only the fields that changed', async () => {
-    const { memory } = await store.create(fact('Mara lives in Shanghai.'));
-    const result = await store.update(memory.id, { content: 'Mara lives in Beijing.', validFrom: '2025-03-01' }, 'person', 'she moved');
-    expect(result).toMatchObject({ outcome: 'updated', memory: { content: 'Mara lives in Beijing.', validFrom: '2025-03-01T00:00:00.000Z' } });
+    // A wording fix (a new value for a slot is a supersede: same-slot.test.ts).
+    const { memory } = await store.create(fact('Mara plays the violin in a quartet.'));
+    const result = await store.update(memory.id, { content: 'Mara plays the violin in a string quartet.', validFrom: '2025-03-01' }, 'person', 'more exact');
+    expect(result).toMatchObject({
+      outcome: 'updated',
+      memory: { content: 'Mara plays the violin in a string quartet.', validFrom: '2025-03-01T00:00:00.000Z' },
+    });
     expect(changes[1]).toMatchObject({
       id: result.changeId,
       memoryId: memory.id,
       action: 'update',
       actor: 'person',
-      before: { content: 'Mara lives in Shanghai.', validFrom: null },
-      after: { content: 'Mara lives in Beijing.', validFrom: '2025-03-01T00:00:00.000Z' },
-      reason: 'she moved',
+      before: { content: 'Mara plays the violin in a quartet.', validFrom: null },
+      after: { content: 'Mara plays the violin in a string quartet.', validFrom: '2025-03-01T00:00:00.000Z' },
+      reason: 'more exact',
     });
-    const err = await rejection(store.update(memory.id, { content: 'Mara lives in Beijing.' }, 'person'));
+    const err = await rejection(store.update(memory.id, { content: 'Mara plays the violin in a string quartet.' }, 'person'));
     expect(err.message).toBe(`Nothing to change: memory ${memory.id} already says that.`);
   });
 
@@ -461,12 +465,12 @@ describe('undo', () => {
   });
 
   it('refuses to undo a change whose fields were changed again since', async () => {
-    const { memory } = await store.create(fact('Mara lives in Shanghai.'));
-    const first = await store.update(memory.id, { content: 'Mara lives in Hangzhou.' }, 'person');
-    await store.update(memory.id, { content: 'Mara lives in Beijing.' }, 'person');
+    const { memory } = await store.create(fact('Mara plays the violin.'));
+    const first = await store.update(memory.id, { content: 'Mara plays the violin well.' }, 'person');
+    await store.update(memory.id, { content: 'Mara plays the violin very well.' }, 'person');
     const err = await rejection(store.undo(first.changeId, 'person'));
     expect(err.code).toBe('conflict');
-    expect((await store.get(memory.id)).memory.content).toBe('Mara lives in Beijing.');
+    expect((await store.get(memory.id)).memory.content).toBe('Mara plays the violin very well.');
   });
 });
 

@@ -8,8 +8,10 @@ import type { Transaction } from '@electric-sql/pglite';
 import { ApiError, type Memory, type MemoryActor, type MemoryChange, type MemorySource, type MemoryType, type SaveMemoryResult } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { VectorSlot } from '../embed/active.js';
-import { compareFacts, differInFact } from './same-fact.js';
-import { duplicateProbes, vectorDuplicate, type ProbeVector } from '../embed/duplicates.js';
+import { compareFacts } from './same-fact.js';
+import { sameSlot } from './same-slot.js';
+import { probe, type Match } from './probe.js';
+import { duplicateProbes, type ProbeVector } from '../embed/duplicates.js';
 import * as reads from './reads.js';
 import type { ChangeWithText, MemoryFilter, MemoryOutline } from './reads.js';
 import {
@@ -39,13 +41,17 @@ import { checkContent, checkOwner, checkTime, checkType, checkValidity, checkWri
 export type { ChangeWithText, MemoryFilter, MemoryOutline } from './reads.js';
 export type { MemoryWrite } from './write-checks.js';
 export { namesWhose } from './write-checks.js';
+export { NEAR_DUPLICATE_SIMILARITY } from './probe.js';
 
 type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
 
 /** A save checked and probed ahead of its batch (MemoryStore.prepareCreates). */
 export interface PreparedCreate {
   write: CheckedWrite;
+  /** The active memory it updates (the same fact), or null. */
   duplicateId: number | null;
+  /** What the probe found: the same fact, a slot it gives a new value, a forgotten memory it would bring back, or nothing. */
+  match: Match;
   /** Repeats an earlier save of the same list: its duplicate is that one, known only once written. */
   probeAgain: boolean;
   /** Its vector for the near-duplicate check by meaning, when a model is set (a probe again inside the batch uses it). */
@@ -81,20 +87,6 @@ export interface MemoryPatch {
   validTo?: string | null;
 }
 
-/**
- * A save is a near-duplicate of an active memory of the same type when the two are identical up to
- * case, whitespace and punctuation (memory_dedupe_key, migration 003), or when same-fact.ts judges a
- * look-alike the same fact. Look-alikes are the memories whose pg_trgm similarity is at least this:
- * low enough to bring in restatements whose letters differ a lot ("doesn't" / "does not", "three" /
- * "3", "named" / "called": 0.55–0.75), since similarity alone decides nothing — "Anna" / "Hanna",
- * "is" / "is not allergic" and "7 am" / "9 am" score 0.8–0.9 and are other facts. bench:memory pairs
- * (dev): 0.5 and 0.6 join every restatement, 0.7 misses 2 of 12; each step down widens the index probe
- * (at 20k memories a save slowed markedly at 0.5), so 0.6.
- */
-export const NEAR_DUPLICATE_SIMILARITY = 0.6;
-/** Look-alikes judged per save, most similar first. */
-const LOOK_ALIKES = 20;
-
 export class MemoryStore {
   constructor(
     private readonly db: Database,
@@ -127,8 +119,7 @@ export class MemoryStore {
         create: (w) => this.createIn(tx, journal, checkWrite(w)),
         createPrepared: async (p) => {
           if (!probesHold || p.probeAgain) return this.createIn(tx, journal, p.write, undefined, p.vector);
-          const duplicate = p.duplicateId === null ? null : await findMemory(tx, p.duplicateId);
-          return this.createIn(tx, journal, p.write, { duplicate });
+          return this.createIn(tx, journal, p.write, p.match);
         },
         link: (olderId, newerId, actor, batchId, reason) => this.linkIn(tx, journal, olderId, newerId, actor, batchId, reason),
         expire: async (id, validTo, actor, batchId, reason) => {
@@ -180,30 +171,35 @@ export class MemoryStore {
         continue;
       }
       // A restatement of an earlier save in this list is probed again inside the batch, where it finds that one.
-      const repeat = earlier.some((e) => e.type === write.type && compareFacts(e.content, write.content) === 'same');
+      const repeat = earlier.some((e) => e.type === write.type && (compareFacts(e.content, write.content) === 'same' || sameSlot(e.content, write.content)));
       earlier.push(write);
       const vector = vectors.get(write) ?? null;
-      const duplicate = repeat ? null : await this.db.transaction((tx) => this.findDuplicate(tx, write.type, write.content, vector));
-      items.push({ write: { ...write, segmented: segmentForIndex(write.content) }, duplicateId: duplicate?.id ?? null, probeAgain: repeat, vector });
+      const match: Match = repeat ? { kind: 'new' } : await this.db.transaction((tx) => probe(tx, write, vector));
+      items.push({
+        write: { ...write, segmented: segmentForIndex(write.content) },
+        duplicateId: match.kind === 'same' ? match.memory.id : null,
+        match,
+        probeAgain: repeat,
+        vector,
+      });
     }
     return { mark, items };
   }
 
-  private async createIn(
-    tx: Transaction,
-    journal: Journal,
-    write: CheckedWrite,
-    known?: { duplicate: Memory | null },
-    vector?: ProbeVector | null,
-  ): Promise<SaveMemoryResult> {
-    const duplicate = write.keepApart
-      ? null
-      : known
-        ? known.duplicate?.status === 'active'
-          ? known.duplicate
-          : null
-        : await this.findDuplicate(tx, write.type, write.content, vector);
-    if (!duplicate) {
+  private async createIn(tx: Transaction, journal: Journal, write: CheckedWrite, known?: Match, vector?: ProbeVector | null): Promise<SaveMemoryResult> {
+    const match = known ?? (await probe(tx, write, vector));
+    // A forgotten fact an automatic writer would bring back: skipped quietly, nothing written or journalled.
+    if (match.kind === 'forgotten') return { memory: match.memory, outcome: 'skipped', skipped: 'forgotten', changeId: match.changeId };
+    if (match.kind === 'slot') {
+      // Probed ahead of the batch: the old one may have changed since (then this is a new memory).
+      const old = known ? await findMemory(tx, match.memory.id) : match.memory;
+      if (old?.status === 'active') {
+        const reason = write.reason ?? `replaces memory ${old.id}: the same slot, a new value`;
+        return this.supersedeIn(tx, journal, old.id, { ...write, reason }, write.pinned ? true : undefined, write.actor);
+      }
+    }
+    const duplicate = match.kind === 'same' ? (known ? await findMemory(tx, match.memory.id) : match.memory) : null;
+    if (!duplicate || duplicate.status !== 'active') {
       const memory = await this.insert(tx, write);
       const change = await journal(tx, memory.id, 'create', write.actor, null, snapshot(memory), write.batchId, write.reason);
       return { memory, outcome: 'created' as const, changeId: change.id };
@@ -271,6 +267,23 @@ export class MemoryStore {
       const next = { ...current, ...fields };
       checkOwner(next.type, next.content);
       checkValidity(next.validFrom, next.validTo);
+      // An edit that gives the same slot a new value ("lives in Brno" → "lives in Prague") is a new
+      // fact: the old one is superseded, kept and linked, not rewritten. A wording fix stays an edit.
+      if (fields.content !== undefined && sameSlot(current.content, fields.content)) {
+        const lower = fields.content.toLowerCase();
+        const write = checkWrite({
+          type: next.type,
+          content: fields.content,
+          validFrom: fields.validFrom,
+          validTo: fields.validTo,
+          source: actor === 'person' ? 'user' : current.source,
+          actor,
+          sourceMessageIds: current.sourceMessageIds,
+          entityNames: current.entityNames.filter((n) => lower.includes(n.toLowerCase())),
+          reason: reason ?? `edited to a new value: replaces memory ${id}`,
+        });
+        return this.supersedeIn(tx, journal, id, write, undefined, actor);
+      }
       const { before, after } = diff(current, fields);
       if (Object.keys(after).length === 0) invalid('content', `Nothing to change: memory ${id} already says that.`);
       const memory = await applyFields(tx, id, fields);
@@ -352,14 +365,17 @@ export class MemoryStore {
     const inheritsPin = old.pinned && askedPinned === undefined;
     const memory = await this.insert(tx, write, inheritsPin ? old.pinOrder : undefined);
     const created = await journal(tx, memory.id, 'create', actor, null, snapshot(memory), batchId, write.reason);
+    // The old one's valid time closes where the new one's starts (now, when it starts before the old one did).
+    const now = new Date().toISOString();
+    const closesAt = write.validFrom && (!old.validFrom || write.validFrom >= old.validFrom) ? write.validFrom : now;
     const { before, after } = diff(old, {
       status: 'superseded',
       supersededBy: memory.id,
-      validTo: write.validFrom ?? new Date().toISOString(),
+      validTo: old.validTo && old.validTo < closesAt ? old.validTo : closesAt,
     });
     await applyFields(tx, oldId, after);
     await journal(tx, oldId, 'supersede', actor, before, after, batchId, write.reason);
-    return { memory, outcome: 'created' as const, changeId: created.id };
+    return { memory, outcome: 'created' as const, changeId: created.id, superseded: oldId };
   }
 
   /**
@@ -487,38 +503,6 @@ export class MemoryStore {
       }
     }
     return result;
-  }
-
-  private async findDuplicate(tx: Transaction, type: MemoryType, content: string, vector?: ProbeVector | null): Promise<Memory | null> {
-    // Two index probes, each shaped so the planner cannot wander off to a full scan: computing
-    // similarity for every memory costs ~0.5 s at 30k memories in WASM. No ORDER BY … LIMIT on the
-    // first (it tempts the planner into walking the primary key); a materialised trigram probe on the
-    // second, so type and status filter only the few candidates it returns.
-    const twins = await tx.query<MemoryRow>(
-      `SELECT ${COLUMNS} FROM memories
-       WHERE status = 'active' AND type = $1 AND memory_dedupe_key(content) = memory_dedupe_key($2)`,
-      [type, content],
-    );
-    if (twins.rows.length) return toMemory(twins.rows.reduce((a, b) => (Number(b.id) < Number(a.id) ? b : a)));
-    // SET LOCAL: the connection is shared, and recall may tune the threshold for its own queries.
-    // The planner underrates the trigram index at a high threshold (it chose a scan 10× slower).
-    await tx.query(`SET LOCAL pg_trgm.similarity_threshold = ${NEAR_DUPLICATE_SIMILARITY}`);
-    await tx.query('SET LOCAL enable_seqscan = off');
-    const near = await tx.query<MemoryRow>(
-      `WITH candidates AS MATERIALIZED (SELECT id FROM memories WHERE content % $2)
-       SELECT ${COLUMNS} FROM memories
-       WHERE id IN (SELECT id FROM candidates) AND status = 'active' AND type = $1 AND similarity(content, $2) >= $3
-       ORDER BY similarity(content, $2) DESC, id LIMIT $4`,
-      [type, content, NEAR_DUPLICATE_SIMILARITY, LOOK_ALIKES],
-    );
-    await tx.query('SET LOCAL enable_seqscan = on');
-    const same = near.rows.find((row) => compareFacts(row.content, content) === 'same');
-    if (same) return toMemory(same);
-    // The same thing in other words (embed/duplicates.ts), when the save was embedded — never when a
-    // number, a negation, an antonym or a name tells them apart.
-    const similar = vector ? await vectorDuplicate(tx, type, content, vector) : null;
-    const found = similar === null ? null : await findMemory(tx, similar);
-    return found && !differInFact(found.content, content) ? found : null;
   }
 
   private async insert(tx: Queryable, w: CheckedWrite, inheritedPinOrder?: number | null): Promise<Memory> {

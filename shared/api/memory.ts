@@ -72,10 +72,19 @@ export interface ResidentPreview {
 }
 
 export interface SaveMemoryResult {
+  /** The memory written, updated — or, when skipped, the forgotten one the save would have brought back. */
   memory: Memory;
-  /** 'updated' when an active near-duplicate existed and was updated instead of adding a copy. */
-  outcome: 'created' | 'updated';
+  /**
+   * 'updated' when an active near-duplicate existed and was updated instead of adding a copy;
+   * 'skipped' when an automatic save (the sleep cycle) would have brought back a forgotten memory.
+   */
+  outcome: 'created' | 'updated' | 'skipped';
+  /** The journal entry undo takes back (for a skip: the forget that stands). */
   changeId: number;
+  /** The memory this one replaced: the same slot with a new value ("lives in Brno" → "lives in Prague"), linked and undoable. */
+  superseded?: number;
+  /** Why nothing was written. */
+  skipped?: 'forgotten';
 }
 
 const memoryId = z.number().int().positive();

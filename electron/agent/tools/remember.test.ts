@@ -86,7 +86,7 @@ describe('remember tool', () => {
 
   it('updates and forgets by id, in any form the model copies it', async () => {
     await tool.run({ action: 'save', type: 'world', content: 'Mara works at Fudan.' });
-    expect(await tool.run({ action: 'update', id: '[[anima:1]]', content: 'Mara works at Tongji.' })).toBe('Updated [[anima:1]].');
+    expect(await tool.run({ action: 'update', id: '[[anima:1]]', content: 'Mara works at Fudan University.' })).toBe('Updated [[anima:1]].');
     expect(await tool.run({ action: 'forget', id: '1' })).toBe(
       'Forgot [[anima:1]]. It is kept out of recall; the person can bring it back from the Memories view.',
     );
@@ -94,6 +94,18 @@ describe('remember tool', () => {
       'Error: Memory 1 is forgotten (expired); only active memories can be forgotten. Undo the forget to bring it back. Nothing was changed.',
     );
     expect(await tool.run({ action: 'update', id: 42, content: 'x' })).toBe('Error: There is no memory 42. Nothing was changed.');
+  });
+
+  it('says which memory a new value replaced, on save and on update', async () => {
+    await tool.run({ action: 'save', type: 'world', content: 'The person lives in Brno.' });
+    expect(await tool.run({ action: 'save', type: 'world', content: 'The person lives in Prague.' })).toBe(
+      'Saved as [[anima:2]]. It replaces [[anima:1]] ("The person lives in Brno.") with "The person lives in Prague.": the same fact with a new value. ' +
+        'The old memory is kept as history, linked to the new one; tell the person what you replaced — they can undo it in the Memories view.',
+    );
+    expect((await store.get(1)).memory).toMatchObject({ status: 'superseded', supersededBy: 2 });
+    expect(await tool.run({ action: 'update', id: 2, content: 'The person lives in Vienna.' })).toMatch(
+      /^Saved the new value as \[\[anima:3\]\]\. It replaces \[\[anima:2\]\] \("The person lives in Prague\."\) with "The person lives in Vienna\."/,
+    );
   });
 
   it('lists ids and one-line summaries, never whole bodies', async () => {

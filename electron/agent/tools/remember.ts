@@ -17,7 +17,7 @@ const DESCRIPTION = [
   'One fact per memory, a sentence or two, understandable on its own (use names, not "he" or "she").',
   'Opinions and preferences are first-person and say whose they are: "I prefer short answers" for your own; "Mara prefers green tea" or "The person thinks …" for someone else\'s.',
   'Never save a credential (password, API key, token, private key): save where it lives instead, e.g. "The work API key is in the password manager under \'Work\'".',
-  'Saving something an active memory already nearly says updates that memory instead of adding a copy.',
+  'Saving something an active memory already nearly says updates that memory instead of adding a copy; saving a new value for the same thing ("lives in Prague" after "lives in Brno") replaces the old memory, which is kept as history.',
   'update changes a memory by id; forget retires one that is wrong or no longer wanted (the person can bring it back); list shows ids and one-line summaries.',
   'When your reply uses a memory, cite it with [[anima:ID]] at the end of your reply.',
 ].join(' ');
@@ -84,6 +84,13 @@ function summaryLine(m: Memory): string {
 }
 
 export function rememberTool(store: MemoryStore, ctx: { sourceMessageId?: string }): { spec: ToolSpec; run(args: Record<string, unknown>): Promise<string> } {
+  /** Tells the model (and, through it, the person) which memory a new value replaced. */
+  const replaced = async (oldId: number, now: Memory): Promise<string> => {
+    const [old] = await store.getMany([oldId]);
+    const was = old ? ` ("${oneLine(old.content, 120)}")` : '';
+    return `It replaces [[anima:${oldId}]]${was} with "${oneLine(now.content, 120)}": the same fact with a new value. The old memory is kept as history, linked to the new one; tell the person what you replaced — they can undo it in the Memories view.`;
+  };
+
   const actions: Record<Action, (args: Record<string, unknown>) => Promise<string>> = {
     async save(args) {
       const type = optionalType(args.type);
@@ -105,6 +112,10 @@ export function rememberTool(store: MemoryStore, ctx: { sourceMessageId?: string
         sourceMessageIds: ctx.sourceMessageId ? [ctx.sourceMessageId] : [],
       });
       const marker = `[[anima:${result.memory.id}]]`;
+      if (result.outcome === 'skipped') {
+        return `Not saved: the person asked to forget ${marker}, which came from the same message and says the same. It stays forgotten; save it again only if the person says it anew.`;
+      }
+      if (result.superseded !== undefined) return `Saved as ${marker}. ${await replaced(result.superseded, result.memory)}`;
       return result.outcome === 'created'
         ? `Saved as ${marker}.`
         : `Updated ${marker} instead of adding a copy: an active memory already said nearly the same. It now reads: "${oneLine(result.memory.content, 160)}"`;
@@ -122,6 +133,7 @@ export function rememberTool(store: MemoryStore, ctx: { sourceMessageId?: string
         throw new BadArgs('Nothing to update: give the new content, type, validFrom or validTo.');
       }
       const result = await store.update(id, patch, 'companion');
+      if (result.superseded !== undefined) return `Saved the new value as [[anima:${result.memory.id}]]. ${await replaced(result.superseded, result.memory)}`;
       return `Updated [[anima:${result.memory.id}]].`;
     },
 

@@ -10,6 +10,7 @@ import edgePairs from './008_edge_pairs.sql';
 import embeddings from './009_embeddings.sql';
 import shownMemories from './010_shown_memories.sql';
 import rollingSummary from './011_rolling_summary.sql';
+import memoryTrgmDirect from './013_memory_trgm_direct.sql';
 
 export interface Migration {
   version: number;
@@ -29,4 +30,5 @@ export const migrations: Migration[] = [
   { version: 9, name: 'embeddings', sql: embeddings },
   { version: 10, name: 'shown_memories', sql: shownMemories },
   { version: 11, name: 'rolling_summary', sql: rollingSummary },
+  { version: 13, name: 'memory_trgm_direct', sql: memoryTrgmDirect },
 ];
