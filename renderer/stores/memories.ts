@@ -77,7 +77,7 @@ export interface MemoriesState extends SearchSlice<RecallHit> {
 export interface MemoryFlash {
   memoryId: number;
   /** An i18n key under memories.flash. */
-  key: 'created' | 'updatedInstead' | 'edited' | 'pinned' | 'unpinned' | 'restored' | 'undone';
+  key: 'created' | 'updatedInstead' | 'edited' | 'replaced' | 'pinned' | 'unpinned' | 'restored' | 'undone';
   /** The journal entry Undo takes back; null when there is nothing to undo. */
   changeId: number | null;
 }
@@ -277,7 +277,8 @@ export const useMemories = create<MemoriesState>()((set, get) => ({
 
   async update(input) {
     const result = await api().call('memories.update', input);
-    get().putMemory(result.memory);
+    // An edit to a new value comes back as the new memory that superseded the edited one.
+    get().putMemory(result.memory, result.superseded !== undefined);
     return result;
   },
 

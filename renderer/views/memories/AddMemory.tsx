@@ -17,7 +17,8 @@ export function AddMemory() {
       const result = await useMemories.getState().create({ type: draft.type, content: draft.text.trim(), ...(pinned ? { pinned: true } : {}) });
       const store = useMemories.getState();
       store.select(result.memory.id);
-      store.setFlash({ memoryId: result.memory.id, key: result.outcome === 'updated' ? 'updatedInstead' : 'created', changeId: result.changeId });
+      const key = result.superseded !== undefined ? 'replaced' : result.outcome === 'updated' ? 'updatedInstead' : 'created';
+      store.setFlash({ memoryId: result.memory.id, key, changeId: result.changeId });
     });
   };
 

@@ -30,7 +30,8 @@ function EditForm({ memory, onDone }: { memory: Memory; onDone: () => void }) {
     if (!('content' in patch) && !('type' in patch)) return onDone();
     await draft.run(async () => {
       const result = await useMemories.getState().update(patch);
-      useMemories.getState().setFlash({ memoryId: result.memory.id, key: 'edited', changeId: result.changeId });
+      // A new value for the same slot is a new memory that supersedes this one (kept, under Versions).
+      useMemories.getState().setFlash({ memoryId: result.memory.id, key: result.superseded !== undefined ? 'replaced' : 'edited', changeId: result.changeId });
       if (result.memory.id !== memory.id) useMemories.getState().select(result.memory.id);
       onDone();
     });
