@@ -1,5 +1,8 @@
+import { lintSource } from '@secretlint/core';
+import { creator as recommendedPreset } from '@secretlint/secretlint-rule-preset-recommend';
 import { describe, expect, it } from 'vitest';
-import { findSecret, SECRET_REFUSAL, secretRefusal } from './secret-filter.js';
+import { findSecret, matchSecretlint, normaliseForSecrets, SECRET_REFUSAL, secretRefusal } from './secret-filter.js';
+import { CONTROLS, CREDENTIALS } from './testing/secret-corpus.js';
 
 // Fake credentials are assembled at run time so no secret scanner mistakes this file for a leak.
 const chars = (n: number, seed = 7) => Array.from({ length: n }, (_, i) => 'aB3dE6gH9jK2mN5pQ8sT1vW4yZ7'[(i * seed) % 27]).join('');
@@ -59,5 +62,69 @@ describe('findSecret', () => {
     expect(SECRET_REFUSAL).toContain('Record where the credential lives');
     expect(SECRET_REFUSAL).toContain('never the credential itself');
     expect(secretRefusal({ kind: 'GitHub token' })).toBe(`${SECRET_REFUSAL} (Recognised: GitHub token.)`);
+  });
+});
+
+describe('the secret corpus', () => {
+  it('holds at least 80 credentials and 20 harmless controls', () => {
+    expect(CREDENTIALS.length).toBeGreaterThanOrEqual(80);
+    expect(CONTROLS.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it.each(CREDENTIALS.map((s) => [s.form, s.text]))('refuses a credential: %s', (_form, text) => {
+    expect(findSecret(text)).not.toBeNull();
+  });
+
+  it.each(CONTROLS.map((s) => [s.form, s.text]))('lets a control pass: %s', (_form, text) => {
+    expect(findSecret(text)).toBeNull();
+  });
+
+  it('names what it found, never the value', () => {
+    for (const s of CREDENTIALS) {
+      const hit = findSecret(s.text)!;
+      for (const word of s.text.split(/[\s"'=:,]+/).filter((w) => w.length >= 12 && /\d/.test(w))) expect(hit.kind).not.toContain(word);
+    }
+  });
+
+  // The rules run here synchronously, outside @secretlint/core: its own engine must find the same.
+  it('reports what @secretlint/core reports with the recommended preset, text by text', async () => {
+    const config = {
+      rules: [
+        {
+          id: recommendedPreset.meta.id,
+          rule: recommendedPreset,
+          rules: [{ id: '@secretlint/secretlint-rule-aws', options: { enableIDScanRule: true } }],
+        },
+      ],
+    };
+    let agreed = 0;
+    for (const s of [...CREDENTIALS, ...CONTROLS]) {
+      const content = normaliseForSecrets(s.text);
+      const core = await lintSource({
+        source: { content, filePath: 'note.txt', ext: '.txt', contentType: 'text' },
+        options: { config, noPhysicFilePath: true },
+      });
+      const ours = matchSecretlint(content);
+      expect({ form: s.form, found: ours !== null }).toEqual({ form: s.form, found: core.messages.length > 0 });
+      if (ours) expect(core.messages.map((m) => m.ruleId.replace(/^@secretlint\/secretlint-rule-/, ''))).toContain(ours.kind.split(':')[0]);
+      agreed++;
+    }
+    expect(agreed).toBe(CREDENTIALS.length + CONTROLS.length);
+  });
+
+  it('is cheap enough for every write: median well under a millisecond on the corpus', () => {
+    const texts = [...CREDENTIALS, ...CONTROLS].map((s) => s.text);
+    for (const t of texts) findSecret(t); // warm up the rules' regular expressions
+    const times: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (const t of texts) {
+        const start = performance.now();
+        findSecret(t);
+        times.push(performance.now() - start);
+      }
+    }
+    times.sort((a, b) => a - b);
+    // Generous against a busy machine: measured at about 0.01 ms (0.3 ms at the 95th percentile).
+    expect(times[times.length >> 1]).toBeLessThan(5);
   });
 });
