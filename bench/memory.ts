@@ -2,7 +2,7 @@
 // measured through the app's own code — MemoryStore.create (electron/memory/store.ts) for every write,
 // Recall.passive (electron/memory/recall/index.ts) with the default memory settings for every read.
 //   npm run bench:memory -- [--data DIR] [--pairs FILE] [--offtopic FILE] [--json OUT]
-//                           [--pair-db reset|fresh] [--observation-writes create|sleep]
+//                           [--pair-db reset|fresh] [--observation-writes create|sleep] [--holdout FILE,FILE]
 // DIR defaults to ../shared/bench/locomo/dev, FILE to ../shared/bench/memory/pairs-dev.json and
 // bench/data/offtopic.json.
 //
@@ -34,6 +34,10 @@
 //   file's store that holds at least one memory. A run is one (message, store) pair. any_rate: share
 //   of runs that injected ≥ 1 memory; injected_per_message: injected memories ÷ runs.
 //
+// --holdout names some of DIR's files (comma-separated, as listed there): the passive and off-topic
+// figures are then also printed for those files and for the rest apart (tune on one group, check on
+// the other); the JSON stays the figures of all files.
+//
 // Input files are checked first: a pairs or off-topic file that is missing, not JSON or not in its
 // format stops the bench (exit 2, with the place of the problem); a LoCoMo file that is not in the
 // format is skipped with the reason (exit 2 when none is left). Exit 1 when nothing could be
@@ -60,7 +64,7 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-let values: { data: string; pairs: string; offtopic: string; json?: string; 'pair-db': string; 'observation-writes': string };
+let values: { data: string; pairs: string; offtopic: string; json?: string; 'pair-db': string; 'observation-writes': string; holdout?: string };
 try {
   values = parseArgs({
     options: {
@@ -70,11 +74,12 @@ try {
       json: { type: 'string' },
       'pair-db': { type: 'string', default: 'reset' },
       'observation-writes': { type: 'string', default: 'create' },
+      holdout: { type: 'string' },
     },
   }).values as typeof values;
 } catch (err) {
   fail(
-    `${(err as Error).message}\nusage: npm run bench:memory -- [--data DIR] [--pairs FILE] [--offtopic FILE] [--json OUT] [--pair-db reset|fresh] [--observation-writes create|sleep]`,
+    `${(err as Error).message}\nusage: npm run bench:memory -- [--data DIR] [--pairs FILE] [--offtopic FILE] [--json OUT] [--pair-db reset|fresh] [--observation-writes create|sleep] [--holdout FILE,FILE]`,
   );
 }
 const pairDb = values['pair-db'];
@@ -248,6 +253,17 @@ for (const file of locomoFiles(dataDir)) {
   }
 }
 if (conversations.length === 0) fail(`--data: no file in ${dataDir} is a LoCoMo conversation`);
+const holdout = new Set(
+  (values.holdout ?? '')
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean),
+);
+for (const f of holdout) {
+  if (!conversations.some((c) => c.file === f))
+    fail(`--holdout: ${f} is not one of the LoCoMo files read from ${dataDir} (${conversations.map((c) => c.file).join(', ')})`);
+}
+if (holdout.size && holdout.size === conversations.length) fail('--holdout: every file is held out; leave at least one to compare with');
 
 // ---- the stores ----
 
@@ -582,6 +598,26 @@ for (const r of fileResults) {
     `${r.file.padEnd(fileWidth)}${clip(r.speakers, 21).padEnd(22)}${String(r.observations).padStart(6)}${String(r.merged.length).padStart(8)}${String(r.questions).padStart(11)}` +
       `${num(ratio(r.hits, r.questions)).padStart(10)}${num(ratio(r.evidenceInjected, r.injected)).padStart(11)}${num(ratio(r.offtopicAny, r.offtopicRuns)).padStart(14)}${r.writeMs.toFixed(0).padStart(10)}`,
   );
+}
+
+if (holdout.size) {
+  console.log('');
+  for (const [label, rows] of [
+    ['held out', fileResults.filter((r) => holdout.has(r.file))],
+    ['the rest', fileResults.filter((r) => !holdout.has(r.file))],
+  ] as const) {
+    const total = (f: (r: FileResult) => number) => rows.reduce((n, r) => n + f(r), 0);
+    const [q, hit, inj, ev] = [total((r) => r.questions), total((r) => r.hits), total((r) => r.injected), total((r) => r.evidenceInjected)];
+    const off = ratio(
+      total((r) => r.offtopicAny),
+      total((r) => r.offtopicRuns),
+    );
+    const files = rows.map((r) => r.file).join(', ');
+    console.log(
+      `${label} (${files}): questions ${q}, hit_rate ${num(ratio(hit, q))}, precision ${num(ratio(ev, inj))}, ` +
+        `injected_per_question ${num(ratio(inj, q), 2)}, off-topic any_rate ${num(off)}`,
+    );
+  }
 }
 
 const wrong = [...wrongMerges, ...missed];

@@ -6,7 +6,7 @@ import { memorySettings, modelSettings, sleepSettings, type MemorySettings, type
 export const DEFAULT_MEMORY_SETTINGS: MemorySettings = {
   passiveLimit: 5,
   passiveMinScore: 0,
-  passiveMinRelativeScore: 0.65,
+  passiveMinRelativeScore: 0.5,
   passiveMaxChars: 2000,
   passiveExcludeResident: true,
   residentTopN: 20,

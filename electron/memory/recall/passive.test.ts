@@ -169,7 +169,7 @@ describe('passive recall: the relevance rule', () => {
   });
 
   // The default settings (settings.ts DEFAULT_MEMORY_SETTINGS), as a turn runs them.
-  const defaults = { limit: 5, minScore: 0, minRelativeScore: 0.65, maxChars: 2000 };
+  const defaults = { limit: 5, minScore: 0, minRelativeScore: 0.5, maxChars: 2000 };
   const injected = async (query: string) => (await recall.passive({ ...defaults, query })).memories.map((m) => m.id);
 
   it('small talk injects nothing, even when a memory holds its one word', async () => {
@@ -207,5 +207,65 @@ describe('passive recall: the relevance rule', () => {
     expect(await injected('我的猫团子多大了？')).toEqual([ids.zhCat]);
     expect(await injected('小明喜欢喝什么茶？')).toEqual([ids.zhTea]);
     expect(await injected('你还记得我妹妹在哪里工作吗？')).toEqual([ids.zhSister]);
+  });
+});
+
+describe('passive recall: the default settings on memories of two people', () => {
+  let db: Database;
+  let recall: Recall;
+  let dir: string;
+  const ids: Record<string, number> = {};
+  beforeAll(async () => {
+    dir = tempDataDir('anima-passive-people-');
+    db = await openDatabase(dir, { template: dbTemplate() });
+    recall = new Recall({ db });
+    const store = new MemoryStore(db);
+    const save = async (name: string, type: MemoryType, content: string) => {
+      ids[name] = (await store.create({ type, content, source: 'light-sleep', actor: 'light-sleep' })).memory.id;
+    };
+    await save('natePrize', 'experience', 'Nate won a video game tournament and spent the prize on a tank for his turtles.');
+    await save('joannaPrize', 'experience', 'Joanna asked Nate about the tournament prize.');
+    await save('joannaScript', 'experience', 'Joanna finished her first screenplay and sent it to a film festival.');
+    await save('nateTurtles', 'world', 'Nate has three turtles and feeds them vegetables and insects.');
+    await save('sea', 'experience', 'Joanna swims in the sea every morning in summer.');
+    await save('hours', 'world', 'Nate streams his games 23 hours a week.');
+    await save('zhWeather', 'preference', '这个人不喜欢下雨的天气，下雨天总在家看书。');
+    await save('zhTea', 'preference', '小明喜欢喝绿茶，不喜欢咖啡。');
+  });
+  afterAll(async () => {
+    await db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  // DEFAULT_MEMORY_SETTINGS (electron/settings/settings.ts), as a turn runs them.
+  const defaults = { limit: 5, minScore: 0, minRelativeScore: 0.5, maxChars: 2000 };
+  const injected = async (query: string, limit = defaults.limit) => (await recall.passive({ ...defaults, limit, query })).memories.map((m) => m.id);
+
+  it('a question about someone brings the memory about them first, before one that only mentions them', async () => {
+    const question = 'What did Nate do with the tournament prize?';
+    // By words alone the shorter memory that mentions Nate ranks first…
+    const byWords = await recall.passive({ ...defaults, query: question, minRelativeScore: 0, minCoverage: 0 });
+    expect(byWords.memories.map((m) => m.id).slice(0, 2)).toEqual([ids.joannaPrize, ids.natePrize]);
+    // …the rule puts the memory about Nate before it.
+    expect((await injected(question)).slice(0, 2)).toEqual([ids.natePrize, ids.joannaPrize]);
+    expect(await injected(question, 1)).toEqual([ids.natePrize]);
+    expect(await injected('What does Nate feed his turtles?')).toEqual([ids.nateTurtles]);
+    expect(await injected('Where did Joanna send her screenplay?')).toEqual([ids.joannaScript]);
+    expect(await injected('小明喜欢喝什么？')).toEqual([ids.zhTea]);
+  });
+
+  it('small talk and unrelated tasks bring nothing in either language, even when they share a word with a memory', async () => {
+    for (const query of [
+      'how are you today?',
+      'write a haiku about the sea',
+      "what's 17 times 23?",
+      'Thanks, see you tomorrow!',
+      '你好',
+      '今天天气怎么样',
+      '谢谢，晚安！',
+      '帮我写一首关于下雨的诗',
+    ]) {
+      expect(await recall.passive({ ...defaults, query })).toEqual({ memories: [], text: '' });
+    }
   });
 });

@@ -7,7 +7,10 @@
 //   too makes that memory about the same someone;
 // - each hit: its score against the best hit's (the gap: a memory far below the best rides along on
 //   common words), how much of the message it answers (coverage, lexical-index.ts), how many of the
-//   message's words it shares, and its coverage against the best chosen one's.
+//   message's words it shares, and its coverage against the best chosen one's;
+// - the order the admitted hits are kept in: their score, their coverage, and whether the memory is
+//   about someone the message names ("What did Nate win?" is about Nate's doings more than about
+//   what Joanna said to Nate).
 // The thresholds and what they gave are in passive.ts beside PASSIVE_RELEVANCE.
 import { ENGLISH_STOP_WORDS, CJK_FUNCTION_CHARS } from './query.js';
 
@@ -37,6 +40,13 @@ export interface RelevanceRule {
   other: Tier[];
   /** A chosen memory keeps only if its coverage is at least this share of the best chosen one's. */
   coverageGap: number;
+  /**
+   * The order the admitted memories are taken in (the first `limit` are kept): score + coverageWeight ×
+   * coverage + aboutWeight when the memory is about someone the message names (its first word is that
+   * name: "Nate won…" for "What did Nate win?", not "Joanna thanked Nate…").
+   */
+  coverageWeight: number;
+  aboutWeight: number;
 }
 
 /** One hit as the rule sees it. */
@@ -158,23 +168,35 @@ function namesOneOf(memory: string, names: readonly string[]): boolean {
   return names.some((name) => new RegExp(`(?<!\\p{L})${escape(name)}(?!\\p{Ll})`, 'u').test(memory));
 }
 
+const FIRST_WORD = /^[\s"'“‘(]*([\p{L}\p{M}\p{N}-]+)/u;
+
+/** Whether the memory opens with one of the names (Mara …, Mara's …): it is about that someone. */
+function isAbout(memory: string, names: readonly string[]): boolean {
+  const first = FIRST_WORD.exec(memory)?.[1];
+  return first !== undefined && names.includes(first);
+}
+
 /**
- * The hits worth injecting, in their order. `minScore` and `minRelativeScore` are the person's
- * settings (absolute, and as a share of the best hit's score); the rest is the rule.
+ * The hits worth injecting (at most `limit`), best first. `minScore` and `minRelativeScore` are the
+ * person's settings (absolute, and as a share of the best hit's score); the rest is the rule.
  */
 export function chooseRelevant<T extends Candidate>(
   hits: readonly T[],
   message: MessageReading,
   rule: RelevanceRule,
-  o: { minScore: number; minRelativeScore: number },
+  o: { minScore: number; minRelativeScore: number; limit: number },
 ): T[] {
   if (message.smallTalk || hits.length === 0) return [];
-  const best = hits[0]!.score;
-  const chosen = hits.filter((h) => {
+  const best = Math.max(...hits.map((h) => h.score));
+  const admitted = hits.filter((h) => {
     if (h.score < o.minScore || h.score < o.minRelativeScore * best) return false;
     const tier = message.names.length && namesOneOf(h.text, message.names) ? rule.named : message.aboutSelf ? rule.self : rule.other;
     return tier.some((t) => h.shared >= t.shared && h.coverage >= t.coverage);
   });
+  const key = (h: T) => h.score + rule.coverageWeight * h.coverage + (message.names.length && isAbout(h.text, message.names) ? rule.aboutWeight : 0);
+  const keys = new Map(admitted.map((h) => [h, key(h)]));
+  // A stable sort: equal keys keep the search's order.
+  const chosen = [...admitted].sort((a, b) => keys.get(b)! - keys.get(a)!).slice(0, Math.max(0, o.limit));
   const bestCoverage = Math.max(0, ...chosen.map((h) => h.coverage));
   return chosen.filter((h) => h.coverage >= rule.coverageGap * bestCoverage);
 }
