@@ -76,6 +76,24 @@ describe('an automatic save of a forgotten fact', () => {
     expect((await store.create(sleep('The person likes green tea with honey in the evening.', ['m6']))).outcome).toBe('created');
   });
 
+  it('is skipped when deep sleep rewrites a forgotten profile from the same messages in other words', async () => {
+    const profile = (content: string, sources: string[]): MemoryWrite => ({
+      type: 'observation',
+      content,
+      source: 'deep-sleep',
+      actor: 'deep-sleep',
+      entityNames: ['Mara'],
+      sourceMessageIds: sources,
+      keepApart: true,
+    });
+    const old = await store.create(profile('Mara is a violinist in her 30s who plays in 2 quartets and lives in Shanghai.', ['m1', 'm2']));
+    await store.forget(old.memory.id, 'person');
+    const again = await store.create(profile('Mara, a musician of about 35, plays violin with 3 groups; she is based in Shanghai.', ['m2', 'm3']));
+    expect(again).toMatchObject({ outcome: 'skipped', memory: { id: old.memory.id } });
+    // About someone else, or from other messages: written.
+    expect((await store.create({ ...profile('Mara, a musician of about 35, plays violin with 3 groups.', ['m4']) })).outcome).toBe('created');
+  });
+
   it('is skipped in Chinese', async () => {
     const { id } = await forgotten('用户住在上海。');
     expect(await store.create(sleep('用户住在上海', ['m3']))).toMatchObject({ outcome: 'skipped', memory: { id } });

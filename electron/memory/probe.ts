@@ -52,6 +52,7 @@ export interface ProbeWrite {
   content: string;
   actor: MemoryActor;
   sourceMessageIds: string[];
+  entityNames?: string[];
   keepApart?: boolean;
 }
 
@@ -154,6 +155,15 @@ async function slotTwin(tx: Transaction, type: MemoryType, content: string): Pro
 }
 
 /**
+ * The same kind of memory about the same named things from the same messages — deep sleep's profile
+ * of an entity, rewritten each night in other words: the one the person forgot, made again.
+ */
+function sameSubject(old: Memory, w: ProbeWrite): boolean {
+  const key = (names: string[]) => [...new Set(names.map((n) => n.trim().toLowerCase()))].sort().join('\n');
+  return old.type === w.type && old.entityNames.length > 0 && key(old.entityNames) === key(w.entityNames ?? []);
+}
+
+/**
  * A memory the person (or the companion on their word) forgot that this automatic save would bring
  * back: the same fact (any source; from the look-alikes already probed), or a look-alike from the same
  * source messages. Forgotten means expired by a 'forget' that is the memory's latest journal entry (an
@@ -172,7 +182,11 @@ async function forgottenTwin(tx: Transaction, w: ProbeWrite, guard: 'all' | 'sam
       [w.content, w.sourceMessageIds],
     );
     for (const row of shared.rows) {
-      if (compareFacts(row.content, w.content) === 'same' || (row.sim >= FORGOTTEN_LOOK_ALIKE && !differInFact(row.content, w.content))) {
+      if (
+        compareFacts(row.content, w.content) === 'same' ||
+        (row.sim >= FORGOTTEN_LOOK_ALIKE && !differInFact(row.content, w.content)) ||
+        sameSubject(toMemory(row), w)
+      ) {
         candidates.push({ row, sameMessages: true, sim: row.sim });
       }
     }
