@@ -9,7 +9,8 @@
 //  - with room (the same files under an id the catalogue does not cap, config context 8,192; the
 //    graph has no position table, so longer inputs run): the model answers, and its answers go
 //    through the same JSON check as any provider's — invalid, one repair turn, invalid again,
-//    nothing saved, the chunk left for the next night (which the budget then stops).
+//    nothing saved, the night failed in words, the chunk left for the next night (which the budget
+//    then stops).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +23,7 @@ import { Conversations } from '../conversations/conversations.js';
 import type { Host } from '../host/types.js';
 import { unloadLocalModel } from '../llm/local.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
+import { UNUSABLE_ANSWERS } from './usable.js';
 
 const TINY_CHAT = fileURLToPath(new URL('../models/testing/models/anima-test/tiny-chat', import.meta.url));
 /** The same weights, installed under an id the catalogue does not list, so only config.json sets the context. */
@@ -222,13 +224,15 @@ describe('the same tiny model with room in its context (8,192 tokens) as the bac
     expect(repair.promptTokens).toBeGreaterThan(answer.promptTokens!);
   });
 
-  it('finishes the night: light sleep counts the invalid chunk and writes nothing; the other steps have nothing to do', () => {
+  it('fails the night at light sleep in words: every answer was unusable; the invalid chunk is counted, nothing written, the steps that need it skipped', () => {
+    // A night whose every call came back unusable did not work, and says so (a night with some usable
+    // answers is done and counts its invalid chunks: night-failed.test.ts).
     const { event, run } = first;
-    expect(event).toMatchObject({ status: 'done', error: null, sleepDay: TODAY });
-    expect(run).toMatchObject({ status: 'done', error: null });
+    expect(event).toMatchObject({ status: 'failed', error: 'light-sleep failed', sleepDay: TODAY });
+    expect(run).toMatchObject({ status: 'failed', error: 'light-sleep failed' });
     expect(stepOf(run, 'light-sleep')).toMatchObject({
-      status: 'done',
-      error: null,
+      status: 'failed',
+      error: UNUSABLE_ANSWERS,
       stats: expect.objectContaining({
         calls: 1,
         messages: 4,
@@ -239,12 +243,12 @@ describe('the same tiny model with room in its context (8,192 tokens) as the bac
         anchors: 0,
         imprints: 0,
         narratives: 0,
+        unusable_answers: 2,
+        failed_calls: 0,
       }),
     });
-    // Nothing was extracted, so nothing was asked of the model after light sleep.
-    expect(stepOf(run, 'deep-sleep')).toMatchObject({ status: 'done', stats: expect.objectContaining({ reviewed: 0, calls: 0 }) });
-    expect(stepOf(run, 'dream')).toMatchObject({ status: 'done', stats: { dreams: 0, nothing_to_dream: 1 } });
-    for (const id of ['memory-ref-sync', 'snapshot', 'mood-trend', 'digest']) expect(stepOf(run, id).status).toBe('done');
+    expect(stepOf(run, 'memory-ref-sync').status).toBe('done');
+    for (const id of STEPS_AFTER_LIGHT_SLEEP) expect(stepOf(run, id)).toMatchObject({ status: 'skipped', reason: 'needs light-sleep, which failed' });
   });
 
   it('saves nothing from the garbage and keeps every message', async () => {

@@ -14,6 +14,7 @@ import { digestStep } from './steps/digest.js';
 import { dreamStep } from './steps/dream.js';
 import { lightSleepStep, lightSleepWatermarks } from './steps/light-sleep.js';
 import { moodTrendStep, refSyncStep, snapshotStep } from './steps/simple.js';
+import { failWhenUnusable } from './usable.js';
 
 /** Why a cycle stopped when the app closed: the next launch resumes such a night at once. */
 export const CLOSING = 'the app was closing';
@@ -21,12 +22,14 @@ export const CLOSING = 'the app was closing';
 /** The whole night, in the order independent steps run (the digest last, to report on the rest). */
 export function buildSteps(deps: SleepStepDeps): SleepStep[] {
   const model = modelForRun(deps);
+  // A step that called the model and got nothing usable back failed, whatever it wrote (usable.ts).
+  const calling = (step: SleepStep) => failWhenUnusable(deps.db, step);
   return [
     refSyncStep(deps),
-    lightSleepStep(deps, model),
+    calling(lightSleepStep(deps, model)),
     snapshotStep(deps),
-    deepSleepStep(deps, model),
-    dreamStep(deps, model),
+    calling(deepSleepStep(deps, model)),
+    calling(dreamStep(deps, model)),
     moodTrendStep(deps),
     digestStep(deps),
   ];

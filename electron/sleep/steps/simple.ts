@@ -6,6 +6,7 @@ import { databaseDir, type Database } from '../../db/open.js';
 import { StepSkipped, type SleepStep, type StepContext } from '../dag.js';
 import { LIGHT_SLEEP } from './light-sleep.js';
 import type { SleepStepDeps } from './deps.js';
+import { dataFingerprint, pruneCopies, recordFingerprint, reusableCopy, snapshotName } from './snapshots.js';
 
 export const MEMORY_REF_SYNC = 'memory-ref-sync';
 export const MOOD_TREND = 'mood-trend';
@@ -136,8 +137,10 @@ export function snapshotsDir(dataDir: string): string {
 
 /**
  * A copy of the whole database before deep sleep changes anything (PGlite's own consistent dump, a
- * gzipped tarball that `loadDataDir` opens). The last few are kept. When the disk is nearly full the
- * snapshot is skipped with a warning rather than filling it: deep sleep's changes are all undoable.
+ * gzipped tarball that `loadDataDir` opens). The last few are kept, finished nights' before failed
+ * ones' (snapshots.ts); a retry of the same day with nothing changed reuses the day's copy. When the
+ * disk is nearly full the snapshot is skipped with a warning rather than filling it: deep sleep's
+ * changes are all undoable.
  */
 export function snapshotStep(deps: SleepStepDeps): SleepStep {
   return {
@@ -146,6 +149,9 @@ export function snapshotStep(deps: SleepStepDeps): SleepStep {
     async run(ctx): Promise<Record<string, number>> {
       const dir = snapshotsDir(deps.dataDir);
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+      // A retry of the same sleep day with nothing changed since its copy keeps that copy (no new one).
+      const same = await reusableCopy(ctx.db, dir, ctx.sleepDay, await dataFingerprint(ctx.db));
+      if (same) return { reused: 1, copy_of_run: same.runId };
       const dbBytes = dirBytes(databaseDir(deps.dataDir));
       // The dump is compressed, but size it as if it were not, plus room for the night's own writes.
       const needed = dbBytes + 256 * 1024 * 1024;
@@ -156,9 +162,10 @@ export function snapshotStep(deps: SleepStepDeps): SleepStep {
       }
       await waitForQuiet(deps, ctx);
       const started = performance.now();
+      const fingerprint = await dataFingerprint(ctx.db);
       const dump = (await deps.db.dumpDataDir('gzip')) as Blob;
       const bytes = Buffer.from(await dump.arrayBuffer());
-      const name = `${ctx.sleepDay}-run${ctx.runId}.tar.gz`;
+      const name = snapshotName(ctx.sleepDay, ctx.runId);
       const tmp = path.join(dir, `.${name}.partial`);
       // Written aside and renamed: a kill mid-write never leaves a truncated file that looks complete.
       const fd = fs.openSync(tmp, 'w', 0o600);
@@ -169,15 +176,10 @@ export function snapshotStep(deps: SleepStepDeps): SleepStep {
         fs.closeSync(fd);
       }
       fs.renameSync(tmp, path.join(dir, name));
-      const keep = deps.keepSnapshots ?? DEFAULT_KEEP_SNAPSHOTS;
-      const all = fs
-        .readdirSync(dir)
-        .filter((f) => f.endsWith('.tar.gz') && !f.startsWith('.'))
-        .map((f) => ({ f, t: fs.statSync(path.join(dir, f)).mtimeMs }))
-        .sort((a, b) => b.t - a.t || (a.f < b.f ? 1 : -1));
-      for (const old of all.slice(keep)) fs.rmSync(path.join(dir, old.f), { force: true });
+      await recordFingerprint(ctx.db, name, fingerprint);
+      const kept = await pruneCopies(ctx.db, dir, ctx.runId, deps.keepSnapshots ?? DEFAULT_KEEP_SNAPSHOTS);
       for (const f of fs.readdirSync(dir)) if (f.endsWith('.partial') && f !== path.basename(tmp)) fs.rmSync(path.join(dir, f), { force: true });
-      return { bytes: bytes.length, kept: Math.min(all.length, keep), ms: Math.round(performance.now() - started) };
+      return { bytes: bytes.length, kept, ms: Math.round(performance.now() - started), copy_of_run: ctx.runId };
     },
   };
 }

@@ -1,6 +1,8 @@
-// Pin review (no model): pins unused for a long while and memories cited often become proposals for
-// the person, who accepts or dismisses them in the digest — pins are the person's.
+// Pin review (no model): pins unused for a long while, pins carried for weeks and never cited, and
+// memories cited often become proposals for the person, who accepts or dismisses them in the digest —
+// pins are the person's.
 import { MAX_RESIDENT_PINNED } from '../../../memory/resident.js';
+import type { MemoryChange } from '../../../../shared/api.js';
 import type { StepContext } from '../../dag.js';
 import type { SleepStepDeps } from '../deps.js';
 
@@ -8,12 +10,40 @@ import type { SleepStepDeps } from '../deps.js';
 const STALE_PIN_DAYS = 45;
 const MUCH_USED_REFERENCES = 5;
 const MAX_PROPOSALS = 5;
+/**
+ * A pin carried this long and put before the model at least this often (injected_count counts every
+ * request that showed it) without one citation is weight in every prompt that earns nothing: proposed
+ * for unpinning, long before the 45-day rule would notice.
+ */
+export const CARRIED_PIN_DAYS = 21;
+export const CARRIED_PIN_SHOWN = 30;
+
+/** When a memory became pinned: the newest journal entry that left it pinned (a pin, or a save made pinned). */
+function pinnedSince(history: MemoryChange[], createdAt: string): string {
+  const last = history.filter((c) => c.after?.pinned === true && c.undoneBy === null).at(-1);
+  return last?.createdAt ?? createdAt;
+}
+
+/** Pins carried at least CARRIED_PIN_DAYS and shown at least CARRIED_PIN_SHOWN times, never cited; the most shown first. */
+export async function carriedUncitedPins(deps: SleepStepDeps, now: Date, limit: number): Promise<{ id: number; shown: number; days: number }[]> {
+  const { items } = await deps.store.list({ pinned: true, limit: 1_000 });
+  const out: { id: number; shown: number; days: number }[] = [];
+  for (const m of items) {
+    if (m.referenceCount > 0 || m.injectedCount < CARRIED_PIN_SHOWN) continue;
+    const { history } = await deps.store.get(m.id);
+    const days = Math.floor((now.getTime() - Date.parse(pinnedSince(history, m.createdAt))) / 86_400_000);
+    if (days >= CARRIED_PIN_DAYS) out.push({ id: m.id, shown: m.injectedCount, days });
+  }
+  return out.sort((a, b) => b.shown - a.shown || a.id - b.id).slice(0, limit);
+}
 
 /** Writes tonight's pin proposals (one open proposal per memory and action); returns how many are new. */
 export async function reviewPins(deps: SleepStepDeps, ctx: StepContext): Promise<number> {
   const now = deps.now();
   const pinned = await deps.store.pinnedCount();
   const stale = await deps.store.stalePins(now, STALE_PIN_DAYS, MAX_PROPOSALS);
+  const staleIds = new Set(stale.map((r) => r.id));
+  const carried = (await carriedUncitedPins(deps, now, MAX_PROPOSALS)).filter((r) => !staleIds.has(r.id));
   // Never propose more pins than the resident block carries (unpin proposals make room first).
   const room = Math.max(0, MAX_RESIDENT_PINNED - pinned);
   const used = await deps.store.muchCited(MUCH_USED_REFERENCES, Math.min(room, MAX_PROPOSALS));
@@ -23,6 +53,7 @@ export async function reviewPins(deps: SleepStepDeps, ctx: StepContext): Promise
       action: 'unpin',
       reason: r.lastCitedAt ? `not used since ${r.lastCitedAt.slice(0, 10)}` : 'pinned, but never used in a reply',
     })),
+    ...carried.map((r) => ({ id: r.id, action: 'unpin', reason: `carried for ${r.days} days and shown ${r.shown} times, never cited` })),
     ...used.map((r) => ({ id: r.id, action: 'pin', reason: `used in ${r.referenceCount} replies` })),
   ];
   let added = 0;

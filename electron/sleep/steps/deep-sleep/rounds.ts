@@ -11,18 +11,36 @@ import { contradictionAnswer, memoryLine, mergeAnswer, splitAnswer } from '../..
 import type { SleepStepDeps } from '../deps.js';
 import { pack, type Night, type RoundEnd } from './night.js';
 import type { Review } from './review.js';
+import type { MemoryOutline } from '../../../memory/store.js';
 
 /** Calls per round per night: with three rounds, deep sleep makes at most six calls a night. */
 export const MAX_CALLS_PER_ROUND = 2;
 /** Same-type pairs at least this similar (pg_trgm) are merge candidates; above NEAR_DUPLICATE_SIMILARITY saving already merges them. */
 const MERGE_SIMILARITY = 0.45;
 
-const CONTRADICTION_INSTRUCTIONS = `Each group below starts with a memory I wrote recently, followed by older memories that may be about
-the same thing. Find where they disagree or where something stopped being true. Answer {"operations": [...]} with
-{"op": "supersede", "older": id, "newer": id, "reason"} when the newer memory replaces the older one (the person moved,
-changed their mind, a fact was corrected), or {"op": "expire", "id", "validTo": "YYYY-MM-DD", "reason"} when a memory
-stopped being true at a known date without a replacement. Only real contradictions; memories that merely differ are fine.
-An empty list is a good answer when nothing disagrees.`;
+const CONTRADICTION_INSTRUCTIONS = `Each group below lists memories that may be about the same thing, oldest first. Which one is older
+is a matter of time, not of where it stands: compare the dates they were written, or, when both say from when they
+are true ("true from"), those dates. Find where they disagree or where something stopped being true. Answer
+{"operations": [...]} with {"op": "supersede", "older": id, "newer": id, "reason"} when the newer memory replaces the
+older one (the person moved, changed their mind, a fact was corrected), or {"op": "expire", "id", "validTo":
+"YYYY-MM-DD", "reason"} when a memory stopped being true at a known date without a replacement. Only real
+contradictions; memories that merely differ are fine. An empty list is a good answer when nothing disagrees.`;
+
+type Timed = Pick<MemoryOutline, 'validFrom' | 'createdAt'>;
+
+/**
+ * Which of two memories is older, by time and comparing like with like: when both say from when they
+ * are true, those dates; otherwise (or when those are the same) when each was written. Never one's
+ * valid_from against the other's creation time: a fact written long ago about last week is not newer
+ * than one written yesterday. Negative when `a` is older, positive when `b` is, 0 when they tie.
+ */
+export function olderFirst(a: Timed, b: Timed): number {
+  if (a.validFrom && b.validFrom) {
+    const byValid = Date.parse(a.validFrom) - Date.parse(b.validFrom);
+    if (byValid !== 0) return byValid;
+  }
+  return Date.parse(a.createdAt) - Date.parse(b.createdAt);
+}
 
 const SPLIT_INSTRUCTIONS = `Some memories below say several separate things at once. Split those into atomic memories, each one
 fact that stands on its own (names, not pronouns): {"splits": [{"id", "parts": [{"type", "content"}], "reason"}]}.
@@ -48,9 +66,13 @@ export async function contradictionRound(
   const groups: { id: number; text: string }[] = [];
   for (const id of review.order) {
     const others = (neighbours.get(id) ?? []).flatMap((n) => around.get(n) ?? []);
-    if (others.length) groups.push({ id, text: [memoryLine(review.memories.get(id)!), ...others.map((m) => memoryLine(m))].join('\n') });
+    // A neighbour may be newer than the memory under review (written later, or true from later): each
+    // group is listed oldest first by time, as the instructions say.
+    const members = [review.memories.get(id)!, ...others].sort(olderFirst);
+    if (others.length) groups.push({ id, text: members.map((m) => memoryLine(m)).join('\n') });
   }
   const shown = new Set([...review.memories.keys(), ...around.keys()]);
+  const outline = (id: number) => review.memories.get(id) ?? around.get(id);
   const round = pack(
     groups.map((g, i) => `### Group ${i + 1}\n${g.text}`),
     await night.budgetFor(CONTRADICTION_INSTRUCTIONS),
@@ -64,11 +86,17 @@ export async function contradictionRound(
     const answer = await ask('deep-sleep:contradictions', CONTRADICTION_INSTRUCTIONS, call.join('\n\n'), contradictionAnswer);
     for (const op of answer?.operations ?? []) {
       if (op.op === 'supersede') {
-        if (!shown.has(op.older) || !shown.has(op.newer)) {
+        if (!shown.has(op.older) || !shown.has(op.newer) || op.older === op.newer) {
           bump('refused');
           continue;
         }
-        if (await apply('superseded', (b, batch) => b.link(op.older, op.newer, 'deep-sleep', batch, op.reason).then(() => undefined))) ended.push(op.older);
+        // The code checks the order by time too: the memory that is newer by time replaces the older.
+        let { older, newer } = op;
+        if (olderFirst(outline(older)!, outline(newer)!) > 0) {
+          [older, newer] = [newer, older];
+          bump('reordered');
+        }
+        if (await apply('superseded', (b, batch) => b.link(older, newer, 'deep-sleep', batch, op.reason).then(() => undefined))) ended.push(older);
       } else {
         if (!shown.has(op.id)) {
           bump('refused');
