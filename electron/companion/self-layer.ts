@@ -1,7 +1,8 @@
 // The self layer: six identity blocks, written in the companion's own voice, carried by every model
 // call. Defaults are a starting personality the person can reshape in Settings → Companion.
-import { SELF_BLOCK_KEYS, type SelfBlock, type SelfBlockKey } from '../../shared/api.js';
+import { ApiError, SELF_BLOCK_KEYS, type SelfBlock, type SelfBlockKey } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
+import { findSecret } from '../memory/secret-filter.js';
 
 export const DEFAULT_SELF_BLOCKS: Record<SelfBlockKey, string> = {
   identity:
@@ -65,7 +66,17 @@ export class SelfLayer {
     return SELF_BLOCK_KEYS.filter((k) => byKey.has(k)).map((k) => toBlock(byKey.get(k)!));
   }
 
+  /** Saves a block; a block holding a credential is refused (ApiError naming `content`) and nothing changes. */
   async update(key: SelfBlockKey, content: string): Promise<SelfBlock> {
+    // Self blocks go into every model call: a credential here would be sent with every message.
+    const secret = findSecret(content);
+    if (secret) {
+      throw new ApiError(
+        'invalid_input',
+        `Not saved: the “${SELF_BLOCK_TITLES[key]}” block cannot hold credentials (passwords, API keys, tokens, private keys) — it is sent with every message. Remove it and say where it lives instead. (Recognised: ${secret.kind}.)`,
+        'content',
+      );
+    }
     const isDefault = content === DEFAULT_SELF_BLOCKS[key];
     const row = (
       await this.db.query<Row>(

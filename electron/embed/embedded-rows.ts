@@ -3,6 +3,7 @@
 // for the rows the backfill finds missing, and as SQL for the vectors of rows that no longer qualify.
 import type { Database } from '../db/open.js';
 import { RECALLED_DIARY_KINDS } from '../memory/recall/sidecar.js';
+import { findSecret } from '../memory/secret-filter.js';
 import { sqlLiteral, type EmbedSource } from './vectors.js';
 
 /** A row to embed, as queued (messages by id or seq) with its failures so far. */
@@ -18,7 +19,7 @@ export interface RowText {
   text: string;
 }
 
-/** The texts of the named rows that should have a vector, and the rows that must not have one. */
+/** The texts of the named rows that should have a vector, and the rows that must not have one (a credential among them). */
 export async function readRows(db: Database, items: Item[]): Promise<{ texts: RowText[]; drop: Record<EmbedSource, number[]> }> {
   const texts: RowText[] = [];
   const drop: Record<EmbedSource, number[]> = { message: [], memory: [], diary: [] };
@@ -64,7 +65,15 @@ export async function readRows(db: Database, items: Item[]): Promise<{ texts: Ro
       else texts.push({ source: 'diary', sourceId: Number(r.id), text: r.title ? `${r.title}\n${r.body}` : r.body });
     }
   }
-  return { texts, drop };
+  // A text holding a credential gets no vector (and loses one it had): a message keeps its words as
+  // written, but search by meaning never hands a credential back. The backfill meets it again only
+  // when it walks everything anew.
+  const kept = texts.filter((t) => {
+    if (!findSecret(t.text)) return true;
+    drop[t.source].push(t.sourceId);
+    return false;
+  });
+  return { texts: kept, drop };
 }
 
 /**

@@ -3,6 +3,7 @@
 // the co-mention edges, whose weight counts the texts that name both ends.
 import type { Transaction } from '@electric-sql/pglite';
 import { ApiError, type EntityKind } from '../../shared/api.js';
+import { findSecret } from '../memory/secret-filter.js';
 import { checkId, invalid } from './checks.js';
 import type { GraphContext, Log, Queryable } from './context.js';
 import { detectMentionsAsync, type MentionKind } from './mentions.js';
@@ -156,7 +157,9 @@ async function namesIn(
     const raw = typeof g === 'string' ? g : g?.name;
     const clean = typeof raw === 'string' ? cleanName(raw) : null;
     if (!clean) {
-      if (raw) log('info', `graph: skipped a given entity name that is not a name (${JSON.stringify(String(raw).slice(0, 40))})`);
+      // A credential is not quoted into the log.
+      const shown = findSecret(String(raw)) ? 'a credential' : JSON.stringify(String(raw).slice(0, 40));
+      if (raw) log('info', `graph: skipped a given entity name that is not a name (${shown})`);
       continue;
     }
     if (seen.has(clean.key)) continue;

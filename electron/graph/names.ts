@@ -1,6 +1,7 @@
 // Entity names: the key names are compared by, and the check every name the person types (or a
 // model gives) must pass before it becomes an entity, an alias or a rename.
 import { ApiError } from '../../shared/api.js';
+import { findSecret } from '../memory/secret-filter.js';
 import { MAX_NAME_CHARS } from './mentions.js';
 
 /**
@@ -32,13 +33,18 @@ function invalid(field: string, message: string): never {
 /**
  * A name as it will be stored, or ApiError('invalid_input') saying what is wrong with it: empty,
  * over 120 characters, no letter at all (emoji, punctuation), control or invisible formatting
- * characters, or one word in two look-alike scripts. Han beside Latin in separate words is fine
- * ("Ana 张").
+ * characters, one word in two look-alike scripts, or a credential (secret-filter.ts). Han beside
+ * Latin in separate words is fine ("Ana 张").
  */
 export function checkName(raw: unknown, field = 'name'): { name: string; key: string } {
   if (typeof raw !== 'string') invalid(field, 'A name must be text.');
   const name = raw.normalize('NFKC').replace(/\s+/g, ' ').trim();
   if (name === '') invalid(field, 'A name cannot be empty.');
+  // Names are shown on the map, in prompts and in exports: a credential never becomes one (and the
+  // refusal does not repeat it). Read as given, before spaces are collapsed: a key wrapped across
+  // lines is still one key.
+  const secret = findSecret(raw) ?? findSecret(name);
+  if (secret) invalid(field, `This is a credential, not a name (recognised: ${secret.kind}); names never hold passwords, keys or tokens.`);
   if (name.length > MAX_NAME_CHARS) invalid(field, `A name holds at most ${MAX_NAME_CHARS} characters; this one has ${name.length}.`);
   // Bidi overrides, zero-width characters and control characters make a name that displays as
   // something it is not.
