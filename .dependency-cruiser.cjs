@@ -73,8 +73,8 @@ module.exports = {
     {
       name: 'no-test-code-in-production',
       severity: 'error',
-      comment: 'Production code must not ship or depend on tests, fakes or test fixtures; only tests, bench/ and e2e/ may use them.',
-      from: { pathNot: [TEST, '^bench/', '^e2e/'] },
+      comment: 'Production code must not ship or depend on tests, fakes or test fixtures; only tests, bench/, e2e/ and test/ may use them.',
+      from: { pathNot: [TEST, '^bench/', '^e2e/', '^test/'] },
       to: { path: TEST },
     },
     {

@@ -8,7 +8,7 @@ import { defineConfig, globalIgnores } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-const TESTS = ['**/*.test.ts', '**/*.test.tsx', '**/testing/**', 'e2e/**'];
+const TESTS = ['**/*.test.ts', '**/*.test.tsx', '**/testing/**', 'e2e/**', 'test/**'];
 
 export default defineConfig(
   globalIgnores([
@@ -20,6 +20,7 @@ export default defineConfig(
     'playwright-report/',
     'e2e/screenshots/',
     'bench/results/',
+    'test/reliability/reports/',
     'electron/**/testing/models/',
   ]),
   js.configs.recommended,

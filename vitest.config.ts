@@ -18,6 +18,7 @@ export default defineConfig({
       'scripts/**/*.test.ts',
       'build/**/*.test.ts',
       'e2e/fake-llm/**/*.test.ts',
+      'test/**/*.test.ts',
     ],
     globalSetup: ['electron/testing/global-setup.ts'],
     // PGlite is WASM and memory-hungry: two workers on a two-core machine.

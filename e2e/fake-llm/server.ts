@@ -36,7 +36,17 @@ export type FakeResponse =
   /** Streams this text, then drops the connection without any terminator. */
   | { kind: 'cut'; text: string }
   /** Accepts the request and never answers (until close). */
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  /**
+   * Exactly these bytes, in these writes (a malformed stream: cut JSON, invalid UTF-8, HTML, a
+   * 200 with an error body…), under `status` (200) and `contentType` (an event stream); `end: false`
+   * drops the connection after the last write instead of ending the reply.
+   */
+  | { kind: 'raw'; writes: (string | Uint8Array)[]; status?: number; contentType?: string; delayMs?: number; end?: boolean }
+  /** An event stream of `: keep-alive` comments every `everyMs`, nothing else, until the client leaves (or close). */
+  | { kind: 'keepalive'; everyMs: number }
+  /** Text deltas of `text` every `everyMs` (0: as fast as the client reads), without end, until the client leaves (or close). */
+  | { kind: 'endless'; text: string; everyMs?: number };
 
 export interface FakeLlm {
   /** http://127.0.0.1:PORT */
@@ -166,6 +176,16 @@ class FakeLlmServer implements FakeLlm {
       }
       case 'hang':
         return; // close() drops the connection
+      case 'raw':
+        return sendRaw(res, reply);
+      case 'keepalive':
+        return sendForever(res, () => ': keep-alive\n\n', reply.everyMs);
+      case 'endless': {
+        const stream = textStream(dialect, info, [reply.text]);
+        res.writeHead(200, SSE_HEADERS);
+        for (const event of stream.opening) res.write(event);
+        return sendForever(res, () => stream.text[0]!, reply.everyMs ?? 0);
+      }
     }
   }
 }
@@ -258,4 +278,27 @@ function countWords(messages: unknown): number {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A `raw` reply: the writes as given, then an end or a dropped connection. */
+async function sendRaw(res: http.ServerResponse, reply: Extract<FakeResponse, { kind: 'raw' }>): Promise<void> {
+  res.writeHead(reply.status ?? 200, { ...SSE_HEADERS, 'content-type': reply.contentType ?? SSE_HEADERS['content-type'] });
+  for (const [i, chunk] of reply.writes.entries()) {
+    if (i > 0) await (reply.delayMs ? sleep(reply.delayMs) : new Promise((resolve) => setImmediate(resolve)));
+    if (res.destroyed) return;
+    await new Promise<void>((resolve) => res.write(chunk, () => resolve()));
+  }
+  if (reply.end === false) res.socket?.destroy();
+  else res.end();
+}
+
+/** Writes `event()` every `everyMs` (0: whenever the socket drains) until the client goes away or the server closes. */
+async function sendForever(res: http.ServerResponse, event: () => string, everyMs: number): Promise<void> {
+  if (!res.headersSent) res.writeHead(200, SSE_HEADERS);
+  while (!res.destroyed && !res.writableEnded) {
+    const flushed = res.write(event());
+    if (everyMs > 0) await sleep(everyMs);
+    else if (!flushed) await new Promise<void>((resolve) => res.once('drain', () => resolve()).once('close', () => resolve()));
+    else await new Promise((resolve) => setImmediate(resolve));
+  }
 }
