@@ -78,7 +78,8 @@ describe('GraphIndexer', () => {
     });
     await indexer.idle();
     expect(await names(db)).toEqual(['Ana', 'Mara', 'Nimbus Labs']);
-    await memories.update(memory.id, { content: 'Ana works at Orbit Co in Porto.' }, 'person');
+    // A rewording (a new value for "works at" alone would be a new memory superseding this one).
+    await memories.update(memory.id, { content: 'Ana, who lives in Porto, works at Orbit Co.' }, 'person');
     await indexer.idle();
     const rows = await db.query<{ name: string }>(
       'SELECT e.name FROM entity_mentions m JOIN entities e ON e.id = m.entity_id WHERE m.memory_id = $1 ORDER BY e.name',
