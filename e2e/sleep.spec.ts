@@ -2,13 +2,14 @@
 // conversations over three past days, the fake model answering every sleep prompt with schema-valid
 // JSON (e2e/fake-llm/sleep-responder.ts), and Chromium driving the Sleep, Diary and Dreams views —
 // a run in progress, the finished night as a DAG, the morning digest with undo, the audit log, the
-// diary by day with its mood chart, search and hide-with-undo, and the dreams.
+// diary by day with its mood chart, search and hide-with-undo, and the dreams — and a night the
+// background model answers in prose, which shows failed with why, and says so in the Diary and Dreams.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
-import { sleepResponder } from './fake-llm/sleep-responder.js';
+import { findTask, sleepResponder } from './fake-llm/sleep-responder.js';
 import { callApi, newDataDir, shot, startApp, type RunningApp } from './app.js';
 
 /** A LoCoMo conversation beside the repository (see ../shared/bench/locomo/README.md). */
@@ -238,4 +239,72 @@ test('the diary by day with its mood chart, search and hide-with-undo; the dream
   await expect(page.getByTestId('sleep-step').first()).toBeVisible();
   await expect(page.getByTestId('audit-row').first()).toBeVisible();
   await shot(page, 'sleep-dark');
+});
+
+test('a night the background model answers in prose: failed in the Sleep view with why, the calls and try again; the Diary and Dreams say so', async ({
+  page,
+}) => {
+  test.skip(!fs.existsSync(FIXTURE), `needs the LoCoMo fixture at ${FIXTURE}`);
+  test.setTimeout(240_000);
+  const a = await seededApp();
+  // A chatty model too small for the task: friendly prose, never the JSON asked for.
+  fake.respond = async (body) =>
+    findTask(body)
+      ? {
+          kind: 'text',
+          text: 'Sure! Here is a short summary of the conversations: they talked about painting and family. Let me know if you need more!',
+          chunks: 4,
+        }
+      : undefined;
+
+  await page.goto(a.url);
+  await page.getByTestId('nav-sleep').click();
+  await page.getByTestId('sleep-now').click();
+  const run = latestRun(page);
+  await expect(run).toHaveAttribute('data-status', 'failed', { timeout: 180_000 });
+  const light = run.locator('[data-testid="sleep-step"][data-step="light-sleep"]');
+  await expect(light).toHaveAttribute('data-status', 'failed');
+  const note = light.getByTestId('step-failed-note');
+  await expect(note).toHaveAttribute('data-kind', 'unusable');
+  await expect(note).toContainText('didn’t answer in the form I need — it may be too small for this');
+  for (const id of ['snapshot', 'deep-sleep', 'dream', 'mood-trend', 'digest']) {
+    await expect(run.locator(`[data-testid="sleep-step"][data-step="${id}"]`)).toHaveAttribute('data-status', 'skipped');
+  }
+  expect((await callApi(a, 'sleep.status')).lastRun.status).toBe('failed');
+  await light.scrollIntoViewIfNeeded();
+  await shot(page, 'sleep-failed');
+
+  // "See the calls": the audit log, showing the unusable answers.
+  await note.getByTestId('see-calls').click();
+  await expect(page.getByTestId('audit-filter')).toHaveAttribute('data-value', 'invalid');
+  await expect(page.getByTestId('audit-row').first()).toHaveAttribute('data-status', 'invalid');
+
+  // The Diary and Dreams are empty, and say why, with the way to Sleep.
+  await page.getByTestId('nav-diary').click();
+  const diaryWhy = page.getByTestId('diary-night-failed');
+  await expect(diaryWhy).toContainText('Last night didn’t work');
+  await expect(diaryWhy).toContainText('didn’t answer in the form I need');
+  await shot(page, 'diary-after-failed-night');
+  await page.getByTestId('nav-dreams').click();
+  await expect(page.getByTestId('dreams-night-failed')).toContainText('Last night didn’t work');
+
+  // In Chinese and the dark theme too.
+  await callApi(a, 'settings.update', { language: 'zh-CN', theme: 'dark' });
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await expect(page.getByTestId('dreams-night-failed')).toContainText('昨晚的睡眠没有成功');
+  await shot(page, 'dreams-after-failed-night-zh-dark');
+  await page.getByTestId('dreams-night-failed-open-sleep').click();
+  await expect(page.getByTestId('view-sleep')).toBeVisible();
+  await expect(latestRun(page).getByTestId('step-failed-note')).toContainText('后台模型没有按我需要的格式回答');
+  await latestRun(page).locator('[data-step="light-sleep"]').scrollIntoViewIfNeeded();
+  await shot(page, 'sleep-failed-zh-dark');
+
+  // Try again, with a model that answers properly: the same day finishes, and the Diary fills.
+  await callApi(a, 'settings.update', { language: 'en', theme: 'light' });
+  fake.respond = sleepResponder();
+  await latestRun(page).getByTestId('sleep-try-again').click();
+  await expect(latestRun(page)).toHaveAttribute('data-status', 'done', { timeout: 180_000 });
+  await page.getByTestId('nav-diary').click();
+  await expect(page.getByTestId('diary-day').first()).toBeVisible();
+  await expect(page.getByTestId('diary-night-failed')).toHaveCount(0);
 });

@@ -24,6 +24,7 @@ import './styles/sleep/diary.css';
 import './styles/sleep/dreams.css';
 import './styles/sleep/night.css';
 import './styles/sleep/digest-audit.css';
+import './styles/night-status.css';
 import './styles/graph/map.css';
 import './styles/graph/panel.css';
 

@@ -14,6 +14,8 @@ import { paragraphs } from '../../lib/days.js';
 import { arousalWord, moodColor, moodLabels, valenceWord } from '../../lib/mood.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { dayIsEmpty, hitDay, useDiary } from '../../stores/diary.js';
+import { useSleep } from '../../stores/sleep.js';
+import { LastNightFailed } from '../sleep/FailedNight.js';
 import { MoodChart } from './MoodChart.js';
 
 function MoodSwatch({ mood, size = 'large' }: { mood: Mood; size?: 'large' | 'small' }) {
@@ -219,6 +221,16 @@ function Empty() {
   const { t } = useTranslation();
   const words = useNextSleepWords();
   const auto = useApp((s) => s.settings?.sleep?.auto ?? true);
+  // The last night failed: say so and why, with the way to Sleep, rather than promise a night to come.
+  const failed = useSleep((s) => s.status.data?.lastRun?.status === 'failed');
+  if (failed) {
+    return (
+      <div className="diary-empty" data-testid="diary-empty" data-night="failed">
+        <Illustration view="diary" />
+        <LastNightFailed testId="diary-night-failed" />
+      </div>
+    );
+  }
   return (
     <div className="diary-empty" data-testid="diary-empty">
       <Illustration view="diary" />

@@ -11,6 +11,8 @@ import { SleepNowButton, useNextSleepWords } from '../../components/SleepNow.js'
 import { paragraphs } from '../../lib/days.js';
 import { useApp } from '../../stores/app.js';
 import { useDiary } from '../../stores/diary.js';
+import { useSleep } from '../../stores/sleep.js';
+import { LastNightFailed } from '../sleep/FailedNight.js';
 
 /** Arrow keys, Home and End move through the contents, as in any list. */
 function onListKey(e: KeyboardEvent<HTMLOListElement>) {
@@ -143,6 +145,16 @@ function Empty() {
   const { t } = useTranslation();
   const words = useNextSleepWords();
   const auto = useApp((s) => s.settings?.sleep?.auto ?? true);
+  // The last night failed: say so and why, with the way to Sleep, rather than promise a night to come.
+  const failed = useSleep((s) => s.status.data?.lastRun?.status === 'failed');
+  if (failed) {
+    return (
+      <div className="diary-empty" data-testid="dreams-empty" data-night="failed">
+        <Illustration view="dreams" />
+        <LastNightFailed testId="dreams-night-failed" />
+      </div>
+    );
+  }
   return (
     <div className="diary-empty" data-testid="dreams-empty">
       <Illustration view="dreams" />

@@ -11,6 +11,7 @@ import { LoadPanel } from '../../components/LoadPanel.js';
 import { currentLocale } from '../../i18n/index.js';
 import { formatCompact, formatDuration } from '../../lib/night.js';
 import { AUDIT_FILTERS, AUDIT_PAGE, useSleep } from '../../stores/sleep.js';
+import { AUDIT_ANCHOR } from './FailedNight.js';
 import { useStepName } from './RunLog.js';
 
 function StatusBadge({ status }: { status: AuditEntry['status'] }) {
@@ -159,7 +160,7 @@ export function AuditLog() {
   const to = audit.offset + audit.items.length;
 
   return (
-    <section className="sleep-card audit" data-testid="audit" aria-labelledby={titleId}>
+    <section className="sleep-card audit" id={AUDIT_ANCHOR} tabIndex={-1} data-testid="audit" aria-labelledby={titleId}>
       <div className="audit-head">
         <div>
           <h2 className="sleep-section-title" id={titleId}>

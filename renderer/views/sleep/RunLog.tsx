@@ -9,6 +9,7 @@ import { Icon } from '../../components/Icon.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
 import { currentLocale } from '../../i18n/index.js';
 import { useSleep } from '../../stores/sleep.js';
+import { FailedStepNote } from './FailedNight.js';
 import { durationMs, formatDuration, formatStat, layoutSteps, statChips, statLabel } from '../../lib/night.js';
 
 /** A step's name in words; an id the UI does not know yet is shown as it is. */
@@ -51,7 +52,7 @@ export function StatusIcon({ status }: { status: SleepStepStatus | SleepRun['sta
   }
 }
 
-function Steps({ run }: { run: SleepRun }) {
+function Steps({ run, latest }: { run: SleepRun; latest: boolean }) {
   const { t } = useTranslation();
   const stepName = useStepName();
   const locale = currentLocale();
@@ -95,7 +96,13 @@ function Steps({ run }: { run: SleepRun }) {
                   ))}
                 </ul>
               ) : null}
-              {step.error ? <p className="dag-error">{step.error}</p> : step.reason ? <p className="dag-reason">{step.reason}</p> : null}
+              {step.status === 'failed' ? (
+                <FailedStepNote step={step} latest={latest} />
+              ) : step.error ? (
+                <p className="dag-error">{step.error}</p>
+              ) : step.reason ? (
+                <p className="dag-reason">{step.reason}</p>
+              ) : null}
             </div>
           </li>
         );
@@ -131,10 +138,19 @@ function RunHead({ run, as = 'h3' }: { run: SleepRun; as?: 'h3' | 'span' }): Rea
 
 function RunCard({ run, latest }: { run: SleepRun; latest: boolean }) {
   const { t } = useTranslation();
+  const stepName = useStepName();
+  // A failed night names its failed steps in words (the host's "light-sleep failed" names ids).
+  const failed = run.status === 'failed' ? run.steps.filter((s) => s.status === 'failed').map((s) => stepName(s.stepId)) : [];
   const errorNote = run.error ? (
     <p className={`run-error${run.status === 'failed' ? ' is-failed' : ''}`} role="note">
       <Icon name="alert" size={15} />
-      <span>{run.status === 'stopped' ? t('sleep.stoppedBecause', { reason: run.error }) : run.error}</span>
+      <span>
+        {run.status === 'stopped'
+          ? t('sleep.stoppedBecause', { reason: run.error })
+          : failed.length
+            ? t('sleep.failed.stepsFailed', { steps: failed.join(', ') })
+            : run.error}
+      </span>
     </p>
   ) : null;
   if (latest) {
@@ -142,7 +158,7 @@ function RunCard({ run, latest }: { run: SleepRun; latest: boolean }) {
       <article className="run run-latest" data-testid="sleep-run" data-run-id={run.id} data-status={run.status}>
         <RunHead run={run} />
         {errorNote}
-        <Steps run={run} />
+        <Steps run={run} latest />
       </article>
     );
   }
@@ -152,7 +168,7 @@ function RunCard({ run, latest }: { run: SleepRun; latest: boolean }) {
         <RunHead run={run} as="span" />
       </summary>
       {errorNote}
-      <Steps run={run} />
+      <Steps run={run} latest={false} />
     </details>
   );
 }
