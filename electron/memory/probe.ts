@@ -41,6 +41,12 @@ export const FORGOTTEN_LOOK_ALIKE = 0.4;
 
 /** Who writes without the person: their saves never bring back what was forgotten (see automatic). */
 const AUTOMATIC: ReadonlySet<MemoryActor> = new Set(['light-sleep', 'deep-sleep', 'graph', 'system']);
+/**
+ * Whose saves supersede an active memory when they give its slot a new value. Not deep sleep's: it
+ * consolidates by its own explicit decisions (merge, split, the contradiction round's links), and a
+ * merged memory must not supersede one of the memories it is about to link.
+ */
+const SUPERSEDERS: ReadonlySet<MemoryActor> = new Set(['person', 'companion', 'light-sleep']);
 /** Forgets that stay forgotten: the person's own, and the companion's (it forgets when the person asks it to). */
 const FORGETTERS: MemoryActor[] = ['person', 'companion'];
 
@@ -86,7 +92,7 @@ export async function probe(tx: Transaction, w: ProbeWrite, vector?: ProbeVector
           near.filter((row) => row.status === 'expired'),
         );
   if (forgotten) return forgotten;
-  if (w.keepApart) return { kind: 'new' };
+  if (w.keepApart || !SUPERSEDERS.has(w.actor)) return { kind: 'new' };
   const slot = active.find((row) => sameSlot(row.content, w.content)) ?? (await slotTwin(tx, w.type, w.content));
   return slot ? { kind: 'slot', memory: toMemory(slot) } : { kind: 'new' };
 }

@@ -135,6 +135,13 @@ describe('through the memory store', () => {
     expect(await active()).toEqual(['The person works at Meta.']);
   });
 
+  it("leaves deep sleep's own writes to its explicit decisions (a merge must not supersede what it links)", async () => {
+    await store.create(fact('The person works at Google.', { source: 'light-sleep', actor: 'light-sleep' }));
+    const merged = await store.create(fact('The person works at Meta.', { source: 'deep-sleep', actor: 'deep-sleep' }));
+    expect(merged.superseded).toBeUndefined();
+    expect(await active()).toEqual(['The person works at Google.', 'The person works at Meta.']);
+  });
+
   it("a person's edit to a new value is a supersede; a wording fix stays an edit", async () => {
     const a = await store.create(fact('The person lives in Brno.'));
     const fixed = await store.update(a.memory.id, { content: 'The person lives in Brno, Czechia.' }, 'person');
