@@ -26,6 +26,13 @@
 //   waited behind a slow write or a busy event loop (PGlite runs on this thread) counts its wait.
 //   The same is measured for 3 s before the cycle, with nothing running. (Chatting on the cost
 //   folder would add messages for a later cycle to read, more of them the slower the machine.)
+// - Nap: on a third copy, each LoCoMo session is a chat day that ends with the person going quiet
+//   (sessions in time order; the clock at the session's end, then the quiet minutes later): the
+//   app's Napper is touched and its quiet check runs — the gates and one call when they pass —
+//   then the person leaves (a second trigger with nothing new). The fake model answers each nap with
+//   one memory from its most personal line. Then the same full cycles as above, so light sleep reads
+//   the days knowing what the naps kept. nap_calls_per_100_msgs = (nap + light-sleep calls) × 100 /
+//   messages: what daytime and nightly reading of the chat cost together (target ≤ 3).
 //
 // Numbers: per 100 messages and per sleep day (the LoCoMo turns; their distinct session dates);
 // own_ms_per_300_msgs = (Σ cycle wall time − Σ audited model time − Σ snapshot step time) × 300 /
@@ -44,6 +51,14 @@ import { openDatabase } from '../electron/db/open.js';
 import { Conversations } from '../electron/conversations/conversations.js';
 import { importLocomo, turnContent } from '../electron/conversations/import-locomo.js';
 import { createHost, type Host } from '../electron/host/index.js';
+import { SelfLayer } from '../electron/companion/self-layer.js';
+import { MemoryStore } from '../electron/memory/store.js';
+import { modelsDir, Providers } from '../electron/providers/providers.js';
+import { OwnerOnlyFileSecretStore } from '../electron/settings/secrets.js';
+import { SettingsStore } from '../electron/settings/settings.js';
+import { Napper, type NapOutcome } from '../electron/sleep/nap.js';
+import { TASK_PREFIX, TRANSCRIPT_LINE } from '../electron/sleep/schemas.js';
+import { startFakeLlm } from '../e2e/fake-llm/server.js';
 import { spawn } from 'node:child_process';
 import { locomoFiles, percentile, round } from './util.js';
 
@@ -77,6 +92,7 @@ const files = locomoFiles(dataDirIn);
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-bench-sleep-'));
 const costDir = path.join(scratch, 'cost');
 const chatDir = path.join(scratch, 'chat');
+const napDir = path.join(scratch, 'nap');
 const cleanup = () => fs.rmSync(scratch, { recursive: true, force: true });
 const t0 = performance.now();
 const warnings: string[] = [];
@@ -130,6 +146,7 @@ if (turns === 0) {
   process.exit(2);
 }
 fs.cpSync(costDir, chatDir, { recursive: true });
+fs.cpSync(costDir, napDir, { recursive: true });
 console.log(`loaded ${files.length - skippedFiles} file(s), ${turns} turns in ${(loadMs / 1000).toFixed(1)} s`);
 
 // The fake model runs in its own process, as a real model server would: its work (building answers,
@@ -191,8 +208,9 @@ async function openSession(dataDir: string): Promise<Session> {
   });
   const missing = (['sleep.now', 'sleep.runs', 'sleep.audit'] as const).filter((m) => typeof host.api[m] !== 'function');
   if (missing.length) fail(`The host does not implement ${missing.join(', ')} yet (shared/api.ts declares them): nothing to measure.`);
-  // Automatic runs off, so only "sleep now" runs; the night's budget as high as settings allow.
-  await host.api['settings.update']({ timeZone: 'UTC', sleep: { auto: false, maxCallsPerNight: 10_000, maxTokensPerNight: 100_000_000 } });
+  // Automatic runs off, so only "sleep now" runs; the night's budget as high as settings allow. Naps
+  // off: the chat probes' conversations would nap beside the cycle (the nap is measured on its own).
+  await host.api['settings.update']({ timeZone: 'UTC', sleep: { auto: false, maxCallsPerNight: 10_000, maxTokensPerNight: 100_000_000, nap: false } });
   const provider = await host.api['providers.save']({
     kind: 'openai-compatible',
     name: 'Fake sleep model',
@@ -442,6 +460,114 @@ const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   await stop();
 }
 await chat.host.close();
+
+// ---- the nap: each session a chat day that ends with the person going quiet ----
+interface NapStats {
+  sessions: number;
+  calls: number;
+  outcomes: Record<string, number>;
+  kept: number;
+  lightCalls: number;
+  cycles: number;
+}
+const napStats = await measureNaps();
+async function measureNaps(): Promise<NapStats> {
+  // The nap's answers come from a fake in this process (the one in its own process knows only the
+  // night's tasks); nothing here is timed.
+  const napModel = await startFakeLlm({ defaultChunkDelayMs: 0 });
+  napModel.respond = (body) => {
+    const prompt = String(((body as { messages?: { role: string; content: unknown }[] }).messages ?? []).findLast((m) => m.role === 'user')?.content ?? '');
+    return prompt.startsWith(`${TASK_PREFIX}nap`) ? { kind: 'text', text: JSON.stringify(napAnswerOf(prompt)) } : undefined;
+  };
+  const clock = { now: new Date() };
+  const outcomes: Record<string, number> = {};
+  let kept = 0;
+  const db = await openDatabase(napDir);
+  try {
+    const settings = new SettingsStore(db, () => {});
+    const providers = new Providers(db, new OwnerOnlyFileSecretStore(napDir), { modelsDir: modelsDir(napDir) });
+    const selfLayer = new SelfLayer(db);
+    await selfLayer.ensureDefaults();
+    const provider = await providers.save({
+      kind: 'openai-compatible',
+      name: 'Fake nap model',
+      baseUrl: `${napModel.url}/v1`,
+      model: 'fake-model',
+      ...(contextTokens !== undefined ? { contextTokens } : {}),
+    });
+    await settings.update({ chatProviderId: provider.id, timeZone: 'UTC', sleep: { auto: false, maxCallsPerNight: 10_000, maxTokensPerNight: 100_000_000 } });
+    const quietMs = (await settings.get()).sleep.napQuietMinutes * 60_000;
+    const napper = new Napper({
+      db,
+      providers,
+      settings,
+      selfLayer,
+      now: () => clock.now,
+      conversations: new Conversations(db),
+      store: new MemoryStore(db),
+      log: (level, message) => {
+        if (level !== 'info') warnings.push(`nap ${level}: ${message}`);
+      },
+      onOutcome: (_id, reason, outcome: NapOutcome) => {
+        const key = `${reason} ${outcome.status === 'skipped' ? `skipped (${outcome.why})` : outcome.status}`;
+        outcomes[key] = (outcomes[key] ?? 0) + 1;
+        if (outcome.status === 'done') kept += outcome.saved.length;
+      },
+    });
+    const sessions = (
+      await db.query<{ id: string; ended: Date }>(
+        `SELECT m.conversation_id AS id, max(m.created_at) AS ended FROM messages m JOIN conversations c ON c.id = m.conversation_id
+          WHERE c.kind = 'chat' GROUP BY m.conversation_id ORDER BY max(m.created_at), m.conversation_id`,
+      )
+    ).rows;
+    for (const s of sessions) {
+      clock.now = s.ended;
+      napper.touched(s.id);
+      clock.now = new Date(s.ended.getTime() + quietMs);
+      await napper.checkQuiet();
+      napper.leave(s.id);
+      await napper.current(s.id);
+    }
+    await napper.close();
+    const calls = Number((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM auto_llm_runs WHERE purpose = 'nap'`)).rows[0]!.n);
+    await db.close();
+    await napModel.close();
+
+    // The nights: the same full cycles as the cost run, now after the naps.
+    const night = await openSession(napDir);
+    const runIds: number[] = [];
+    for (let n = 1; n <= MAX_CYCLES; n++) {
+      const cycle = await runCycle(night, `after naps, cycle ${n}`);
+      runIds.push(cycle.runId);
+      const ls = cycle.run?.steps.find((x) => x.stepId === 'light-sleep')?.stats;
+      if (cycle.status !== 'stopped' && !((ls?.deferred_chunks ?? 0) > 0) && !((ls?.invalid_chunks ?? 0) > 0)) break;
+    }
+    let lightCalls = 0;
+    for (let offset = 0; ; offset += 200) {
+      const page = await night.host.api['sleep.audit']({ limit: 200, offset });
+      lightCalls += page.items.filter((a) => a.purpose === 'light-sleep' && a.runId !== null && runIds.includes(a.runId)).length;
+      if (page.items.length === 0 || offset + page.items.length >= page.total) break;
+    }
+    await night.host.close();
+    return { sessions: sessions.length, calls, outcomes, kept, lightCalls, cycles: runIds.length };
+  } catch (err) {
+    await napModel.close();
+    fail(`nap: ${(err as Error).message}`);
+  }
+}
+
+/** One memory from the nap prompt's most personal line (first person, longest), as a real model might keep. */
+function napAnswerOf(prompt: string): { memories: { type: 'world'; content: string; entities: string[]; sources: string[] }[] } {
+  const lines = prompt.split('\n').flatMap((l) => {
+    const m = TRANSCRIPT_LINE.exec(l);
+    return m && /\b(I|I'm|I've|my|me)\b/.test(m[4]!) ? [{ ref: m[1]!, speaker: m[3]!, text: m[4]! }] : [];
+  });
+  const best = lines.sort((a, b) => b.text.length - a.text.length)[0];
+  if (!best) return { memories: [] };
+  const sentence = (/^[^.!?]{20,}[.!?]/.exec(best.text)?.[0] ?? best.text).slice(0, 300);
+  return { memories: [{ type: 'world', content: `${best.speaker} said: ${sentence}`, entities: [best.speaker], sources: [best.ref] }] };
+}
+
 await fake.close();
 cleanup();
 
@@ -495,6 +621,17 @@ const result = {
   snapshot_ms: snapshots.length ? round(Math.max(...snapshots), 1) : 0,
   chat_write_ms_p95: nightFelt.length ? round(percentile(nightFelt, 95), 2) : 0,
   rows,
+  /** Nap and light-sleep calls together per 100 chat messages (the sessions napped as chat days, then the nights). */
+  nap_calls_per_100_msgs: per(napStats.calls + napStats.lightCalls, messages, 100),
+  nap: {
+    sessions: napStats.sessions,
+    nap_calls: napStats.calls,
+    light_sleep_calls: napStats.lightCalls,
+    nap_only_calls_per_100_msgs: per(napStats.calls, messages, 100),
+    light_sleep_calls_per_100_msgs: per(napStats.lightCalls, messages, 100),
+    memories_kept: napStats.kept,
+    outcomes: napStats.outcomes,
+  },
 };
 console.log(
   `\nwall ${(wallMs / 1000).toFixed(2)} s = model ${(modelMs / 1000).toFixed(2)} s (${calls.length} audited calls) + snapshots ${(snapshotTotal / 1000).toFixed(2)} s` +
@@ -524,6 +661,12 @@ nightLog.ms.forEach((ms, i) => slot(nightLog.msStep[i]!).ms.push(ms));
 for (const [step, b] of bySteps) console.log(`    while ${step}: felt ${dist(b.felt)} (${b.felt.length}); own ${dist(b.ms)} (${b.ms.length})`);
 console.log(
   `  event loop delay during the cycle: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p95 ${(loopDelay.percentile(95) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms`,
+);
+console.log(
+  `\nnap: ${napStats.sessions} sessions as chat days, each ending quiet: ${napStats.calls} nap calls (${Object.entries(napStats.outcomes)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')}), ${napStats.kept} memories kept; then ${napStats.cycles} cycle(s) with ${napStats.lightCalls} light-sleep calls` +
+    ` → nap + light sleep ${result.nap_calls_per_100_msgs} calls per 100 messages (nap ${result.nap.nap_only_calls_per_100_msgs}, light sleep ${result.nap.light_sleep_calls_per_100_msgs}; target ≤ 3)`,
 );
 if (refusals.length) console.log(`refused by the steps (${refusals.length}):\n  ${refusals.slice(0, 8).join('\n  ')}`);
 if (warnings.length) console.log(`host log (${warnings.length}):\n  ${warnings.slice(0, 10).join('\n  ')}`);

@@ -141,7 +141,8 @@ describe('the nap through the host', () => {
     const after = await memoriesLike(host, 'oat milk');
     expect(after.filter((m) => m.status === 'active')).toHaveLength(1);
     expect(after[0]!.id).toBe(kept!.id);
-  });
+    // A whole night runs here (its snapshot waits for the chat to have been quiet a few seconds).
+  }, 120_000);
 
   it('naps only a conversation the person chatted in, once per stretch', async () => {
     const clock = { now: NOON };
@@ -158,6 +159,8 @@ describe('the nap through the host', () => {
     await host.api['conversations.leave']({ id: chatted });
     await say(host, untouched, 'hello');
     expect(napRequests()).toHaveLength(1);
+    // A conversation that does not exist is an error in words, and nothing happens.
+    await expect(host.api['conversations.leave']({ id: '00000000-0000-4000-8000-000000000000' })).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('writes a rolling summary of the turns leaving the window, and the next request carries it', async () => {
@@ -196,7 +199,7 @@ describe('the nap through the host', () => {
     expect(system.slice(firstSystem.length)).toBe(`\n\n${EARLIER_HEADING}\n${SUMMARY}`);
     expect(carried.some((m) => m.content.includes('My name is Ada'))).toBe(false);
     expect(carried.filter((m) => m.role === 'system')).toHaveLength(1);
-  });
+  }, 120_000);
 });
 
 describe('the nap on its own', () => {
@@ -275,7 +278,7 @@ describe('the nap on its own', () => {
     expect(await on.napper.nap(a, 'leave')).toMatchObject({ status: 'done' });
     expect(await on.napper.nap(b, 'leave')).toEqual({ status: 'skipped', why: 'budget' });
     expect(napRequests()).toHaveLength(1);
-  });
+  }, 60_000);
 
   it('audits a prose answer as invalid, saves nothing and never throws', async () => {
     const clock = { now: NOON };

@@ -23,6 +23,7 @@ export const conversationsHandlers = (s: HostServices): DomainHandlers<'conversa
       return result;
     },
     'conversations.leave': async ({ id }) => {
+      await s.conversations.get(id);
       s.napper.leave(id);
       return { ok: true };
     },
