@@ -3,7 +3,8 @@
 // through the real clients of both wire protocols against the loopback fake server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
-import { createProvider, ProviderError, type ProviderKind } from './index.js';
+import type { ProviderKind } from '../../shared/api.js';
+import { createProvider, ProviderError } from './index.js';
 
 let fake: FakeLlm;
 beforeAll(async () => {
