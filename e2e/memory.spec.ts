@@ -100,3 +100,31 @@ test('the Pins view lists pins in order and previews what the companion carries'
     .toBe(true);
   await shot(page, 'memory-pins');
 });
+
+test('Settings → Memory shows the nap switch and its quiet minutes, in both languages', async ({ page }) => {
+  await page.goto(app.url);
+  await page.getByTestId('nav-settings').click();
+  await page.getByTestId('settings-memory').click();
+  const nap = page.getByTestId('sleep-nap');
+  await expect(nap).toBeChecked();
+  const minutes = page.getByTestId('sleep-setting-napQuietMinutes');
+  await expect(minutes).toHaveValue('10');
+  await minutes.fill('25');
+  await minutes.press('Enter');
+  await expect.poll(async () => (await callApi(app, 'settings.get', {})).sleep.napQuietMinutes).toBe(25);
+  await nap.scrollIntoViewIfNeeded();
+  await shot(page, 'settings-memory-nap');
+
+  // Off: no nap, and the minutes go away with it; kept after a reload.
+  await nap.click();
+  await expect.poll(async () => (await callApi(app, 'settings.get', {})).sleep.nap).toBe(false);
+  await expect(page.getByTestId('sleep-setting-napQuietMinutes')).toHaveCount(0);
+  await callApi(app, 'settings.update', { language: 'zh-CN', theme: 'dark' });
+  await page.reload();
+  await page.getByTestId('nav-settings').click();
+  await page.getByTestId('settings-memory').click();
+  await expect(page.getByTestId('sleep-nap')).not.toBeChecked();
+  await expect(page.getByTestId('sleep-settings')).toContainText('对话安静下来时小憩一下');
+  await page.getByTestId('sleep-nap').scrollIntoViewIfNeeded();
+  await shot(page, 'settings-memory-nap-zh-dark');
+});
