@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatTurn } from './types.js';
-import { ContextOverflowError, estimateTokens, fitToContext } from './context.js';
+import { ContextOverflowError, estimateTokens, fitToContext, historyBudget, turnsBeyond } from './context.js';
 
 function conversation(n: number): ChatTurn[] {
   return Array.from({ length: n }, (_, i): ChatTurn =>
@@ -48,5 +48,24 @@ describe('fitToContext', () => {
     } catch (err) {
       expect((err as ContextOverflowError).needed).toBe(10_004);
     }
+  });
+});
+
+describe('turns about to leave the window', () => {
+  const turn = (n: number): ChatTurn => ({ role: n % 2 ? 'assistant' : 'user', content: `${n} ${'word '.repeat(36)}` });
+  const history = Array.from({ length: 20 }, (_, n) => turn(n));
+
+  it('counts the oldest turns beyond a share of the history budget, as fitToContext would drop them', () => {
+    const system = 'Be kind.';
+    const budget = historyBudget(system, 1024);
+    // fitToContext drops the turns beyond the whole budget (and a reply left leading the history)…
+    const beyond = turnsBeyond(history, budget);
+    expect(beyond).toBeGreaterThan(0);
+    expect(fitToContext(system, history, 1024).dropped - beyond).toBeOneOf([0, 1]);
+    // …and a smaller share says which turns go next: more of them, the oldest first.
+    const soon = turnsBeyond(history, budget * 0.5);
+    expect(soon).toBeGreaterThan(turnsBeyond(history, budget));
+    expect(soon).toBeLessThan(history.length);
+    expect(turnsBeyond(history, 1e9)).toBe(0);
   });
 });
