@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Page } from '@playwright/test';
+import { test as base, expect, type Page } from '@playwright/test';
 
 export interface RunningApp {
   url: string;
@@ -86,3 +86,35 @@ export async function shot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false, animations: 'disabled' });
 }
+
+// ---- Content-Security-Policy violations fail the test -----------------------------------------
+
+/**
+ * Every CSP violation on `page`, as the browser reports it: the `securitypolicyviolation` event in
+ * each document (directive, what was blocked, where) and Chromium's console error for the same.
+ */
+export async function watchCsp(page: Page): Promise<() => string[]> {
+  const violations: string[] = [];
+  await page.exposeFunction('__animaCspViolation', (report: string) => violations.push(report));
+  // A string: the root tsconfig has no DOM types, and this runs in the page, before its own scripts.
+  await page.addInitScript(`document.addEventListener('securitypolicyviolation', (e) => {
+    window.__animaCspViolation(e.effectiveDirective + ' blocked ' + (e.blockedURI || 'inline') + ' at ' + e.sourceFile + ':' + e.lineNumber + ' ' + e.sample);
+  });`);
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) violations.push(message.text());
+  });
+  return () => [...violations];
+}
+
+/**
+ * `test` with every page watched: a test that ends with a CSP violation on its page fails, naming
+ * it (an inline <style> a library injects, a style="" attribute in HTML, a script from elsewhere).
+ */
+export const test = base.extend<{ page: Page }>({
+  page: async ({ page }, use) => {
+    const violations = await watchCsp(page);
+    await use(page);
+    expect(violations(), 'Content-Security-Policy violations on the page').toEqual([]);
+  },
+});
+export { expect };

@@ -1,9 +1,9 @@
 // A newcomer's path, end to end: the real app in browser mode (its own process, real PGlite on
 // disk), Chromium driving the real UI, and a loopback fake model server speaking the OpenAI wire
 // protocol. Screenshots of every view go to e2e/screenshots/.
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
-import { callApi as api, newDataDir, shot, startApp, type RunningApp } from './app.js';
+import { callApi as api, expect, newDataDir, shot, startApp, test, type RunningApp } from './app.js';
 
 let fake: FakeLlm;
 const apps: RunningApp[] = [];

@@ -4,8 +4,8 @@
 // their valid times, rename / another name / "these are the same" / hide, each with Undo, the kind
 // filters, the time slider, both themes — and a generated graph of 2,000 entities and 10,000 edges
 // for a timed first paint, then past the drawing limit for the neighbourhood ("ego") mode.
-import { expect, test, type Page } from '@playwright/test';
-import { callApi, newDataDir, shot, startApp, type RunningApp } from './app.js';
+import type { Page } from '@playwright/test';
+import { callApi, expect, newDataDir, shot, startApp, test, type RunningApp } from './app.js';
 
 type Kind = 'person' | 'place' | 'org' | 'thing' | 'topic' | 'self' | 'user';
 interface FixtureEntity {

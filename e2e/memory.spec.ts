@@ -1,8 +1,7 @@
 // What the companion remembers, as a person sees it: citation chips and the "remembered" line in
 // chat, the Memories card index with its history and undo, and the Pins view with the resident block.
-import { expect, test } from '@playwright/test';
 import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
-import { callApi, newDataDir, shot, startApp, type RunningApp } from './app.js';
+import { callApi, expect, newDataDir, shot, startApp, test, type RunningApp } from './app.js';
 
 let fake: FakeLlm;
 let app: RunningApp;

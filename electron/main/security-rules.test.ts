@@ -78,7 +78,6 @@ describe('app URLs and navigation', () => {
     for (const directive of [
       "default-src 'self'",
       "script-src 'self'",
-      "style-src 'self' 'unsafe-inline'",
       "img-src 'self' data:",
       "connect-src 'self'",
       "object-src 'none'",
@@ -88,6 +87,9 @@ describe('app URLs and navigation', () => {
       expect(CONTENT_SECURITY_POLICY.split('; ')).toContain(directive);
     }
     expect(CONTENT_SECURITY_POLICY).not.toContain('unsafe-eval');
+    // Styles only from the bundle (and cytoscape's one stylesheet by hash: shared/csp.test.ts).
+    expect(CONTENT_SECURITY_POLICY).not.toContain('unsafe-inline');
+    expect(CONTENT_SECURITY_POLICY.split('; ').find((d) => d.startsWith('style-src '))).toMatch(/^style-src 'self' 'sha256-[\w+/]+={0,2}'$/);
   });
 });
 
