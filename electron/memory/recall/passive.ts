@@ -63,7 +63,8 @@ export const DEFAULT_PASSIVE_TIMEOUT_MS = 250;
  * one fell 0.015), precision fell 0.008–0.031 (lowest 0.288); about weight 0.4 was chosen in all 10.
  * Around it, on all (each change alone): score order only 0.670 / 0.321; coverage weight 0 0.674 /
  * 0.329; about weight 0 0.670 / 0.320; gap 0.65 0.670 / 0.328; coverage gap 0.7 0.680 / 0.305, 0.8
- * 0.670 / 0.343; candidates: the first 5 hits only 0.666 / 0.328, the first 15 0.677 / 0.325.
+ * 0.670 / 0.343; candidates: the first 5 hits only 0.666 / 0.328, the first 15 0.677 / 0.325; limit
+ * (settings.memory.passiveLimit) 4 0.667 / 0.346, 6 0.680 / 0.314, 8 0.680 / 0.295.
  * The shared-word minimum (2, unless the message is about the person or the memory shares a name and
  * covers half of it) keeps "cheers", "what's new?" or a proper noun met by chance (Pride and Prejudice
  * / Pride Month) from bringing the memory that holds that one word.
