@@ -44,6 +44,11 @@ async function loadCorpus(): Promise<{ credentials: Sample[]; controls: Sample[]
 }
 
 type Path = (app: AppEndpoint, text: string, ctx: Ctx) => Promise<{ status: number; stored?: string; error?: string }>;
+
+/** Names are normalised where they are stored (NFKC, one space): that is not a refusal. */
+const norm = (s: string) => s.normalize('NFKC').replace(/\s+/g, ' ').trim();
+const storedAsWritten = (stored: string | undefined, text: string) => stored !== undefined && norm(stored) === norm(text);
+const errorOf = (body: any) => (typeof body?.error?.message === 'string' ? body.error.message : undefined);
 interface Ctx {
   memoryId: number;
   entityId: number;
@@ -64,17 +69,17 @@ const PATHS: Record<string, Path> = {
   },
   'graph.rename': async (app, text, ctx) => {
     const r = await call(app, 'graph.rename', { id: ctx.entityId, name: text });
-    if (r.status !== 200) return { status: r.status };
+    if (r.status !== 200) return { status: r.status, error: errorOf(r.body) };
     const e = await call(app, 'graph.entity', { id: ctx.entityId });
     return { status: r.status, stored: e.body?.entity?.name ?? e.body?.name };
   },
   'graph.addAlias': async (app, text, ctx) => {
     const r = await call(app, 'graph.addAlias', { id: ctx.entityId, alias: text });
-    if (r.status !== 200) return { status: r.status };
+    if (r.status !== 200) return { status: r.status, error: errorOf(r.body) };
     const e = await call(app, 'graph.entity', { id: ctx.entityId });
     const entity = e.body?.entity ?? e.body;
     const aliases: string[] = entity?.aliases ?? [];
-    return { status: r.status, stored: aliases.includes(text) ? text : `(not among ${aliases.length} aliases)` };
+    return { status: r.status, stored: aliases.find((a) => norm(a) === norm(text)) ?? `(not among ${aliases.length} aliases)` };
   },
 };
 
@@ -119,7 +124,7 @@ export async function runSecretCorpus(opts: { entry: Entry; log?: (line: string)
         const r = await run(app, sample.text, ctx);
         report.credentialAttempts++;
         if (r.status >= 500 || r.status === 0) report.serverErrors++;
-        if (r.status === 200 && r.stored === sample.text.trim()) {
+        if (r.status === 200 && storedAsWritten(r.stored, sample.text)) {
           report.leaked++;
           if (report.leaks.length < 200) report.leaks.push(`${name}: ${sample.form}`);
         } else report.keptOut++;
@@ -128,12 +133,11 @@ export async function runSecretCorpus(opts: { entry: Entry; log?: (line: string)
         const r = await run(app, sample.text, ctx);
         report.controlAttempts++;
         if (r.status >= 500 || r.status === 0) report.serverErrors++;
-        if (r.status === 200 && r.stored === sample.text.trim()) report.controlsAccepted++;
+        if (r.status === 200 && storedAsWritten(r.stored, sample.text)) report.controlsAccepted++;
         else {
           report.controlsRefused++;
-          report.falsePositives.push(
-            `${name}: ${sample.form} (${r.status}${r.stored !== undefined ? `, stored ${JSON.stringify(r.stored).slice(0, 60)}` : ''})`,
-          );
+          const why = r.stored !== undefined ? `, stored ${JSON.stringify(r.stored).slice(0, 60)}` : r.error ? `: ${r.error.slice(0, 120)}` : '';
+          report.falsePositives.push(`${name}: ${sample.form} (${r.status}${why})`);
         }
       }
       log(`  secrets / ${name}: ${report.leaked} leaked so far, ${report.controlsRefused} controls refused so far`);
