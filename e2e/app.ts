@@ -35,7 +35,10 @@ export async function startApp(dataDir: string, env: Record<string, string> = {}
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
   const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the app did not start within 60 s:\n${output}`)), 60_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // no test holds it yet, so nothing else would ever stop it
+      reject(new Error(`the app did not start within 60 s:\n${output}`));
+    }, 60_000);
     const check = () => {
       const m = output.match(URL_LINE);
       if (m) {
