@@ -162,7 +162,7 @@ export async function configure(app: AppEndpoint, baseUrl: string): Promise<stri
 }
 
 /** Writes test/reliability/reports/<part>.json and prints a one-screen summary. */
-export function writeReport(part: string, report: Record<string, unknown>): string {
+export function writeReport(part: string, report: Record<string, unknown>, { quiet = false } = {}): string {
   fs.mkdirSync(REPORTS_DIR, { recursive: true });
   const file = path.join(REPORTS_DIR, `${part}.json`);
   fs.writeFileSync(file, `${JSON.stringify({ part, at: new Date().toISOString(), ...report }, null, 2)}\n`);
@@ -170,7 +170,7 @@ export function writeReport(part: string, report: Record<string, unknown>): stri
     .filter(([, v]) => typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string')
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
-  console.log(`[reliability] ${part}: ${counts} (${path.relative(REPO, file)})`);
+  if (!quiet) console.log(`[reliability] ${part}: ${counts} (${path.relative(REPO, file)})`);
   return file;
 }
 

@@ -16,6 +16,8 @@ export interface KillLoopOptions {
   entry: Entry;
   seed?: number;
   log?: (line: string) => void;
+  /** Told after every cycle (the runner writes the report so far: a long run stopped early still has one). */
+  onCycle?: (report: KillLoopReport) => void;
 }
 
 export interface KillLoopReport {
@@ -68,7 +70,7 @@ interface Slot {
 const newSlot = (): Slot => ({ verified: undefined, acked: new Set(), inFlight: new Set() });
 /** Is `now` a value the acknowledged writes allow? */
 const allowed = (slot: Slot, now: string | undefined) =>
-  now !== undefined && (slot.inFlight.has(now) || (slot.acked.size > 0 ? slot.acked.has(now) : now === slot.verified));
+  now !== undefined && (slot.inFlight.has(now) || (slot.acked.size > 0 ? slot.acked.has(now) : slot.verified === undefined || now === slot.verified));
 
 export async function runKillLoop(opts: KillLoopOptions): Promise<KillLoopReport> {
   const seed = opts.seed ?? Date.now() & 0x7fffffff;
@@ -307,6 +309,8 @@ export async function runKillLoop(opts: KillLoopOptions): Promise<KillLoopReport
       // A chat that was mid-stream is recovered at start; wait until nothing of ours is streaming.
       await verify(running.app, cycle % 25 === 0 || cycle === opts.cycles);
       report.cycles = cycle;
+      report.elapsedS = Math.round((Date.now() - started) / 1000);
+      opts.onCycle?.(report);
       log(`cycle ${cycle}/${opts.cycles} (${moment}): ${report.acknowledgedWrites} acknowledged, ${report.lost} lost, start ${Date.now() - t0} ms`);
     }
     if (running) await waitFor('a last call', async () => ((await call(running!.app, 'app.info', {})).status === 200 ? true : undefined));

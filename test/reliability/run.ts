@@ -38,7 +38,16 @@ for (const part of parts) {
   let report: Record<string, unknown>;
   switch (part) {
     case 'kill':
-      report = { cyclesPlanned: Number(values.cycles), ...(await runKillLoop({ cycles: Number(values.cycles), entry, seed, log })) };
+      report = {
+        cyclesPlanned: Number(values.cycles),
+        ...(await runKillLoop({
+          cycles: Number(values.cycles),
+          entry,
+          seed,
+          log,
+          onCycle: (so) => writeReport('kill', { cyclesPlanned: Number(values.cycles), ...so, running: true }, { quiet: true }),
+        })),
+      };
       process.stdout.write('\n');
       break;
     case 'fuzz':

@@ -52,6 +52,7 @@ const errorOf = (body: any) => (typeof body?.error?.message === 'string' ? body.
 interface Ctx {
   memoryId: number;
   entityId: number;
+  aliasEntityId: number;
 }
 
 const PATHS: Record<string, Path> = {
@@ -71,14 +72,17 @@ const PATHS: Record<string, Path> = {
     const r = await call(app, 'graph.rename', { id: ctx.entityId, name: text });
     if (r.status !== 200) return { status: r.status, error: errorOf(r.body) };
     const e = await call(app, 'graph.entity', { id: ctx.entityId });
+    // Undone after the check, so the old name kept as an alias does not block the next path's same text.
+    await must(app, 'graph.undo', { changeId: r.body.changeId });
     return { status: r.status, stored: e.body?.entity?.name ?? e.body?.name };
   },
   'graph.addAlias': async (app, text, ctx) => {
-    const r = await call(app, 'graph.addAlias', { id: ctx.entityId, alias: text });
+    const r = await call(app, 'graph.addAlias', { id: ctx.aliasEntityId, alias: text });
     if (r.status !== 200) return { status: r.status, error: errorOf(r.body) };
-    const e = await call(app, 'graph.entity', { id: ctx.entityId });
+    const e = await call(app, 'graph.entity', { id: ctx.aliasEntityId });
     const entity = e.body?.entity ?? e.body;
     const aliases: string[] = entity?.aliases ?? [];
+    await must(app, 'graph.undo', { changeId: r.body.changeId });
     return { status: r.status, stored: aliases.find((a) => norm(a) === norm(text)) ?? `(not among ${aliases.length} aliases)` };
   },
 };
@@ -114,11 +118,21 @@ export async function runSecretCorpus(opts: { entry: Entry; log?: (line: string)
     const app = await proc.ready;
     await configure(app, fake.baseUrl);
     const memoryId = (await must(app, 'memories.create', { type: 'world', content: 'The garden has three apple trees.' })).memory.id as number;
-    const imported = await must(app, 'graph.import', { entities: [{ name: 'Placeholder Person', kind: 'person' }], edges: [] });
-    const found = await must(app, 'graph.search', { query: 'Placeholder Person' });
-    const entityId = (Array.isArray(found) ? found[0]?.id : found?.entities?.[0]?.id) ?? imported?.entities?.[0]?.id;
-    if (typeof entityId !== 'number') throw new Error(`no entity to rename: ${JSON.stringify(found).slice(0, 200)}`);
-    const ctx: Ctx = { memoryId, entityId };
+    // One entity is renamed, another gets the aliases (a rename keeps the old name as an alias).
+    await must(app, 'graph.import', {
+      entities: [
+        { name: 'Placeholder Person', kind: 'person' },
+        { name: 'Alias Holder', kind: 'person' },
+      ],
+      edges: [],
+    });
+    const entity = async (name: string): Promise<number> => {
+      const found = (await must(app, 'graph.search', { query: name })) as { id: number; name: string }[];
+      const id = found.find((e) => e.name === name)?.id;
+      if (typeof id !== 'number') throw new Error(`no entity ${name}: ${JSON.stringify(found).slice(0, 200)}`);
+      return id;
+    };
+    const ctx: Ctx = { memoryId, entityId: await entity('Placeholder Person'), aliasEntityId: await entity('Alias Holder') };
     for (const [name, run] of Object.entries(PATHS)) {
       for (const sample of corpus.credentials) {
         const r = await run(app, sample.text, ctx);
