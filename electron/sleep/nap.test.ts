@@ -253,7 +253,7 @@ describe('the nap on its own', () => {
     expect(napRequests()).toHaveLength(1);
   });
 
-  it('skips without a call when switched off, when the stretch is short, when the chat model remembered from it, and over the budget', async () => {
+  it('skips without a call when switched off, when the stretch is short or ordinary, when the chat model remembered from it, and over the budget', async () => {
     const clock = { now: NOON };
     const off = await napperAt(clock, { nap: false });
     const offId = await off.chat('Off', [PREFERENCE, SECOND]);
@@ -265,6 +265,12 @@ describe('the nap on its own', () => {
     const on = await napperAt(clock, { maxCallsPerNight: 1 });
     const shortId = await on.chat('Short', ['I like tea.', 'Yes.']);
     expect(await on.napper.nap(shortId, 'leave')).toEqual({ status: 'skipped', why: 'short' });
+    // Long enough, but nothing meant to last and not much said: the night reads it (nap-worth.ts).
+    const ordinaryId = await on.chat('Ordinary', [
+      'We went to the market this morning and the weather was lovely the whole time.',
+      'Then we walked home slowly along the river and had a long lunch by the water.',
+    ]);
+    expect(await on.napper.nap(ordinaryId, 'leave')).toEqual({ status: 'skipped', why: 'ordinary' });
 
     const rememberedId = await on.chat('Remembered', [PREFERENCE, SECOND]);
     const [first] = await on.deps.conversations.messages(rememberedId);

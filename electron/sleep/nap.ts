@@ -1,7 +1,8 @@
 // The nap: daytime memory. When a conversation goes quiet (or the person leaves it), one gated
 // background call reads what was said since the last nap and may keep up to three memories, so a
 // preference said at noon is known in the evening. Cheap by design: most stretches never reach the
-// model (too short, the chat model already saved from it, the switch is off), and the prompt says
+// model (too short, nothing said to last and not much said — see nap-worth.ts —, the chat model
+// already saved from it, the switch is off), and the prompt says
 // an empty list is the usual answer. It never throws: a failure is audited and logged, and the chat
 // never notices. Light sleep reads the same messages that night; it is shown what the nap kept
 // ("Already noted") and the store's same-fact rule updates rather than copies a restatement.
@@ -13,6 +14,7 @@ import type { Conversations, RollingSummary, TranscriptMessage } from '../conver
 import { estimateTokens } from '../llm/context.js';
 import type { MemoryStore } from '../memory/store.js';
 import { BackgroundModel, napStepId, type BackgroundDeps } from './background.js';
+import { worthANap } from './nap-worth.js';
 import { MEMORY_LANGUAGE_RULE, MEMORY_TYPE_GUIDE, napAnswer, transcriptLine, type NapAnswer } from './schemas.js';
 import { localStamp } from './steps/deps.js';
 
@@ -41,7 +43,7 @@ correct answer — a weak memory is worse than none. Never a password, key or ca
 export type NapReason = 'quiet' | 'leave' | 'overflow';
 
 export type NapOutcome =
-  | { status: 'skipped'; why: 'off' | 'busy' | 'short' | 'remembered' | 'no-model' | 'budget' | 'covered' | 'closing' }
+  | { status: 'skipped'; why: 'off' | 'busy' | 'short' | 'ordinary' | 'remembered' | 'no-model' | 'budget' | 'covered' | 'closing' }
   | { status: 'done'; saved: number[]; summarised: boolean }
   | { status: 'failed'; error: string };
 
@@ -200,6 +202,9 @@ export class Napper {
       if (lastSeq === undefined || fromPerson.length < MIN_NAP_USER_MESSAGES || fromPerson.reduce((n, m) => n + m.content.length, 0) < MIN_NAP_USER_CHARS) {
         return { status: 'skipped', why: 'short' };
       }
+      // Nothing meant to last and not much said: the night reads it. Not marked read, so it counts
+      // towards the next stretch.
+      if (!worthANap(fromPerson.map((m) => m.content))) return { status: 'skipped', why: 'ordinary' };
       if (remembered) {
         await this.advance(conversationId, lastSeq);
         return { status: 'skipped', why: 'remembered' };
