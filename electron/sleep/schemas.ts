@@ -3,6 +3,7 @@
 // tests' loopback model and the benchmark agree on one contract.
 import { z } from 'zod';
 import { MAX_MEMORY_CHARS, MEMORY_TYPES } from '../../shared/api.js';
+import { findSecret } from '../memory/secret-filter.js';
 
 /** Every prompt's task line starts with this, so an audit row (and a test's fake model) can tell tasks apart. */
 export const TASK_PREFIX = 'Task: ';
@@ -109,8 +110,9 @@ export function cleanSummary(text: string): string {
         .replace(/\s+/g, ' ')
         .trim(),
     )
-    .filter(Boolean);
-  const joined = lines.join('\n');
+    // A line holding a credential is dropped: the summary travels with every later request.
+    .filter((l) => l && !findSecret(l));
+  const joined = findSecret(lines.join('\n')) ? '' : lines.join('\n');
   if (joined.length <= MAX_SUMMARY_CHARS) return joined;
   const cut = joined.slice(0, MAX_SUMMARY_CHARS - 1);
   const space = cut.search(/\s\S*$/);
