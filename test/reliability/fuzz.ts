@@ -364,6 +364,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
       if (r.status === 0) {
         report.noAnswer++;
         problem(`${c.method} ${c.what}: no answer (${String(r.body).slice(0, 120)})`);
+        if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`the app exited after ${c.method} ${c.what}`);
         before = await settled(app);
       } else if (r.status >= 500 && KNOWN_FINDINGS[c.what]) {
         report.knownServerErrors++;
@@ -392,6 +393,11 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     }
     // Still alive and answering.
     await must(app, 'app.info');
+  } catch (err) {
+    const exited = proc.child.exitCode !== null || proc.child.signalCode !== null;
+    throw new Error(
+      `${(err as Error).message}\n(the app ${exited ? `exited (${proc.child.signalCode ?? proc.child.exitCode})` : 'is still running'}; its output:\n${proc.output().slice(-3000)})`,
+    );
   } finally {
     await proc.stop();
     await fake.close();

@@ -3,6 +3,7 @@
 // on conditions with a bound, and the JSON report each part writes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -107,26 +108,41 @@ export interface CallResult {
   body: any;
 }
 
-/** POST /api/call/<method> with the token; never throws for an HTTP status (a network error is status 0). */
-export async function call(app: AppEndpoint, method: string, input?: unknown, opts: { raw?: string; timeoutMs?: number } = {}): Promise<CallResult> {
-  try {
-    const res = await fetch(`${app.origin}/api/call/${method}`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${app.token}`, 'Content-Type': 'application/json' },
-      body: opts.raw ?? (input === undefined ? '' : JSON.stringify(input)),
-      signal: AbortSignal.timeout(opts.timeoutMs ?? 60_000),
-    });
-    const text = await res.text();
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      // not JSON: kept as text
-    }
-    return { status: res.status, body };
-  } catch (err) {
-    return { status: 0, body: String(err) };
-  }
+/**
+ * POST /api/call/<method> with the token; never throws for an HTTP status (a network error is status 0).
+ * One connection per call (no keep-alive): a reused socket the server just closed would read as "no answer".
+ */
+export function call(app: AppEndpoint, method: string, input?: unknown, opts: { raw?: string; timeoutMs?: number } = {}): Promise<CallResult> {
+  const body = Buffer.from(opts.raw ?? (input === undefined ? '' : JSON.stringify(input)), opts.raw !== undefined ? 'latin1' : 'utf8');
+  return new Promise((resolve) => {
+    const req = http.request(
+      `${app.origin}/api/call/${method}`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { Authorization: `Bearer ${app.token}`, 'Content-Type': 'application/json', 'Content-Length': body.length },
+        timeout: opts.timeoutMs ?? 60_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', (err) => resolve({ status: 0, body: String(err) }));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // not JSON: kept as text
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${(opts.timeoutMs ?? 60_000) / 1000} s`)));
+    req.on('error', (err) => resolve({ status: 0, body: String(err) }));
+    req.end(body);
+  });
 }
 
 /** Like call, but throws unless the answer is 2xx: for setup and checks. */
