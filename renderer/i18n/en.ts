@@ -951,6 +951,11 @@ const en = {
       already: 'already dreamt',
     },
     after: 'after {{steps}}',
+    needsStep: {
+      failed: 'Waits for {{step}}, which didn’t work.',
+      skipped: 'Waits for {{step}}, which was skipped.',
+      stopped: 'Waits for {{step}}, which stopped early.',
+    },
     trigger: {
       schedule: 'at the scheduled time',
       'catch-up': 'catching up at launch',

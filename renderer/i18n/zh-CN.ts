@@ -924,6 +924,11 @@ const zhCN: Messages = {
       already: '已做过梦',
     },
     after: '在{{steps}}之后',
+    needsStep: {
+      failed: '要等{{step}}完成，但它没有成功。',
+      skipped: '要等{{step}}完成，但它被跳过了。',
+      stopped: '要等{{step}}完成，但它提前停止了。',
+    },
     trigger: {
       schedule: '按计划时间',
       'catch-up': '启动时补上',

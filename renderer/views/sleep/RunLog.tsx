@@ -59,6 +59,14 @@ function Steps({ run, latest }: { run: SleepRun; latest: boolean }) {
   // A running night's clock ticks each second; a finished one never changes.
   const now = useNow(run.status === 'running' ? 1000 : 3_600_000);
   const rows = layoutSteps(run.steps);
+  // The runner writes why a step was skipped in one fixed English form ("needs light-sleep, which
+  // failed"); said again here in the person's language with the step's own name.
+  const reasonInWords = (reason: string) => {
+    const needs = /^needs (\S+), which (failed|was skipped|stopped early)$/.exec(reason);
+    if (!needs) return reason;
+    const how = needs[2] === 'failed' ? 'failed' : needs[2] === 'was skipped' ? 'skipped' : 'stopped';
+    return t(`sleep.needsStep.${how}`, { step: stepName(needs[1]!) });
+  };
   if (!rows.length) return <p className="help">{t('sleep.noSteps')}</p>;
   return (
     <ol className="dag" aria-label={t('sleep.stepsLabel')}>
@@ -101,7 +109,7 @@ function Steps({ run, latest }: { run: SleepRun; latest: boolean }) {
               ) : step.error ? (
                 <p className="dag-error">{step.error}</p>
               ) : step.reason ? (
-                <p className="dag-reason">{step.reason}</p>
+                <p className="dag-reason">{reasonInWords(step.reason)}</p>
               ) : null}
             </div>
           </li>
