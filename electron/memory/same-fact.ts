@@ -252,7 +252,20 @@ function dropPerfectAuxiliary(words: string[]): string[] {
   return words.filter((w, i) => !((w === 'has' || w === 'have' || w === 'had') && /(?:ed|en|wn|ne|un)$/.test(words[i + 1] ?? '')));
 }
 
+/** The last texts folded: a save is compared with up to 30 look-alikes, and each comparison folds both sides. */
+const folded = new Map<string, Folded>();
+const FOLD_CACHE = 256;
+
 export function foldFact(text: string): Folded {
+  const hit = folded.get(text);
+  if (hit) return hit;
+  const f = foldUncached(text);
+  if (folded.size >= FOLD_CACHE) folded.delete(folded.keys().next().value!);
+  folded.set(text, f);
+  return f;
+}
+
+function foldUncached(text: string): Folded {
   const normal = chineseNumbers(text.normalize('NFKC').replace(/[‘’ʼ`´]/g, "'"));
   const names = new Set<string>();
   // Split into Latin words (keeping inner apostrophes and hyphens for now) and single CJK characters.

@@ -76,7 +76,7 @@ function startsWith(tokens: string[], start: number, prefix: string[]): boolean 
 export function sameSlot(existing: string, incoming: string): boolean {
   const a = foldFact(existing).tokens;
   const b = foldFact(incoming).tokens;
-  if (!a.length || !b.length || compareFacts(existing, incoming) === 'same') return false;
+  if (!a.length || !b.length) return false;
   const shortest = Math.min(a.length, b.length);
   let prefix = 0;
   while (prefix < shortest && a[prefix] === b[prefix]) prefix++;
@@ -96,7 +96,8 @@ export function sameSlot(existing: string, incoming: string): boolean {
           .includes(slot.requires)
       )
         continue;
-      if (valueChanged(a, b, end, suffix, slot)) return true;
+      // The same fact said again is an update (same-fact.ts), never a new value.
+      if (valueChanged(a, b, end, suffix, slot)) return compareFacts(existing, incoming) !== 'same';
     }
   }
   return false;
