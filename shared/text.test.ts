@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isStorableDate, storableText, storableValue } from './text.js';
+import { isStorableDate, MAX_NESTING, storableText, storableValue, TooDeeplyNested } from './text.js';
 
 describe('storableText', () => {
   it('replaces NULs and lone surrogates visibly and keeps everything else', () => {
@@ -15,6 +15,13 @@ describe('storableText', () => {
     const input = { 'k\u0000': ['x\u0000', 1, null, true, { deep: 'y\uDFFF' }], n: 5 };
     expect(storableValue(input)).toEqual({ 'k\uFFFD': ['x\uFFFD', 1, null, true, { deep: 'y\uFFFD' }], n: 5 });
     expect(storableValue(undefined)).toBeUndefined();
+  });
+
+  it('refuses to walk past MAX_NESTING levels, however deep the input goes', () => {
+    const deep = JSON.parse(`${'['.repeat(50_000)}${']'.repeat(50_000)}`);
+    expect(() => storableValue(deep)).toThrow(TooDeeplyNested);
+    const ok = JSON.parse(`${'['.repeat(MAX_NESTING)}"a\\u0000"${']'.repeat(MAX_NESTING)}`);
+    expect((storableValue(ok) as unknown[]).flat(Infinity)).toEqual(['a\uFFFD']);
   });
 });
 

@@ -15,13 +15,24 @@ export function storableText(text: string): string {
   return UNSTORABLE.test(text) ? text.replace(UNSTORABLE, REPLACEMENT_CHAR) : text;
 }
 
-/** storableText applied to every string (and object key) in a JSON-like value. */
-export function storableValue<T>(value: T): T {
+/** Deeper than this, no input of the API's is meant to go; a payload that does is refused, not walked. */
+export const MAX_NESTING = 64;
+
+export class TooDeeplyNested extends Error {
+  constructor() {
+    super(`The input nests deeper than ${MAX_NESTING} levels.`);
+  }
+}
+
+/** storableText applied to every string (and object key) in a JSON-like value; throws TooDeeplyNested past MAX_NESTING. */
+export function storableValue<T>(value: T, depth = 0): T {
   if (typeof value === 'string') return storableText(value) as T;
-  if (Array.isArray(value)) return value.map((v: unknown) => storableValue(v)) as T;
-  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_NESTING) throw new TooDeeplyNested();
+  if (Array.isArray(value)) return value.map((v: unknown) => storableValue(v, depth + 1)) as T;
+  if (Object.getPrototypeOf(value) === Object.prototype) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[storableText(k)] = storableValue(v);
+    for (const [k, v] of Object.entries(value)) out[storableText(k)] = storableValue(v, depth + 1);
     return out as T;
   }
   return value;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { appInputs, type AppOutputs } from './app.js';
 import { conversationsInputs, type ConversationsOutputs } from './conversations.js';
 import { diaryInputs, type DiaryOutputs } from './diary.js';
-import { storableValue } from '../text.js';
+import { storableValue, TooDeeplyNested } from '../text.js';
 import { ApiError } from './errors.js';
 import { graphInputs, type GraphOutputs } from './graph.js';
 import { memoryInputs, type MemoryOutputs } from './memory.js';
@@ -63,7 +63,14 @@ export function isApiMethod(name: string): name is ApiMethod {
  * is made storable first (NUL and lone surrogates become U+FFFD): this is where a payload's text enters.
  */
 export function parseInput<K extends ApiMethod>(method: K, raw: unknown): z.output<(typeof inputs)[K]> {
-  const result = inputs[method].safeParse(storableValue(raw ?? {}));
+  let storable: unknown;
+  try {
+    storable = storableValue(raw ?? {});
+  } catch (err) {
+    if (err instanceof TooDeeplyNested) throw new ApiError('invalid_input', `Invalid input for ${method} — ${err.message}`);
+    throw err;
+  }
+  const result = inputs[method].safeParse(storable);
   if (result.success) return result.data as z.output<(typeof inputs)[K]>;
   const issue = result.error.issues[0];
   const field = issue?.path.join('.') || undefined;
