@@ -307,7 +307,9 @@ export class Napper {
     await store.batch(async (b) => {
       for (const item of prepared.items) {
         if (item instanceof ApiError) continue;
-        saved.push((await b.createPrepared(item)).memory.id);
+        const result = await b.createPrepared(item);
+        // A fact the person forgot stays forgotten: not kept, not listed as noted.
+        if (result.outcome !== 'skipped') saved.push(result.memory.id);
       }
       if (throughSeq !== undefined) {
         await b.tx.query(

@@ -945,6 +945,7 @@ const en = {
       changed: 'changed',
       deferred_memories: 'memories left for later',
       memories_updated: 'memories updated',
+      memories_forgotten_skipped: 'forgotten, not kept again',
       refused_memories: 'refused: unclear',
       dropped_items: 'items set aside',
       anchors_kept: 'feelings already noted',

@@ -918,6 +918,7 @@ const zhCN: Messages = {
       changed: '修改',
       deferred_memories: '留待以后的记忆',
       memories_updated: '更新的记忆',
+      memories_forgotten_skipped: '已忘记，不再记下',
       refused_memories: '拒绝：含义不清',
       dropped_items: '搁置的条目',
       anchors_kept: '已记下的感受',

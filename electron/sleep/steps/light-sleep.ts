@@ -299,6 +299,11 @@ async function writeAnswer(
         continue;
       }
       const saved = await b.createPrepared(item);
+      // A fact the person forgot is not written again, and is no evidence for a relation either.
+      if (saved.outcome === 'skipped') {
+        bump('memories_forgotten_skipped');
+        continue;
+      }
       savedIds[i] = saved.memory.id;
       bump(saved.outcome === 'created' ? 'memories_created' : 'memories_updated');
     }

@@ -168,9 +168,15 @@ async function writeProfiles(deps: SleepStepDeps, night: Night, sections: Profil
       const superseded = await deps.store.batch(async (b) => {
         const old = target.current === null ? null : await b.get(target.current);
         const saved = old?.status === 'active' ? await b.supersede(old.id, write, 'deep-sleep') : await b.create({ ...write, batchId: randomUUID() });
+        // The person forgot this profile: the entity is not pointed at it again.
+        if (saved.outcome === 'skipped') return 'forgotten' as const;
         await deps.graph.setProfileIn(b.tx, target.id, saved.memory.id);
         return old?.status === 'active' && saved.memory.id !== old.id;
       });
+      if (superseded === 'forgotten') {
+        night.bump('profiles_forgotten_skipped');
+        continue;
+      }
       night.bump('profiles');
       if (superseded) night.bump('profiles_superseded');
     } catch (err) {
