@@ -2,7 +2,7 @@
 // that is saved as it grows, so Stop, a dead provider or a crash all leave what was said on disk.
 import { ApiError, type ApiErrorShape, type Message, type SendResult } from '../../shared/api.js';
 import { sleepDay } from '../../shared/sleep-day.js';
-import type { Conversations } from '../conversations/conversations.js';
+import type { Conversations, RollingSummary } from '../conversations/conversations.js';
 import type { HostEvents } from '../events/events.js';
 import type { Providers } from '../providers/providers.js';
 import type { SettingsStore } from '../settings/settings.js';
@@ -311,16 +311,20 @@ export class ChatEngine {
    * rolling summary already covers them, the nap is asked to note and summarise everything beyond the
    * newest half. Runs beside the turn (two small reads), never in its way.
    */
-  private async noteOverflow(conversationId: string, stored: readonly Message[], history: readonly ChatTurn[], system: string, room: number): Promise<void> {
+  private async noteOverflow(
+    conversationId: string,
+    stored: readonly Message[],
+    history: readonly ChatTurn[],
+    system: string,
+    room: number,
+    readSummary: () => Promise<RollingSummary | null>,
+  ): Promise<void> {
     if (!this.deps.daytime) return;
     const budget = historyBudget(system, room);
     const leaving = turnsBeyond(history, budget * OVERFLOW_AT);
     if (leaving === 0) return;
     const through = stored[Math.max(leaving, turnsBeyond(history, budget * SUMMARISE_BEYOND)) - 1]!;
-    const [summary, leavingSeq] = await Promise.all([
-      this.deps.conversations.rollingSummary(conversationId),
-      this.deps.conversations.seqOf(stored[leaving - 1]!.id),
-    ]);
+    const [summary, leavingSeq] = await Promise.all([readSummary(), this.deps.conversations.seqOf(stored[leaving - 1]!.id)]);
     if (summary && leavingSeq !== null && summary.throughSeq >= leavingSeq) return;
     this.tellDaytime((d) => d.overflow(conversationId, through.id));
   }
@@ -377,16 +381,19 @@ export class ChatEngine {
     const reserve = passive ? estimateTokens(passive.content) + 8 : 0;
     const room = contextTokens - reserve;
     let fit = fitToContext(system, history, room);
+    // Read at most once a turn, by whichever of the fit and the overflow check needs it first.
+    let summaryRead: Promise<RollingSummary | null> | undefined;
+    const readSummary = () => (summaryRead ??= conversations.rollingSummary(conversationId));
     // Older turns left out: the rolling summary of them follows the system prompt (which stays byte
     // for byte the same, for the providers' prompt caches), so what was said at the start is not lost.
     if (fit.dropped > 0) {
-      const summary = await conversations.rollingSummary(conversationId).catch((err: Error) => {
+      const summary = await readSummary().catch((err: Error) => {
         this.deps.log('warn', `rolling summary unread: ${err.message}`);
         return null;
       });
       if (summary) fit = fitToContext(`${system}\n\n${EARLIER_HEADING}\n${summary.text}`, history, room);
     }
-    void this.noteOverflow(conversationId, stored, history, system, room).catch((err: Error) =>
+    void this.noteOverflow(conversationId, stored, history, system, room, readSummary).catch((err: Error) =>
       this.deps.log('warn', `overflow nap not asked: ${err.message}`),
     );
     const fitted = fit.messages;
