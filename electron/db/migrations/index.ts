@@ -11,6 +11,7 @@ import embeddings from './009_embeddings.sql';
 import shownMemories from './010_shown_memories.sql';
 import rollingSummary from './011_rolling_summary.sql';
 import memoryTrgmDirect from './013_memory_trgm_direct.sql';
+import trashOffRecord from './014_trash_off_record.sql';
 
 export interface Migration {
   version: number;
@@ -31,4 +32,5 @@ export const migrations: Migration[] = [
   { version: 10, name: 'shown_memories', sql: shownMemories },
   { version: 11, name: 'rolling_summary', sql: rollingSummary },
   { version: 13, name: 'memory_trgm_direct', sql: memoryTrgmDirect },
+  { version: 14, name: 'trash_off_record', sql: trashOffRecord },
 ];
