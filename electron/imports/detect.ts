@@ -1,0 +1,152 @@
+// What an import file is, and its parse: bytes and a file name in, a ParseResult or one ImportError
+// out. Zip archives are opened before this (the caller passes each file inside).
+//
+// Choices, for the person's sake:
+// - Dates before 1990 or in the future are kept as "no date" with one warning counting them, so a
+//   single bad timestamp does not refuse a whole history (context.ts).
+// - Duplicated conversation or message ids refuse the file: a merged or repeated export would
+//   otherwise import the same history twice.
+// - Empty messages and conversations with no text are skipped and counted in the warnings.
+import { TooDeeplyNested } from '../../shared/text.js';
+import { ParseContext, isRecord, type ParseOptions } from './context.js';
+import { ImportError } from './errors.js';
+import { cardFrom, isCard, parseCardPng } from './parsers/card.js';
+import { isChatGptConversation, parseChatGpt } from './parsers/chatgpt.js';
+import { isClaudeConversation, parseClaude } from './parsers/claude.js';
+import { isLibreChatExport, parseLibreChat } from './parsers/librechat.js';
+import { isOpenWebUiChat, parseOpenWebUi } from './parsers/openwebui.js';
+import { isPng } from './parsers/png.js';
+import { isSillyTavernLine, jsonLines, parseSillyTavern } from './parsers/sillytavern.js';
+import type { ImportFormat, ParseResult } from './types.js';
+
+/**
+ * The largest file parseImport reads. A whole conversations.json is parsed in memory (V8 holds a
+ * string of at most ~512 MiB, and the parsed tree takes several times the file's size), so a larger
+ * file is refused with its size before any of it is read as text.
+ */
+export const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
+/** The largest character card PNG: cards are a picture and a few kilobytes of text. */
+export const MAX_CARD_BYTES = 32 * 1024 * 1024;
+
+const KNOWN =
+  "ChatGPT's conversations.json, Claude's conversations.json, a SillyTavern chat (.jsonl), a character card (.png or .json), an Open WebUI or a LibreChat export";
+
+function megabytes(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
+}
+
+/** What the file is, from its bytes (and its name for .jsonl); null when it is none of the known formats. Reads JSON once: pass `parsed` on to parse. */
+export function detectFormat(buf: Buffer, name: string): { format: ImportFormat; parsed: unknown } | null {
+  if (isPng(buf)) return { format: 'card', parsed: null };
+  const text = decode(buf);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    const lines = jsonLines(text);
+    if (lines && isSillyTavernLine(lines[0]!)) return { format: 'sillytavern', parsed: lines };
+    return null;
+  }
+  const format = formatOf(parsed, name);
+  return format ? { format, parsed } : null;
+}
+
+function formatOf(parsed: unknown, name: string): ImportFormat | null {
+  const first: unknown = Array.isArray(parsed) ? parsed[0] : parsed;
+  if (isChatGptConversation(first)) return 'chatgpt';
+  if (isClaudeConversation(first)) return 'claude';
+  if (isCard(first) && !Array.isArray(parsed)) return 'card';
+  if (isOpenWebUiChat(first)) return 'openwebui';
+  if (isLibreChatExport(parsed)) return 'librechat';
+  // A one-line .jsonl chat (a header and nothing else, or a single message) parses as plain JSON.
+  if (/\.jsonl$/i.test(name) && isRecord(parsed) && isSillyTavernLine(parsed)) return 'sillytavern';
+  return null;
+}
+
+/** The file's text: UTF-8 with a byte-order mark dropped. */
+function decode(buf: Buffer): string {
+  const text = buf.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** Parses one import file. Throws ImportError (never anything else) when the file cannot be imported. */
+export function parseImport(buf: Buffer, name: string, options: ParseOptions = {}): ParseResult {
+  const file = name.split(/[\\/]/).pop() || name;
+  const ctx = new ParseContext(file, options);
+  try {
+    return parse(buf, file, ctx);
+  } catch (err) {
+    if (err instanceof ImportError) throw err;
+    if (err instanceof TooDeeplyNested) throw new ImportError('wrong_shape', file, `${file}: ${err.message}`);
+    throw new ImportError('wrong_shape', file, `${file} could not be read: ${(err as Error).message}`);
+  }
+}
+
+function parse(buf: Buffer, file: string, ctx: ParseContext): ParseResult {
+  if (buf.length > MAX_IMPORT_BYTES) {
+    ctx.fail(
+      'too_large',
+      `the file is ${megabytes(buf.length)}; files up to ${megabytes(MAX_IMPORT_BYTES)} can be imported. Split the export or import the conversations file alone.`,
+    );
+  }
+  if (buf.length === 0 || (!isPng(buf) && decode(buf).trim() === '')) ctx.fail('empty', 'the file is empty.');
+  if (isPng(buf)) {
+    if (buf.length > MAX_CARD_BYTES)
+      ctx.fail('too_large', `the picture is ${megabytes(buf.length)}; character cards up to ${megabytes(MAX_CARD_BYTES)} can be imported.`);
+    const card = parseCardPng(buf, ctx);
+    return { format: 'card', conversations: [], card, warnings: ctx.finish() };
+  }
+  if (/\.png$/i.test(file)) ctx.fail('card_corrupt', 'the file is named .png but is not a PNG picture (its first bytes are not a PNG signature).');
+
+  const text = decode(buf);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    const lines = jsonLines(text);
+    if (lines) {
+      if (!isSillyTavernLine(lines[0]!)) ctx.fail('wrong_shape', `the file is JSON Lines, but not a SillyTavern chat. Anima can import ${KNOWN}.`);
+      return finish('sillytavern', parseSillyTavern(lines, file, ctx), ctx);
+    }
+    if (/\.jsonl$/i.test(file))
+      ctx.fail('broken_json', `a line of this chat is not valid JSON (${brokenLine(text)}); the file may have been cut off or edited by hand.`);
+    ctx.fail('broken_json', `the file is not valid JSON (${(err as Error).message}); it may have been cut off while downloading or copying.`);
+  }
+  if (Array.isArray(parsed) && parsed.length === 0) ctx.fail('empty', 'the file holds an empty list: there are no conversations in it.');
+  const format = formatOf(parsed, file);
+  switch (format) {
+    case 'chatgpt':
+      return finish(format, parseChatGpt(parsed, ctx), ctx);
+    case 'claude':
+      return finish(format, parseClaude(parsed, ctx), ctx);
+    case 'openwebui':
+      return finish(format, parseOpenWebUi(parsed, ctx), ctx);
+    case 'librechat':
+      return finish(format, parseLibreChat(parsed, ctx), ctx);
+    case 'sillytavern':
+      return finish(format, parseSillyTavern([parsed as Record<string, unknown>], file, ctx), ctx);
+    case 'card':
+      return { format, conversations: [], card: cardFrom(parsed, ctx), warnings: ctx.finish() };
+    case null:
+      return ctx.fail('wrong_shape', `the file is valid JSON but not an export Anima knows. Anima can import ${KNOWN}.`);
+  }
+}
+
+function finish(format: ImportFormat, conversations: ParseResult['conversations'], ctx: ParseContext): ParseResult {
+  if (conversations.length === 0) ctx.warn('No conversation in this file had any text to import.');
+  return { format, conversations, warnings: ctx.finish() };
+}
+
+/** "line N: <parser message>" for the first line of a .jsonl text that is not JSON. */
+function brokenLine(text: string): string {
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]!.trim() === '') continue;
+    try {
+      JSON.parse(lines[i]!);
+    } catch (err) {
+      return `line ${i + 1}: ${(err as Error).message}`;
+    }
+  }
+  return 'a line is not a JSON object';
+}
