@@ -15,7 +15,8 @@
 // | voice        | mes_example (how the character talks), then post_history_instructions |
 // | narrative    | the embedded lorebook's enabled entries (the character's world)       |
 //
-// {{char}} / <BOT> become the card's name and {{user}} / <USER> become "you"; CRLF becomes LF.
+// {{char}} / <BOT> become the card's name and {{user}} / <USER> become "you" (你 in a card written in
+// Chinese or Japanese); CRLF becomes LF.
 // V1 mirror fields at the top level of a V2/V3 card are ignored in favour of data.*.
 import type { SelfBlockKey } from '../../../shared/api.js';
 import { storableValue } from '../../../shared/text.js';
@@ -78,11 +79,14 @@ export function cardFrom(json: unknown, ctx: ParseContext): ImportedCard {
   const name = ctx.text(data.name).trim() || ctx.text(card.name).trim();
   if (name === '') ctx.fail('wrong_shape', 'the card has no name.');
 
+  // {{user}} is the person: "you", or 你 in a card written in Chinese/Japanese (more CJK than Latin letters).
+  const sample = `${str(data.description)}${str(data.first_mes)}`;
+  const you = (sample.match(/[\u3040-\u30ff\u4e00-\u9fff]/g)?.length ?? 0) > (sample.match(/[A-Za-z]/g)?.length ?? 0) ? '你' : 'you';
   const fill = (value: unknown): string =>
     ctx
       .text(value)
       .replace(/\{\{char\}\}|<BOT>/gi, name)
-      .replace(/\{\{user\}\}|<USER>/gi, 'you')
+      .replace(/\{\{user\}\}|<USER>/gi, you)
       .trim();
   const join = (...parts: unknown[]): string =>
     parts

@@ -204,21 +204,24 @@ function readTurn(node: Node, ctx: ParseContext): Turn | null {
   if (role !== 'user' && role !== 'assistant') return null;
 
   const notes: string[] = [];
+  // The uploaded files' names, by file id (an image part names only its file-service:// pointer).
+  const names = new Map<string, string>();
+  for (const a of Array.isArray(metadata.attachments) ? metadata.attachments : []) {
+    if (isRecord(a) && str(a.name) !== '') names.set(str(a.id), str(a.name));
+  }
   let text: string;
   if (type === 'text' || type === 'multimodal_text') {
-    text = partsText(content, notes);
+    text = partsText(content, notes, names);
   } else if (type === 'code') {
     text = '```\n' + str(content.text) + '\n```';
   } else if (typeof content.text === 'string') {
     notes.push(`${type || 'content'}: ${preview(content.text)}`);
     text = '';
   } else {
-    text = partsText(content, notes);
+    text = partsText(content, notes, names);
     if (text === '' && notes.length === 0 && type !== '') notes.push(`A "${type}" part was not imported.`);
   }
-  for (const a of Array.isArray(metadata.attachments) ? metadata.attachments : []) {
-    if (isRecord(a) && str(a.name) !== '' && !notes.some((n) => n.includes(str(a.name)))) notes.push(`Attachment: ${str(a.name)}`);
-  }
+  for (const name of names.values()) if (!notes.some((n) => n.includes(name))) notes.push(`Attachment: ${name}`);
   const message: ImportedMessage = { role, text: ctx.text(text.replace(CITATION, '')).trim(), at };
   const model = str(metadata.model_slug);
   if (role === 'assistant' && model !== '') message.model = ctx.text(model);
@@ -227,7 +230,7 @@ function readTurn(node: Node, ctx: ParseContext): Turn | null {
 }
 
 /** The text parts joined; non-text parts (images, audio, files) become notes. */
-function partsText(content: Record<string, unknown>, notes: string[]): string {
+function partsText(content: Record<string, unknown>, notes: string[], names = new Map<string, string>()): string {
   const parts = Array.isArray(content.parts) ? content.parts : [];
   const texts: string[] = [];
   for (const part of parts) {
@@ -237,7 +240,9 @@ function partsText(content: Record<string, unknown>, notes: string[]): string {
       const kind = str(part.content_type);
       if (kind === 'image_asset_pointer') {
         const size = typeof part.width === 'number' && typeof part.height === 'number' ? ` (${part.width}×${part.height})` : '';
-        notes.push(`Image${size}: ${str(part.asset_pointer) || 'not included in the export'}`);
+        const pointer = str(part.asset_pointer);
+        const name = names.get(pointer.replace(/^[a-z-]+:\/\//, '')) ?? pointer;
+        notes.push(`Image${size}: ${name || 'unnamed'} (the picture itself is not in conversations.json)`);
       } else if (typeof part.text === 'string') {
         texts.push(part.text);
       } else {

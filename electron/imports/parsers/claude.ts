@@ -6,7 +6,8 @@
 //   trimmed (assistant texts start with one).
 // - `thinking` blocks are skipped (the reply is what was said). `tool_use` / `tool_result` become
 //   notes; a "human" message that holds only tool results is the tool's answer, not the person's, so
-//   its notes go onto the assistant reply before it. Attachments and files are kept by name as notes.
+//   its notes go onto the assistant reply before it, and a reply that was only tool calls is folded
+//   into the answer that follows it. Attachments and files are kept by name as notes.
 // - Messages with no text and no notes (failed replies, redacted exports) are skipped, and so are
 //   conversations left with no message at all: the warnings count both, so the summary can say what
 //   the file held and what was kept.
@@ -54,6 +55,12 @@ export function parseClaude(data: unknown, ctx: ParseContext): ImportedConversat
         return;
       }
       const message: ImportedMessage = { role: sender === 'human' ? 'user' : 'assistant', text, at: ctx.fromIso(raw.created_at) };
+      const previous = messages.at(-1);
+      // A reply that was only tool calls, then the answer after their results: one reply with the calls as notes.
+      if (previous?.role === 'assistant' && previous.text === '' && message.role === 'assistant') {
+        messages.pop();
+        notes.unshift(...(previous.notes ?? []));
+      }
       if (notes.length > 0) message.notes = notes;
       messages.push(message);
     });
