@@ -12,6 +12,7 @@ import shownMemories from './010_shown_memories.sql';
 import rollingSummary from './011_rolling_summary.sql';
 import memoryTrgmDirect from './013_memory_trgm_direct.sql';
 import trashOffRecord from './014_trash_off_record.sql';
+import imports from './015_imports.sql';
 
 export interface Migration {
   version: number;
@@ -33,4 +34,5 @@ export const migrations: Migration[] = [
   { version: 11, name: 'rolling_summary', sql: rollingSummary },
   { version: 13, name: 'memory_trgm_direct', sql: memoryTrgmDirect },
   { version: 14, name: 'trash_off_record', sql: trashOffRecord },
+  { version: 15, name: 'imports', sql: imports },
 ];

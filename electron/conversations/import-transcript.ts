@@ -1,0 +1,239 @@
+// Stores a conversation brought in from another app's export (ChatGPT, Claude, SillyTavern, …): the
+// conversations room's half of an import. The parsers (electron/imports/) have already turned the
+// file into plain conversations; this writes one of them, whole or not at all:
+// - ONE transaction per conversation: the conversation row, every message, and whatever the caller
+//   adds in the same transaction (the sleep cycle's "already read" marks) — an error anywhere leaves
+//   nothing of it;
+// - the real timestamps and speakers; a message without a date takes the one before it (else the
+//   conversation's), so the order and the day stay plausible;
+// - earlier versions (regenerations, edits, other swipes) are kept the way regenerate/edit keep them:
+//   rows before the chosen one, `replaced_by` pointing at it;
+// - notes (tool calls, images, attachments) are kept as bracketed lines after the text;
+// - text is made storable once more (shared/text.ts) and segmented for the index like any message;
+// - the source is recorded (migration 015): `imported_from`, `source_id` (the export's id, or a digest
+//   of the content when it has none), so the same conversation imported twice is found, not copied.
+import { createHash, randomUUID } from 'node:crypto';
+import type { Transaction } from '@electric-sql/pglite';
+import { storableText } from '../../shared/text.js';
+import type { Database } from '../db/open.js';
+import { segmentForIndex } from '../memory/segment.js';
+import { titleFrom } from './conversations.js';
+
+/** One message as an export gives it (the shape of electron/imports' ImportedMessage). */
+export interface TranscriptMessageIn {
+  role: 'user' | 'assistant';
+  text: string;
+  /** ISO 8601; null when the export has no (plausible) date. */
+  at: string | null;
+  speaker?: string;
+  model?: string;
+  /** Earlier versions, oldest first; `text` is the chosen one. */
+  versions?: string[];
+  /** Tool calls, images, attachments as short sentences. */
+  notes?: string[];
+}
+
+/** One conversation as an export gives it (the shape of electron/imports' ImportedConversation). */
+export interface TranscriptIn {
+  sourceId: string | null;
+  title: string;
+  createdAt: string | null;
+  updatedAt: string | null;
+  messages: TranscriptMessageIn[];
+}
+
+/** What one stored conversation holds. */
+export interface StoredTranscript {
+  conversationId: string;
+  /** The messages of the main line. */
+  messages: number;
+  /** Earlier versions kept beside them. */
+  versions: number;
+  /** The seq of the last message written (0 when the conversation is empty). */
+  lastSeq: number;
+  /** Ids of the messages of the main line, in order (what the graph and the embedder are told of). */
+  messageIds: string[];
+  from: string | null;
+  to: string | null;
+}
+
+/** An import already in the data folder: its conversation, and whether it waits in the trash. */
+export interface ExistingImport {
+  conversationId: string;
+  inTrash: boolean;
+}
+
+/** Rows per INSERT statement: big conversations go in several, all in the conversation's one transaction. */
+export const IMPORT_BATCH_ROWS = 500;
+/** Format names are short words; a longer one is a caller's mistake. */
+const FORMAT = /^[a-z][a-z0-9-]{0,31}$/;
+/** Where an export gives no title and no first words. */
+export const IMPORTED_TITLE = 'Imported conversation';
+
+/**
+ * The key that finds this conversation again on a later import: the export's own id when it has one,
+ * else a digest of what it says (titles, roles, texts, dates, versions) — the same file gives the same keys.
+ */
+export function importSourceKey(conversation: TranscriptIn): string {
+  const id = conversation.sourceId?.trim();
+  if (id) return `id:${id}`;
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify([conversation.title, conversation.createdAt]));
+  for (const m of conversation.messages) hash.update(`\u0000${JSON.stringify([m.role, m.at, m.speaker ?? null, m.text, m.versions ?? [], m.notes ?? []])}`);
+  return `sha256:${hash.digest('hex')}`;
+}
+
+/** A message's stored text: its words, then each note on a line of its own in brackets. */
+export function importedContent(text: string, notes: readonly string[] | undefined): string {
+  const kept = (notes ?? []).map((n) => n.replace(/\s+/g, ' ').trim()).filter(Boolean);
+  const body = storableText(text);
+  if (!kept.length) return body;
+  const lines = kept.map((n) => `[${storableText(n)}]`).join('\n');
+  return body.trim() ? `${body}\n\n${lines}` : lines;
+}
+
+interface Row {
+  id: string;
+  role: string;
+  content: string;
+  model: string | null;
+  speaker: string | null;
+  segmented: string | null;
+  at: string;
+  replacedBy: string | null;
+}
+
+/** The rows of a conversation, versions before the version they lead to, each with its date. */
+function rowsOf(conversation: TranscriptIn, fallbackAt: string): { rows: Row[]; main: string[]; versions: number; from: string | null; to: string | null } {
+  const rows: Row[] = [];
+  const main: string[] = [];
+  let versions = 0;
+  let previous = conversation.createdAt ?? fallbackAt;
+  let from: string | null = null;
+  let to: string | null = null;
+  for (const m of conversation.messages) {
+    const at = m.at ?? previous;
+    previous = at;
+    if (m.at) {
+      if (from === null || Date.parse(m.at) < Date.parse(from)) from = m.at;
+      if (to === null || Date.parse(m.at) > Date.parse(to)) to = m.at;
+    }
+    const id = randomUUID();
+    const speaker = m.speaker?.trim() ? storableText(m.speaker.trim()).slice(0, 200) : null;
+    const model = m.model?.trim() ? storableText(m.model.trim()).slice(0, 200) : null;
+    for (const earlier of m.versions ?? []) {
+      const content = storableText(earlier);
+      rows.push({ id: randomUUID(), role: m.role, content, model, speaker, segmented: segmentForIndex(content), at, replacedBy: id });
+      versions++;
+    }
+    const content = importedContent(m.text, m.notes);
+    rows.push({ id, role: m.role, content, model, speaker, segmented: segmentForIndex(content), at, replacedBy: null });
+    main.push(id);
+  }
+  return { rows, main, versions, from, to };
+}
+
+/** Every timestamp as Postgres reads it; an unreadable one is the caller's mistake (parsers give ISO or null). */
+function checkedIso(value: string | null, what: string): string | null {
+  if (value === null) return null;
+  if (Number.isNaN(Date.parse(value))) throw new Error(`${what} is not a date: ${value.slice(0, 40)}`);
+  return value;
+}
+
+export class TranscriptImports {
+  constructor(
+    private readonly db: Database,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Which of these source keys (see importSourceKey) of this format are in the data folder already. */
+  async existing(format: string, keys: readonly string[]): Promise<Map<string, ExistingImport>> {
+    if (!keys.length) return new Map();
+    const rows = await this.db.query<{ source_id: string; id: string; in_trash: boolean }>(
+      `SELECT source_id, id, deleted_at IS NOT NULL AS in_trash FROM conversations
+        WHERE imported_from = $1 AND source_id = ANY($2::text[]) AND purged_at IS NULL`,
+      [format, [...keys]],
+    );
+    return new Map(rows.rows.map((r) => [r.source_id, { conversationId: r.id, inTrash: r.in_trash }]));
+  }
+
+  /**
+   * Writes one conversation and its messages in one transaction, then `within(tx, stored)` in the same
+   * transaction (the sleep room marks the messages read there). Returns `{ already }` — and writes
+   * nothing — when this source key of this format is here already. Anything that throws rolls it all back.
+   */
+  async write(
+    conversation: TranscriptIn,
+    opts: { format: string; sourceKey?: string; within?: (tx: Transaction, stored: StoredTranscript) => Promise<void> },
+  ): Promise<StoredTranscript | { already: ExistingImport }> {
+    if (!FORMAT.test(opts.format)) throw new Error(`not an import format name: ${opts.format}`);
+    const sourceKey = opts.sourceKey ?? importSourceKey(conversation);
+    const importedAt = this.now().toISOString();
+    const createdIn = checkedIso(conversation.createdAt, 'createdAt');
+    const updatedIn = checkedIso(conversation.updatedAt, 'updatedAt');
+    for (const m of conversation.messages) checkedIso(m.at, 'a message date');
+    const { rows, main, versions, from, to } = rowsOf(conversation, createdIn ?? updatedIn ?? importedAt);
+    const createdAt = createdIn ?? from ?? updatedIn ?? importedAt;
+    const updatedAt = [updatedIn, to, createdAt].filter((d): d is string => d !== null).sort((a, b) => Date.parse(b) - Date.parse(a))[0]!;
+    const sourceTitle = storableText(conversation.title.replace(/\s+/g, ' ').trim()).slice(0, 200);
+    const firstWords = conversation.messages.find((m) => m.role === 'user' && m.text.trim())?.text ?? '';
+    const title = sourceTitle || (firstWords ? titleFrom(storableText(firstWords)) : IMPORTED_TITLE);
+    const id = randomUUID();
+
+    return this.db.transaction(async (tx) => {
+      const existing = await tx.query<{ id: string; in_trash: boolean }>(
+        `SELECT id, deleted_at IS NOT NULL AS in_trash FROM conversations WHERE imported_from = $1 AND source_id = $2 AND purged_at IS NULL`,
+        [opts.format, sourceKey],
+      );
+      if (existing.rows[0]) return { already: { conversationId: existing.rows[0].id, inTrash: existing.rows[0].in_trash } };
+      await tx.query(
+        `INSERT INTO conversations (id, title, title_set_by_user, created_at, updated_at, imported_from, source_id, imported_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [id, title, Boolean(sourceTitle), createdAt, updatedAt, opts.format, sourceKey, importedAt],
+      );
+      let lastSeq = 0;
+      for (let i = 0; i < rows.length; i += IMPORT_BATCH_ROWS) {
+        const batch = rows.slice(i, i + IMPORT_BATCH_ROWS);
+        // One statement per batch; the ORDER BY keeps seq in the file's order (versions before the
+        // message they lead to), and a version's replaced_by may name a row of the same statement.
+        const r = await tx.query<{ last: number | null }>(
+          `WITH inserted AS (
+             INSERT INTO messages (id, conversation_id, role, content, status, model, speaker, fts_segmented, created_at, updated_at, replaced_by)
+             SELECT t.id, $1, t.role, t.content, 'complete', t.model, t.speaker, t.segmented, t.at, t.at, t.replaced_by
+               FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::text[])
+                 WITH ORDINALITY AS t (id, role, content, model, speaker, segmented, at, replaced_by, n)
+              ORDER BY t.n
+             RETURNING seq)
+           SELECT max(seq)::float8 AS last FROM inserted`,
+          [
+            id,
+            batch.map((r) => r.id),
+            batch.map((r) => r.role),
+            batch.map((r) => r.content),
+            batch.map((r) => r.model),
+            batch.map((r) => r.speaker),
+            batch.map((r) => r.segmented),
+            batch.map((r) => r.at),
+            batch.map((r) => r.replacedBy),
+          ],
+        );
+        lastSeq = Math.max(lastSeq, Number(r.rows[0]?.last ?? 0));
+      }
+      const stored: StoredTranscript = { conversationId: id, messages: main.length, versions, lastSeq, messageIds: main, from, to };
+      if (opts.within) await opts.within(tx, stored);
+      return stored;
+    });
+  }
+
+  /** Where an imported conversation came from, or null for one had in Anima (or no such conversation). */
+  async sourceOf(conversationId: string): Promise<{ format: string; sourceKey: string; importedAt: string } | null> {
+    const row = (
+      await this.db.query<{ imported_from: string | null; source_id: string | null; imported_at: Date | null }>(
+        'SELECT imported_from, source_id, imported_at FROM conversations WHERE id = $1',
+        [conversationId],
+      )
+    ).rows[0];
+    if (!row?.imported_from || !row.source_id || !row.imported_at) return null;
+    return { format: row.imported_from, sourceKey: row.source_id, importedAt: row.imported_at.toISOString() };
+  }
+}
