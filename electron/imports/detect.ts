@@ -28,6 +28,8 @@ export const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
 /** The largest character card PNG: cards are a picture and a few kilobytes of text. */
 export const MAX_CARD_BYTES = 32 * 1024 * 1024;
 
+const ZIP_SIGNATURE = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
+
 const KNOWN =
   "ChatGPT's conversations.json, Claude's conversations.json, a SillyTavern chat (.jsonl), a character card (.png or .json), an Open WebUI or a LibreChat export";
 
@@ -98,7 +100,12 @@ function parse(buf: Buffer, file: string, ctx: ParseContext): ParseResult {
   }
   if (/\.png$/i.test(file)) ctx.fail('card_corrupt', 'the file is named .png but is not a PNG picture (its first bytes are not a PNG signature).');
 
+  if (buf.subarray(0, 4).equals(ZIP_SIGNATURE))
+    ctx.fail('unknown_format', 'this is a zip archive; open it and import the conversations file (or card) inside.');
   const text = decode(buf);
+  const start = /\S/.exec(text)?.[0];
+  if (start !== '{' && start !== '[')
+    ctx.fail('unknown_format', `this is not a file Anima can import (it is not JSON, JSON Lines or a PNG card). Anima can import ${KNOWN}.`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
