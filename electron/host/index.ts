@@ -8,12 +8,14 @@ import { ChatEngine } from '../agent/chat.js';
 import { createTurnMemory } from '../agent/memory-turn.js';
 import { SelfLayer } from '../companion/self-layer.js';
 import { Conversations } from '../conversations/conversations.js';
+import { TranscriptImports } from '../conversations/import-transcript.js';
 import { acquireLock } from '../db/lock.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { VectorSlot } from '../embed/active.js';
 import { SearchByMeaning } from '../embed/search-by-meaning.js';
 import { HostEvents } from '../events/events.js';
 import { batchedEntityChanges, GraphIndexer } from '../graph/indexer.js';
+import { ImportService } from '../imports/apply-service.js';
 import { EntityStore } from '../graph/store.js';
 import { unloadLocalModel } from '../llm/local.js';
 import { Recall } from '../memory/recall/index.js';
@@ -22,6 +24,7 @@ import { LocalModels, type HostModelOptions } from '../models/local-models.js';
 import { modelsDir, Providers } from '../providers/providers.js';
 import { OwnerOnlyFileSecretStore } from '../settings/secrets.js';
 import { SettingsStore } from '../settings/settings.js';
+import { markImportedHistoryRead } from '../sleep/imported-history.js';
 import { Napper } from '../sleep/nap.js';
 import { SleepService } from '../sleep/service.js';
 import { createHandlers, type HostServices } from './handlers/index.js';
@@ -86,6 +89,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
       closing ??= (async () => {
         // Stopped downloads keep their partial files; the next start continues from them.
         await s.localModels.close();
+        await s.imports.close();
         await s.sleep.close();
         await s.chat.stopAll();
         await s.napper.close();
@@ -170,6 +174,22 @@ function buildServices(db: Database, options: HostOptions & HostModelOptions, lo
     { db, dataDir, store: memories, conversations, recall, vectors, graph, settings, providers, selfLayer, events, now, log, freeBytes: options.freeBytes },
     options.sleep,
   );
+  // Other apps' exports: one transaction per conversation, its messages marked read by the sleep
+  // cycle in that transaction; the graph and the embedder hear of them as of any stored message.
+  const imports = new ImportService({
+    transcripts: new TranscriptImports(db, now),
+    markRead: markImportedHistoryRead,
+    onStored: (ids) => {
+      for (const id of ids) {
+        graphIndexer.message(id);
+        meaning.messageStored({ id });
+      }
+    },
+    selfLayer,
+    events,
+    now,
+    log,
+  });
   return {
     version: appVersion(),
     dataDir,
@@ -194,6 +214,7 @@ function buildServices(db: Database, options: HostOptions & HostModelOptions, lo
     chat,
     napper,
     sleep,
+    imports,
   };
 }
 

@@ -1,5 +1,6 @@
 // The events the host sends the renderer, with their payloads.
 import type { Message } from './conversations.js';
+import type { ImportProgress } from './imports.js';
 import type { Memory, MemoryChange } from './memory.js';
 import type { EmbeddingsStatus, LocalModel, ModelDownloadProgress } from './models.js';
 import type { Settings } from './settings.js';
@@ -33,6 +34,8 @@ export interface ApiEvents {
   'models.changed': { id: string | null; models: LocalModel[] };
   /** Search by meaning changed state or its background embedding moved on (at most twice a second). */
   'embeddings.status': EmbeddingsStatus;
+  /** An import moved on (at most four a second, plus every change of state: the last carries how it ended). */
+  'imports.progress': ImportProgress;
 }
 export type ApiEventName = keyof ApiEvents;
 export const EVENT_NAMES: ApiEventName[] = [
@@ -50,4 +53,5 @@ export const EVENT_NAMES: ApiEventName[] = [
   'models.changed',
   'chat.status',
   'embeddings.status',
+  'imports.progress',
 ];

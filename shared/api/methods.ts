@@ -7,6 +7,7 @@ import { diaryInputs, type DiaryOutputs } from './diary.js';
 import { storableValue, TooDeeplyNested } from '../text.js';
 import { ApiError } from './errors.js';
 import { graphInputs, type GraphOutputs } from './graph.js';
+import { importsInputs, type ImportsOutputs } from './imports.js';
 import { memoryInputs, type MemoryOutputs } from './memory.js';
 import { modelsInputs, type ModelsOutputs } from './models.js';
 import { providersInputs, type ProvidersOutputs } from './providers.js';
@@ -25,6 +26,7 @@ export const inputs = {
   ...sleepInputs,
   ...diaryInputs,
   ...graphInputs,
+  ...importsInputs,
 } as const;
 
 export type ApiMethod = keyof typeof inputs;
@@ -42,7 +44,8 @@ export interface ApiOutputs
     MemoryOutputs,
     SleepOutputs,
     DiaryOutputs,
-    GraphOutputs {}
+    GraphOutputs,
+    ImportsOutputs {}
 
 // Compile-time check that every method has an output type and vice versa.
 type _SameKeys = [ApiMethod] extends [keyof ApiOutputs] ? ([keyof ApiOutputs] extends [ApiMethod] ? true : never) : never;

@@ -4,6 +4,7 @@ import { appHandlers } from './app.js';
 import { chatHandlers } from './chat.js';
 import { conversationsHandlers } from './conversations.js';
 import { graphHandlers } from './graph.js';
+import { importsHandlers } from './imports.js';
 import { memoriesHandlers } from './memories.js';
 import { modelsHandlers } from './models.js';
 import { providersHandlers } from './providers.js';
@@ -27,5 +28,6 @@ export function createHandlers(s: HostServices): Handlers {
     ...sleepHandlers(s),
     ...diaryHandlers(s),
     ...graphHandlers(s),
+    ...importsHandlers(s),
   };
 }

@@ -8,6 +8,7 @@ import type { Database } from '../../db/open.js';
 import type { SearchByMeaning } from '../../embed/search-by-meaning.js';
 import type { HostEvents } from '../../events/events.js';
 import type { EntityStore } from '../../graph/store.js';
+import type { ImportService } from '../../imports/apply-service.js';
 import type { Recall } from '../../memory/recall/index.js';
 import type { MemoryStore } from '../../memory/store.js';
 import type { LocalModels } from '../../models/local-models.js';
@@ -52,4 +53,6 @@ export interface HostServices {
   /** Daytime memory: the handlers tell it when the person leaves a conversation. */
   napper: Napper;
   sleep: SleepService;
+  /** Other apps' exports: uploads, previews, the running import, a card's blocks. */
+  imports: ImportService;
 }
