@@ -22,7 +22,9 @@ import type { ImportFormat, ParseResult } from './types.js';
 /**
  * The largest file parseImport reads. A whole conversations.json is parsed in memory (V8 holds a
  * string of at most ~512 MiB, and the parsed tree takes several times the file's size), so a larger
- * file is refused with its size before any of it is read as text.
+ * file is refused with its size before any of it is read as text. Measured on a generated ChatGPT
+ * export (2 cores shared with other work, so the times vary by 3×): 66 MB / 100k messages parsed in
+ * 1.8–6.7 s at 430 MB RSS; 231 MB / 350k messages in 34 s at 1.2 GB RSS.
  */
 export const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
 /** The largest character card PNG: cards are a picture and a few kilobytes of text. */
@@ -91,7 +93,7 @@ function parse(buf: Buffer, file: string, ctx: ParseContext): ParseResult {
       `the file is ${megabytes(buf.length)}; files up to ${megabytes(MAX_IMPORT_BYTES)} can be imported. Split the export or import the conversations file alone.`,
     );
   }
-  if (buf.length === 0 || (!isPng(buf) && decode(buf).trim() === '')) ctx.fail('empty', 'the file is empty.');
+  if (buf.length === 0) ctx.fail('empty', 'the file is empty.');
   if (isPng(buf)) {
     if (buf.length > MAX_CARD_BYTES)
       ctx.fail('too_large', `the picture is ${megabytes(buf.length)}; character cards up to ${megabytes(MAX_CARD_BYTES)} can be imported.`);
@@ -104,6 +106,7 @@ function parse(buf: Buffer, file: string, ctx: ParseContext): ParseResult {
     ctx.fail('unknown_format', 'this is a zip archive; open it and import the conversations file (or card) inside.');
   const text = decode(buf);
   const start = /\S/.exec(text)?.[0];
+  if (start === undefined) ctx.fail('empty', 'the file is empty.');
   if (start !== '{' && start !== '[')
     ctx.fail('unknown_format', `this is not a file Anima can import (it is not JSON, JSON Lines or a PNG card). Anima can import ${KNOWN}.`);
   let parsed: unknown;
