@@ -56,6 +56,26 @@ const READERS = [
     tables: ['messages', 'memories', 'diary_blocks'],
     reason: 'vectors are a derived index of the text: the queue reads what it embeds and joins vectors back to live rows',
   },
+  {
+    folder: 'electron/archive/',
+    tables: [
+      'settings',
+      'providers',
+      'self_blocks',
+      'conversations',
+      'messages',
+      'memories',
+      'memory_changes',
+      'memory_references',
+      'diary_blocks',
+      'mood_days',
+      'entities',
+      'entity_aliases',
+      'entity_edges',
+      'schema_migrations',
+    ],
+    reason: 'the archive reads every table to export it (page by page, as JSON Postgres makes); it never writes',
+  },
 ];
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

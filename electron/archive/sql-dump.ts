@@ -1,0 +1,35 @@
+// anima.sql: the database as SQL, made by PGlite's own pg_dump (@electric-sql/pglite-tools), so it
+// loads into a plain PostgreSQL (15 or newer) with pg_trgm — psql -f anima.sql.
+//
+// - The embeddings table is left out (`--exclude-table=embeddings`): its HNSW indexes need pgvector,
+//   which a plain PostgreSQL rarely has, and the vectors are derived — Anima makes them again from the
+//   text. The vector extension is left out with it (`--exclude-extension=vector`).
+// - No owners or grants (`--no-owner --no-privileges`): the dump loads as whoever runs it.
+// - pg_dump 18 writes `SET transaction_timeout`, which PostgreSQL before 17 does not know; that one
+//   line is dropped so the file loads with ON_ERROR_STOP on older servers too.
+//
+// pg_dump speaks the wire protocol to PGlite directly, past the lock PGlite's own queries take. In a
+// running app another caller's transaction could be open between two of its statements, so there it
+// dumps a copy (`clone()`: the data folder as it is now, in memory) — which is also one consistent
+// moment. A process that holds the database alone (the CLI, the bench) dumps it in place.
+import { pgDump } from '@electric-sql/pglite-tools/pg_dump';
+import type { Database } from '../db/open.js';
+
+export const SQL_DUMP_ARGS = ['--no-owner', '--no-privileges', '--exclude-table=embeddings', '--exclude-extension=vector'];
+
+export const SQL_DUMP_HEADER = `-- Anima database dump (PGlite's pg_dump).
+-- Load into PostgreSQL 15 or newer with the pg_trgm extension available:
+--   createdb anima && psql -v ON_ERROR_STOP=1 -d anima -f anima.sql
+-- Left out: the embeddings table (derived vectors that need pgvector; Anima rebuilds them).
+`;
+
+export async function sqlDump(db: Database, opts: { alone?: boolean } = {}): Promise<string> {
+  const source = opts.alone ? db : ((await db.clone()) as Database);
+  try {
+    const file = await pgDump({ pg: source, args: SQL_DUMP_ARGS });
+    const text = await file.text();
+    return SQL_DUMP_HEADER + text.replace(/^SET transaction_timeout = [^\n]*\n/m, '');
+  } finally {
+    if (source !== db) await source.close();
+  }
+}
