@@ -57,7 +57,8 @@ export function detectFormat(buf: Buffer, name: string): { format: ImportFormat;
 
 function formatOf(parsed: unknown, name: string): ImportFormat | null {
   const first: unknown = Array.isArray(parsed) ? parsed[0] : parsed;
-  if (isChatGptConversation(first)) return 'chatgpt';
+  // A ChatGPT export may open with a conversation listed without messages (no mapping).
+  if (Array.isArray(parsed) ? parsed.some(isChatGptConversation) : isChatGptConversation(parsed)) return 'chatgpt';
   if (isClaudeConversation(first)) return 'claude';
   if (isCard(first) && !Array.isArray(parsed)) return 'card';
   if (isOpenWebUiChat(first)) return 'openwebui';

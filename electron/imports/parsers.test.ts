@@ -190,6 +190,70 @@ describe('ChatGPT', () => {
   });
 });
 
+describe('ChatGPT, newer exports', () => {
+  it('a conversation listed with no mapping is skipped and counted; reasoning nodes are not messages', () => {
+    const conv = {
+      title: 'with reasoning',
+      create_time: 1750537482.9,
+      update_time: 1750537534.2,
+      conversation_id: 'c3',
+      current_node: 'a',
+      mapping: {
+        root: { id: 'root', parent: null, children: ['q'], message: null },
+        q: {
+          id: 'q',
+          parent: 'root',
+          children: ['t'],
+          message: {
+            id: 'q',
+            author: { role: 'user' },
+            create_time: 1750537483.1,
+            content: { content_type: 'text', parts: ['why?'] },
+            metadata: {},
+            recipient: 'all',
+          },
+        },
+        t: {
+          id: 't',
+          parent: 'q',
+          children: ['a'],
+          message: {
+            id: 't',
+            author: { role: 'assistant' },
+            create_time: 1750537484.1,
+            content: { content_type: 'thoughts', thoughts: [{ summary: 'Thinking', content: 'hmm' }] },
+            metadata: {},
+            recipient: 'all',
+          },
+        },
+        a: {
+          id: 'a',
+          parent: 't',
+          children: [],
+          message: {
+            id: 'a',
+            author: { role: 'assistant' },
+            create_time: 1750537486.1,
+            content: { content_type: 'text', parts: ['because.'] },
+            metadata: {},
+            recipient: 'all',
+          },
+        },
+      },
+    };
+    const result = parse(
+      JSON.stringify([{ title: 'no messages', conversation_id: 'c4', id: 'c4', create_time: 1750537482.9, mapping: null }, conv]),
+      'conversations.json',
+    );
+    expect(result.conversations).toHaveLength(1);
+    expect(result.conversations[0]!.messages.map((m) => [m.role, m.text])).toEqual([
+      ['user', 'why?'],
+      ['assistant', 'because.'],
+    ]);
+    expect(result.warnings).toEqual(['1 conversation listed without any messages was skipped.']);
+  });
+});
+
 describe('Claude', () => {
   it('unstorable text (a NUL, a lone surrogate) is replaced where it enters; an older export with no blocks uses `text`', () => {
     const convs = [

@@ -7,7 +7,8 @@
 //   edited question, a regenerated answer) become its `versions`, oldest first. What followed inside
 //   an abandoned branch is not imported; the warnings say how many messages that was.
 // - Skipped: the root (message null), system nodes, visually hidden nodes, custom instructions
-//   (`user_editable_context`, which carries role "user"), and empty nodes (parts [""]).
+//   (`user_editable_context`, which carries role "user"), reasoning (`thoughts`, `reasoning_recap`),
+//   empty nodes (parts [""]), and conversations listed with no `mapping` at all (counted).
 // - Tool calls (assistant `code` with a recipient), tool output (role "tool"), images and other
 //   non-text parts are kept as short notes on the assistant reply they belong to.
 // - Citation markers (【6†source】, the private-use cite markers of newer exports) are removed.
@@ -34,9 +35,23 @@ export function parseChatGpt(data: unknown, ctx: ParseContext): ImportedConversa
   const out: ImportedConversation[] = [];
   let abandoned = 0;
   let emptySkipped = 0;
+  let noMapping = 0;
   items.forEach((item, index) => {
     const where = `conversation ${index + 1}`;
-    if (!isChatGptConversation(item)) ctx.fail('wrong_shape', `${where} is not a ChatGPT conversation (it has no "mapping").`);
+    if (!isChatGptConversation(item)) {
+      // Newer exports list some conversations (e.g. ones still being written) with their id and title but no messages.
+      if (
+        isRecord(item) &&
+        typeof item.title === 'string' &&
+        (typeof item.conversation_id === 'string' || typeof item.id === 'string') &&
+        item.mapping == null
+      ) {
+        ids.add(str(item.conversation_id) || str(item.id), where);
+        noMapping++;
+        return;
+      }
+      ctx.fail('wrong_shape', `${where} is not a ChatGPT conversation (it has no "mapping").`);
+    }
     const conv = item as Record<string, unknown>;
     const sourceId = str(conv.conversation_id) || str(conv.id) || null;
     ids.add(sourceId, where);
@@ -105,6 +120,8 @@ export function parseChatGpt(data: unknown, ctx: ParseContext): ImportedConversa
       `${abandoned} message${abandoned === 1 ? '' : 's'} on abandoned branches (after an edited question or a regenerated answer) ${abandoned === 1 ? 'was' : 'were'} not imported; the edited or regenerated message itself is kept as an earlier version.`,
     );
   }
+  if (noMapping > 0)
+    ctx.warn(`${noMapping} conversation${noMapping === 1 ? '' : 's'} listed without any messages ${noMapping === 1 ? 'was' : 'were'} skipped.`);
   if (emptySkipped > 0) ctx.warn(`${emptySkipped} empty message${emptySkipped === 1 ? ' was' : 's were'} skipped.`);
   return out;
 }
@@ -190,6 +207,8 @@ function readTurn(node: Node, ctx: ParseContext): Turn | null {
   if (role === 'system' || role === '') return null;
   if (metadata.is_visually_hidden_from_conversation === true || metadata.is_user_system_message === true) return null;
   if (type === 'user_editable_context' || type === 'model_editable_context') return null;
+  // The model's reasoning, like thinking elsewhere: the reply is what was said.
+  if (type === 'thoughts' || type === 'reasoning_recap') return null;
   const at = ctx.fromSeconds(m.create_time);
 
   if (role === 'tool') {
