@@ -4,18 +4,26 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
-import { ApiError } from '../shared/api.js';
+import { ApiError, IMPORT_CHUNK_BYTES, MAX_IMPORT_BYTES, type ImportPreview, type ImportProgress } from '../shared/api.js';
 import { defaultDataDir } from './host/data-dir.js';
 import { createHost } from './host/index.js';
 import { startServer } from './serve/server.js';
 
 const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--no-open]
+       anima import FILE [--data-dir DIR] [--yes]
 
   serve     Run Anima in your browser: prints the address to open.
             --port       port on 127.0.0.1 (default: a free one, or ANIMA_PORT)
             --data-dir   where the companion's data lives (default: ANIMA_DATA_DIR or your app-data folder)
-            --no-open    do not try to open a browser window`;
+            --no-open    do not try to open a browser window
+  import    Bring in conversations from another app's export: ChatGPT's or Claude's conversations.json,
+            a SillyTavern chat (.jsonl), an Open WebUI or LibreChat export, or a character card (.png, .json).
+            Says what the file holds and asks before storing anything; Ctrl+C stops after the
+            conversation in hand (what was stored stays; importing the file again goes on from there).
+            --data-dir   as for serve (Anima must not be running on it)
+            --yes        import without asking (a card's blocks too)`;
 
 /** The built renderer: next to this bundle (dist/renderer), or dist/ at the repo root when run from source. */
 function findStaticDir(): string {
@@ -79,11 +87,170 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
+const FORMAT_NAMES: Record<ImportPreview['format'], string> = {
+  chatgpt: 'a ChatGPT export',
+  claude: 'a Claude export',
+  sillytavern: 'a SillyTavern chat',
+  card: 'a character card',
+  openwebui: 'an Open WebUI export',
+  librechat: 'a LibreChat export',
+};
+
+const n = (value: number, one: string, many: string) => `${value.toLocaleString('en-US')} ${value === 1 ? one : many}`;
+
+/** "412 conversations, 38,120 messages, from 2023-04 to 2026-11" */
+function describePreview(p: ImportPreview): string {
+  const parts = [n(p.conversations, 'conversation', 'conversations'), n(p.messages, 'message', 'messages')];
+  if (p.versions) parts.push(`${n(p.versions, 'earlier version', 'earlier versions')} kept`);
+  const month = (iso: string) => iso.slice(0, 7);
+  const span = p.from && p.to ? (month(p.from) === month(p.to) ? `, in ${month(p.from)}` : `, from ${month(p.from)} to ${month(p.to)}`) : '';
+  return `${parts.join(', ')}${span}`;
+}
+
+function describeProgress(p: ImportProgress): string {
+  const already = p.already ? `, ${n(p.already, 'was', 'were')} already here` : '';
+  return `${p.done.toLocaleString('en-US')} of ${n(p.total, 'conversation', 'conversations')} (${n(p.messages, 'message', 'messages')} stored${already})`;
+}
+
+async function ask(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return /^y(es)?$/i.test((await rl.question(question)).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+async function importCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { 'data-dir': { type: 'string' }, yes: { type: 'boolean', short: 'y', default: false } },
+  });
+  const file = positionals[0];
+  if (!file || positionals.length > 1) {
+    console.error(`anima import takes one file.\n\n${USAGE}`);
+    return 2;
+  }
+  let size: number;
+  try {
+    const stat = fs.statSync(file);
+    if (!stat.isFile()) throw new Error('not a file');
+    size = stat.size;
+  } catch {
+    console.error(`There is no file at ${file}.`);
+    return 1;
+  }
+  if (size > MAX_IMPORT_BYTES) {
+    console.error(
+      `${path.basename(file)} is ${Math.round(size / 1024 / 1024)} MB; files up to ${MAX_IMPORT_BYTES / 1024 / 1024} MB can be imported. Split the export or import the conversations file alone.`,
+    );
+    return 1;
+  }
+  const dataDir = values['data-dir'] ? path.resolve(values['data-dir']) : defaultDataDir();
+  const log = (level: 'info' | 'warn' | 'error', message: string) => {
+    if (level === 'info' && !process.env.ANIMA_DEBUG) return;
+    console.error(`[anima ${level}] ${message}`);
+  };
+  // The whole app on this folder (its lock keeps a running Anima away), without the sleep scheduler.
+  const host = await createHost({ dataDir, mode: 'browser', log, sleep: { tickMs: 0 }, detectLocalServers: false });
+  try {
+    // The file goes to the host through the same API the window uses, a chunk at a time.
+    const name = path.basename(file);
+    const fd = fs.openSync(file, 'r');
+    let uploadId: string | undefined;
+    try {
+      const chunk = Buffer.alloc(IMPORT_CHUNK_BYTES);
+      for (let offset = 0; offset < size;) {
+        const read = fs.readSync(fd, chunk, 0, Math.min(IMPORT_CHUNK_BYTES, size - offset), offset);
+        if (read <= 0) throw new Error(`${name} became shorter while it was being read.`);
+        ({ uploadId } = await host.api['imports.upload']({ uploadId, name, size, offset, data: chunk.subarray(0, read).toString('base64') }));
+        offset += read;
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+    const preview = await host.api['imports.preview']({ uploadId: uploadId! });
+    console.log(`${name} is ${FORMAT_NAMES[preview.format]}${preview.conversations ? `: ${describePreview(preview)}` : ''}.`);
+    for (const warning of preview.warnings) console.log(`  note: ${warning}`);
+    const interactive = process.stdin.isTTY && !values.yes;
+    const confirm = async (question: string): Promise<boolean> => {
+      if (values.yes) return true;
+      if (!interactive) {
+        console.error('Not imported: add --yes to import without being asked.');
+        return false;
+      }
+      return ask(question);
+    };
+
+    if (preview.card) {
+      console.log(`\nThe card "${preview.card.name}" would set the companion's self blocks:`);
+      for (const [key, text] of Object.entries(preview.card.blocks))
+        console.log(`  ${key}: ${text.replace(/\s+/g, ' ').slice(0, 100)}${text.length > 100 ? '…' : ''}`);
+      if (!(await confirm("Replace these blocks with the card's? [y/N] "))) return 1;
+      const applied = await host.api['imports.applyCard']({ blocks: preview.card.blocks });
+      console.log(`Saved ${n(applied.previous.length, 'block', 'blocks')} (Settings → Companion shows them; each can be reset there).`);
+      if (!preview.conversations) return 0;
+    }
+    if (preview.conversations === 0) {
+      console.log('There is no conversation to import in this file.');
+      return 1;
+    }
+    if (preview.alreadyImported === preview.conversations) {
+      console.log('Everything in this file is already imported; nothing to do.');
+      return 0;
+    }
+    if (preview.alreadyImported) console.log(`${n(preview.alreadyImported, 'conversation is', 'conversations are')} already here and will be skipped.`);
+    if (!(await confirm('Import? [y/N] '))) return 1;
+
+    const ended = new Promise<ImportProgress>((resolve) => {
+      let shownAt = Date.now();
+      const off = host.on((event, payload) => {
+        if (event !== 'imports.progress') return;
+        if (payload.state !== 'running') {
+          off();
+          resolve(payload);
+        } else if (Date.now() - shownAt > 1000) {
+          shownAt = Date.now();
+          process.stdout.write(process.stdout.isTTY ? `\r${describeProgress(payload)}` : `${describeProgress(payload)}\n`);
+        }
+      });
+    });
+    const stop = () => {
+      console.log('\nStopping after the conversation in hand…');
+      void host.api['imports.cancel']({});
+    };
+    process.once('SIGINT', stop);
+    await host.api['imports.apply']({ previewId: preview.previewId });
+    const end = await ended;
+    process.off('SIGINT', stop);
+    if (process.stdout.isTTY) process.stdout.write('\r');
+    const stored = `${n(end.imported, 'conversation', 'conversations')} and ${n(end.messages, 'message', 'messages')} stored`;
+    const skipped = end.already ? `; ${n(end.already, 'was', 'were')} already here` : '';
+    if (end.state === 'done') {
+      console.log(`Imported: ${stored}${skipped}.`);
+      console.log('They are marked as history: the companion does not read them all tonight in its sleep.');
+      return 0;
+    }
+    if (end.state === 'cancelled') {
+      console.log(`Stopped: ${stored}${skipped}. Import the same file again to go on.`);
+      return 130;
+    }
+    console.error(`Stopped by an error at "${end.failedAt}": ${end.error?.message}. ${stored} before it (they stay); nothing of that conversation was stored.`);
+    return 1;
+  } finally {
+    await host.close();
+  }
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
     case 'serve':
       return serve(rest);
+    case 'import':
+      process.exitCode = await importCommand(rest);
+      return;
     case undefined:
     case 'help':
     case '--help':
