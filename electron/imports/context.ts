@@ -23,6 +23,8 @@ export class ParseContext {
   readonly now: number;
   private implausible = 0;
   private implausibleExample: string | null = null;
+  private unreadable = 0;
+  private unreadableExample: string | null = null;
 
   constructor(
     readonly file: string,
@@ -70,14 +72,27 @@ export class ParseContext {
     return typeof value === 'number' ? this.moment(value) : null;
   }
 
-  /** An ISO 8601 string with a zone (Claude, SillyTavern 2026); a zone-less or unreadable one is null. */
+  /** An ISO 8601 string with a zone (Claude, SillyTavern 2026); a zone-less or unreadable one is null, counted. */
   fromIso(value: unknown): string | null {
-    if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T[\d:.]+(Z|[+-]\d{2}:?\d{2})$/i.test(value.trim())) return null;
+    if (typeof value !== 'string' || value.trim() === '') return null;
+    if (!/^\d{4}-\d{2}-\d{2}T[\d:.]+(Z|[+-]\d{2}:?\d{2})$/i.test(value.trim()) || Number.isNaN(Date.parse(value))) return this.unreadableDate(value);
     return this.moment(Date.parse(value));
   }
 
-  /** Adds the one warning about implausible dates, if there were any; call once at the end of a parse. */
+  /** A date the parser could not read: null, counted for one warning at the end. */
+  unreadableDate(value: string): null {
+    this.unreadable++;
+    this.unreadableExample ??= value.length > 40 ? `${value.slice(0, 39)}…` : value;
+    return null;
+  }
+
+  /** Adds the warnings about implausible and unreadable dates, if there were any; call once at the end of a parse. */
   finish(): string[] {
+    if (this.unreadable > 0) {
+      this.warn(
+        `${this.unreadable} date${this.unreadable === 1 ? '' : 's'} could not be read (for example "${this.unreadableExample}") and ${this.unreadable === 1 ? 'was' : 'were'} left empty.`,
+      );
+    }
     if (this.implausible > 0) {
       this.warn(
         `${this.implausible} date${this.implausible === 1 ? '' : 's'} lay before 1990 or in the future (for example ${this.implausibleExample}) and ${this.implausible === 1 ? 'was' : 'were'} left empty.`,

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseImport } from './detect.js';
+import { detectFormat, parseImport } from './detect.js';
 import type { ImportedConversation, ParseResult } from './types.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/imports/', import.meta.url));
@@ -31,6 +31,7 @@ describe('every fixture file', () => {
 
   it.each(files)('%s parses with a known format, storable text and real dates', (rel) => {
     const result = parse(rel);
+    expect(detectFormat(fs.readFileSync(path.join(FIXTURES, rel)), path.basename(rel))?.format).toBe(result.format);
     const expected = { chatgpt: 'chatgpt', claude: 'claude', sillytavern: 'sillytavern', cards: 'card' }[rel.split('/')[0]!];
     if (expected) expect(result.format).toBe(expected);
     else expect(['openwebui', 'librechat']).toContain(result.format);

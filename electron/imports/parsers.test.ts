@@ -86,6 +86,13 @@ describe('SillyTavern', () => {
     expect(result.warnings).toContain('1 SillyTavern system notice was skipped.');
   });
 
+  it('a date in no known form is left empty, and the warning shows it', () => {
+    const result = parse(jsonl(header, { name: 'slow', is_user: true, send_date: 'yesterday-ish', mes: 'hi' }), 'chat.jsonl');
+    expect(result.conversations[0]!.messages[0]!.at).toBeNull();
+    expect(result.conversations[0]!.sourceId).toBe('130419263489072');
+    expect(result.warnings).toContain('1 date could not be read (for example "yesterday-ish") and was left empty.');
+  });
+
   it('wall-clock forms: locale (12 am/pm), the header form, the card form', () => {
     expect(parseWallClock('March 25, 2025 12:05am')).toEqual({ y: 2025, mo: 2, d: 25, h: 0, mi: 5, s: 0 });
     expect(parseWallClock('Dec 1, 2024 12:30pm')).toEqual({ y: 2024, mo: 11, d: 1, h: 12, mi: 30, s: 0 });

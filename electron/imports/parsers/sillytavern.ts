@@ -80,10 +80,9 @@ export function parseSillyTavern(lines: Record<string, unknown>[], fileName: str
   const when = (value: unknown): string | null => {
     if (typeof value === 'number') return ctx.fromMillis(value);
     if (typeof value !== 'string') return null;
-    const iso = ctx.fromIso(value);
-    if (iso !== null || /^\d{4}-\d{2}-\d{2}T/.test(value)) return iso;
+    if (/^\d{4}-\d{2}-\d{2}T/.test(value.trim())) return ctx.fromIso(value);
     const wall = parseWallClock(value);
-    if (!wall) return null;
+    if (!wall) return value.trim() === '' ? null : ctx.unreadableDate(value);
     zoneless++;
     const ms =
       offset === null
@@ -140,7 +139,7 @@ export function parseSillyTavern(lines: Record<string, unknown>[], fileName: str
   }
   return [
     {
-      sourceId: str(isRecord(header?.chat_metadata) ? header.chat_metadata.integrity : '') || null,
+      sourceId: chatId(header),
       title: character ?? fileName.replace(/\.jsonl$/i, ''),
       createdAt,
       updatedAt: messages.reduce<string | null>((latest, m) => (m.at !== null && (latest === null || m.at > latest) ? m.at : latest), null),
@@ -168,4 +167,12 @@ function formatOffset(minutes: number): string {
   const sign = minutes < 0 ? '-' : '+';
   const abs = Math.abs(minutes);
   return `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+/** The chat's own id: chat_metadata.integrity (2026) or chat_id_hash (2025); null for older chats. */
+function chatId(header: Record<string, unknown> | null): string | null {
+  const meta = isRecord(header?.chat_metadata) ? header.chat_metadata : {};
+  if (typeof meta.integrity === 'string' && meta.integrity !== '') return meta.integrity;
+  if (typeof meta.chat_id_hash === 'number' && Number.isSafeInteger(meta.chat_id_hash)) return String(meta.chat_id_hash);
+  return null;
 }
