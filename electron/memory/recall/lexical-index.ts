@@ -14,6 +14,8 @@
 // and orphans the old one; postings of orphaned docs are skipped and swept by a rebuild once they
 // are more than a quarter of all postings.
 
+import { canonicalLexeme } from './lexemes.js';
+
 export interface ParsedVector {
   /** lexeme → term frequency (its number of positions; 1 for a stripped vector). */
   tf: Map<string, number>;
@@ -23,7 +25,10 @@ export interface ParsedVector {
 /** One lexeme of tsvector output: 'lexeme' with '' for a quote (and \\ escapes), then :positions. */
 const LEXEME = /'((?:[^'\\]|''|\\.)*)'(?::([0-9A-D,]+))?/g;
 
-/** Parses Postgres's text output of a tsvector: 'lex':1,5A 'it''s':3. Never throws. */
+/**
+ * Parses Postgres's text output of a tsvector: 'lex':1,5A 'it''s':3. Never throws. An irregular form's
+ * lexeme is read as its base's (lexemes.ts: 'won' is 'win'), so every index and query agrees.
+ */
 export function parseTsvector(text: string | null | undefined): ParsedVector {
   const tf = new Map<string, number>();
   let length = 0;
@@ -32,6 +37,7 @@ export function parseTsvector(text: string | null | undefined): ParsedVector {
   for (let m = LEXEME.exec(text); m; m = LEXEME.exec(text)) {
     let lexeme = m[1]!;
     if (lexeme.includes("'") || lexeme.includes('\\')) lexeme = lexeme.replace(/''/g, "'").replace(/\\(.)/g, '$1');
+    lexeme = canonicalLexeme(lexeme);
     let count = 1;
     const positions = m[2];
     if (positions) for (let i = 0; i < positions.length; i++) if (positions.charCodeAt(i) === 44) count++;

@@ -13,6 +13,18 @@ describe('buildQuery', () => {
     expect(q.trigramText).toBe('caroline go lgbtq support group');
   });
 
+  it('leaves out the words that only frame a question (how long, what kind of, in what ways)', () => {
+    expect(buildQuery('How long has Nate had his turtles?').terms).toEqual(['nate', 'turtles']);
+    expect(buildQuery('how many kids, how much money, how often, how far, how old, how soon').terms).toEqual(['kids', 'money']);
+    expect(buildQuery('What kind of art does Caroline make? Which types of pottery?').terms).toEqual(['art', 'caroline', 'make', 'pottery']);
+    expect(buildQuery('In what ways is Caroline helping?').terms).toEqual(['caroline', 'helping']);
+    // The same words that say what the message is about stay.
+    expect(buildQuery('a long walk, a kind friend, my type, the old town').terms).toEqual(['long', 'walk', 'kind', 'friend', 'type', 'old', 'town']);
+    expect(buildQuery('what kind people').terms).toEqual(['kind', 'people']);
+    expect(buildQuery('"how long" NOT kind').tsquery).toBe("( ( 'how' <-> 'long' ) & !'kind' )");
+    expect(buildQuery('how long?').tsquery).toBeNull();
+  });
+
   it('collapses repeated words', () => {
     expect(buildQuery('tea Tea TEA green').tsquery).toBe("'tea' | 'green'");
   });
