@@ -14,6 +14,7 @@ export { type AnimaApi, type ApiInput, type ApiMethod, type ApiOutputs, inputs, 
 export { type ApiEventName, type ApiEvents, EVENT_NAMES } from './api/events.js';
 
 export type { AppInfo } from './api/app.js';
+export type { ArchiveExportState, ArchiveExportStatus } from './api/archive.js';
 export type { Language, MemorySettings, ModelSettings, Settings, SleepSettings, Theme } from './api/settings.js';
 export { memorySettings, modelSettings, sleepSettings } from './api/settings.js';
 export { type ConnectionTestResult, type DetectedServer, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './api/providers.js';

@@ -1,4 +1,5 @@
 // The events the host sends the renderer, with their payloads.
+import type { ArchiveExportStatus } from './archive.js';
 import type { Message } from './conversations.js';
 import type { ImportProgress } from './imports.js';
 import type { Memory, MemoryChange } from './memory.js';
@@ -34,6 +35,8 @@ export interface ApiEvents {
   'models.changed': { id: string | null; models: LocalModel[] };
   /** Search by meaning changed state or its background embedding moved on (at most twice a second). */
   'embeddings.status': EmbeddingsStatus;
+  /** An export moved on (at most four a second, plus every change of state: the last says how it ended). */
+  'archive.progress': ArchiveExportStatus;
   /** An import moved on (at most four a second, plus every change of state: the last carries how it ended). */
   'imports.progress': ImportProgress;
 }
@@ -53,5 +56,6 @@ export const EVENT_NAMES: ApiEventName[] = [
   'models.changed',
   'chat.status',
   'embeddings.status',
+  'archive.progress',
   'imports.progress',
 ];

@@ -2,6 +2,7 @@
 // checks every transport runs on a call.
 import { z } from 'zod';
 import { appInputs, type AppOutputs } from './app.js';
+import { archiveInputs, type ArchiveOutputs } from './archive.js';
 import { conversationsInputs, type ConversationsOutputs } from './conversations.js';
 import { diaryInputs, type DiaryOutputs } from './diary.js';
 import { storableValue, TooDeeplyNested } from '../text.js';
@@ -26,6 +27,7 @@ export const inputs = {
   ...sleepInputs,
   ...diaryInputs,
   ...graphInputs,
+  ...archiveInputs,
   ...importsInputs,
 } as const;
 
@@ -44,6 +46,7 @@ export interface ApiOutputs
     MemoryOutputs,
     SleepOutputs,
     DiaryOutputs,
+    ArchiveOutputs,
     GraphOutputs,
     ImportsOutputs {}
 

@@ -1,6 +1,7 @@
 // One handler module per domain, combined into the one typed map the API is: a method missing from
 // every module, or implemented twice, is a type error here.
 import { appHandlers } from './app.js';
+import { archiveHandlers } from './archive.js';
 import { chatHandlers } from './chat.js';
 import { conversationsHandlers } from './conversations.js';
 import { graphHandlers } from './graph.js';
@@ -28,6 +29,7 @@ export function createHandlers(s: HostServices): Handlers {
     ...sleepHandlers(s),
     ...diaryHandlers(s),
     ...graphHandlers(s),
+    ...archiveHandlers(s),
     ...importsHandlers(s),
   };
 }
