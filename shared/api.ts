@@ -20,8 +20,17 @@ export { memorySettings, modelSettings, sleepSettings } from './api/settings.js'
 export { type ConnectionTestResult, type DetectedServer, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './api/providers.js';
 export type { EmbeddingsStatus, LocalModel, LocalModelError, LocalModelState, LocalModelTask, ModelDownloadProgress } from './api/models.js';
 export { SELF_BLOCK_KEYS, type SelfBlock, type SelfBlockKey } from './api/self.js';
-export type { Conversation, ConversationSummary, Message, MessageRole, MessageStatus, SendResult } from './api/conversations.js';
-export { MAX_MESSAGE_CHARS } from './api/conversations.js';
+export type {
+  Conversation,
+  ConversationSummary,
+  DeleteResult,
+  Message,
+  MessageRole,
+  MessageStatus,
+  SendResult,
+  TrashedConversation,
+} from './api/conversations.js';
+export { MAX_MESSAGE_CHARS, TRASH_DAYS } from './api/conversations.js';
 export type {
   Memory,
   MemoryActor,

@@ -1,7 +1,18 @@
 // Conversations and messages: the episodic record. Rows here are the person's words and the
-// companion's replies; nothing in this module deletes one.
+// companion's replies. Deleting a conversation puts it in the trash (restorable); only the purge,
+// TRASH_DAYS after, removes its messages. Off the record: its messages are kept for the person and
+// left out of every reader below that feeds memory (the sleep cycle, the graph, the embedder).
 import { randomUUID } from 'node:crypto';
-import { ApiError, type ApiErrorShape, type Conversation, type ConversationSummary, type Message, type MessageStatus } from '../../shared/api.js';
+import {
+  ApiError,
+  TRASH_DAYS,
+  type ApiErrorShape,
+  type Conversation,
+  type ConversationSummary,
+  type Message,
+  type MessageStatus,
+  type TrashedConversation,
+} from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { segmentForIndex } from '../memory/segment.js';
 
@@ -19,6 +30,7 @@ interface ConversationRow {
   system_prompt: string;
   system_prompt_day: string | null;
   system_prompt_built_at: Date | null;
+  off_record: boolean;
 }
 
 interface MessageRow {
@@ -33,9 +45,16 @@ interface MessageRow {
   replaced_by: string | null;
   speaker: string | null;
   injected_memory_ids: (number | string)[] | null;
+  off_record: boolean;
 }
 
-const MESSAGE_COLUMNS = 'id, conversation_id, role, content, status, error, model, created_at, replaced_by, speaker, injected_memory_ids';
+const MESSAGE_COLUMNS = 'id, conversation_id, role, content, status, error, model, created_at, replaced_by, speaker, injected_memory_ids, off_record';
+
+/**
+ * What a message must be for anything that feeds memory to read it: not in a deleted conversation,
+ * not said off the record. On the messages table alone (the delete stamps its messages too).
+ */
+export const READABLE_MESSAGE = (alias: string) => `${alias}.deleted_at IS NULL AND NOT ${alias}.off_record`;
 
 /** A chat message as the sleep cycle reads it: with its conversation's title and its place in the order (seq). */
 export interface TranscriptMessage {
@@ -103,6 +122,7 @@ export function toMessage(r: MessageRow): Message {
     replacedBy: r.replaced_by,
     speaker: r.speaker,
     injectedMemoryIds: (r.injected_memory_ids ?? []).map(Number),
+    ...(r.off_record ? { offRecord: true } : {}),
   };
 }
 
@@ -117,6 +137,7 @@ function toSummary(r: ConversationRow): ConversationSummary {
     preview: (r.preview ?? '').slice(0, 140),
   };
   if (r.match_snippet) summary.matchSnippet = r.match_snippet;
+  if (r.off_record) summary.offRecord = true;
   return summary;
 }
 
@@ -139,9 +160,35 @@ export function snippetAround(text: string, query: string, radius = 60): string 
 }
 
 const SUMMARY_SELECT = `
-  SELECT c.id, c.title, c.archived, c.created_at, c.updated_at, c.system_prompt, c.system_prompt_day, c.system_prompt_built_at,
+  SELECT c.id, c.title, c.archived, c.created_at, c.updated_at, c.system_prompt, c.system_prompt_day, c.system_prompt_built_at, c.off_record,
     (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL) AS message_count,
     (SELECT m.content FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL ORDER BY m.seq DESC LIMIT 1) AS preview`;
+
+const DAY_MS = 86_400_000;
+
+interface TrashRow {
+  id: string;
+  title: string;
+  deleted_at: Date;
+  message_count: number | string;
+  preview: string | null;
+}
+
+const TRASH_SELECT = `
+  SELECT c.id, c.title, c.deleted_at,
+    (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL) AS message_count,
+    (SELECT m.content FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL ORDER BY m.seq DESC LIMIT 1) AS preview`;
+
+function toTrashed(r: TrashRow): TrashedConversation {
+  return {
+    id: r.id,
+    title: r.title,
+    messageCount: Number(r.message_count),
+    preview: (r.preview ?? '').slice(0, 140),
+    deletedAt: r.deleted_at.toISOString(),
+    purgeAt: new Date(r.deleted_at.getTime() + TRASH_DAYS * DAY_MS).toISOString(),
+  };
+}
 
 /**
  * The finished person/companion messages of chat conversations whose body contains `marker` — what the
@@ -182,7 +229,7 @@ export class Conversations {
     const query = opts.query?.trim();
     if (!query) {
       const rows = await this.db.query<ConversationRow>(
-        `${SUMMARY_SELECT} FROM conversations c WHERE c.kind = 'chat' AND c.archived = $1 ORDER BY c.updated_at DESC LIMIT 500`,
+        `${SUMMARY_SELECT} FROM conversations c WHERE c.kind = 'chat' AND c.deleted_at IS NULL AND c.archived = $1 ORDER BY c.updated_at DESC LIMIT 500`,
         [archived],
       );
       return rows.rows.map(toSummary);
@@ -194,7 +241,7 @@ export class Conversations {
          (SELECT m.content FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL
             AND m.content ILIKE $1 ORDER BY m.seq DESC LIMIT 1) AS match_snippet
        FROM conversations c
-       WHERE c.kind = 'chat' AND (c.title ILIKE $1 OR EXISTS (
+       WHERE c.kind = 'chat' AND c.deleted_at IS NULL AND (c.title ILIKE $1 OR EXISTS (
          SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL AND m.content ILIKE $1))
        ORDER BY c.updated_at DESC LIMIT 200`,
       [likePattern(query)],
@@ -206,17 +253,128 @@ export class Conversations {
     });
   }
 
-  async create(title?: string): Promise<Conversation> {
+  async create(title?: string, opts: { offRecord?: boolean } = {}): Promise<Conversation> {
     const id = randomUUID();
     const userTitle = title?.trim();
-    await this.db.query('INSERT INTO conversations (id, title, title_set_by_user) VALUES ($1, $2, $3)', [id, userTitle || DEFAULT_TITLE, Boolean(userTitle)]);
+    await this.db.query('INSERT INTO conversations (id, title, title_set_by_user, off_record) VALUES ($1, $2, $3, $4)', [
+      id,
+      userTitle || DEFAULT_TITLE,
+      Boolean(userTitle),
+      opts.offRecord ?? false,
+    ]);
     return this.get(id);
   }
 
+  /** A chat conversation that is not in the trash. */
   async get(id: string): Promise<Conversation> {
-    const row = (await this.db.query<ConversationRow>(`${SUMMARY_SELECT} FROM conversations c WHERE c.id = $1 AND c.kind = 'chat'`, [id])).rows[0];
+    const row = (
+      await this.db.query<ConversationRow>(`${SUMMARY_SELECT} FROM conversations c WHERE c.id = $1 AND c.kind = 'chat' AND c.deleted_at IS NULL`, [id])
+    ).rows[0];
     if (!row) throw new ApiError('not_found', 'That conversation does not exist.', 'id');
     return toConversation(row);
+  }
+
+  // ---- off the record ----
+
+  /**
+   * Off the record: new messages are stored off it, and so are the ones already said (what was read
+   * of them before stays where it went). Back on: only messages said from now on are read; earlier
+   * ones stay off. Returns the ids and seqs of the messages switched off (their vectors go).
+   */
+  async setOffRecord(id: string, offRecord: boolean): Promise<{ conversation: Conversation; switchedOff: { id: string; seq: number }[] }> {
+    await this.get(id);
+    const switchedOff = await this.db.transaction(async (tx) => {
+      await tx.query('UPDATE conversations SET off_record = $2 WHERE id = $1', [id, offRecord]);
+      if (!offRecord) return [];
+      const r = await tx.query<{ id: string; seq: number }>(
+        'UPDATE messages SET off_record = true WHERE conversation_id = $1 AND NOT off_record RETURNING id, seq::float8 AS seq',
+        [id],
+      );
+      return r.rows.map((x) => ({ id: x.id, seq: Number(x.seq) }));
+    });
+    return { conversation: await this.get(id), switchedOff };
+  }
+
+  // ---- the trash ----
+
+  /** Every message of a chat conversation (earlier versions too), trashed or not: what a delete or a restore walks. */
+  async messageRefs(conversationId: string): Promise<{ id: string; seq: number; content: string; offRecord: boolean }[]> {
+    const r = await this.db.query<{ id: string; seq: number; content: string; off_record: boolean }>(
+      `SELECT m.id, m.seq::float8 AS seq, m.content, m.off_record FROM messages m JOIN conversations c ON c.id = m.conversation_id
+        WHERE m.conversation_id = $1 AND c.kind = 'chat' AND c.purged_at IS NULL ORDER BY m.seq`,
+      [conversationId],
+    );
+    return r.rows.map((x) => ({ id: x.id, seq: Number(x.seq), content: x.content, offRecord: x.off_record }));
+  }
+
+  /**
+   * Puts a conversation and its messages in the trash at `at`, with `derived` (what the delete took
+   * along, for the restore). A conversation already in the trash is not_found.
+   */
+  async trash(id: string, at: Date, derived: unknown): Promise<TrashedConversation> {
+    await this.get(id);
+    await this.db.transaction(async (tx) => {
+      await tx.query('UPDATE conversations SET deleted_at = $2, deleted_derived = $3 WHERE id = $1', [id, at.toISOString(), JSON.stringify(derived)]);
+      await tx.query('UPDATE messages SET deleted_at = $2 WHERE conversation_id = $1', [id, at.toISOString()]);
+    });
+    return (await this.trashed(id)).trashed;
+  }
+
+  /** A conversation in the trash with what its delete took along; not_found when it is not there (or purged). */
+  async trashed(id: string): Promise<{ trashed: TrashedConversation; derived: unknown }> {
+    const row = (
+      await this.db.query<TrashRow & { deleted_derived: unknown }>(
+        `${TRASH_SELECT}, c.deleted_derived FROM conversations c WHERE c.id = $1 AND c.kind = 'chat' AND c.deleted_at IS NOT NULL AND c.purged_at IS NULL`,
+        [id],
+      )
+    ).rows[0];
+    if (!row) throw new ApiError('not_found', 'That conversation is not in the trash.', 'id');
+    return { trashed: toTrashed(row), derived: row.deleted_derived };
+  }
+
+  /** Takes a conversation and its messages out of the trash. */
+  async untrash(id: string): Promise<Conversation> {
+    await this.trashed(id);
+    await this.db.transaction(async (tx) => {
+      await tx.query('UPDATE conversations SET deleted_at = NULL, deleted_derived = NULL WHERE id = $1', [id]);
+      await tx.query('UPDATE messages SET deleted_at = NULL WHERE conversation_id = $1', [id]);
+    });
+    return this.get(id);
+  }
+
+  /** The trash, newest first. */
+  async trashList(): Promise<TrashedConversation[]> {
+    const rows = await this.db.query<TrashRow>(
+      `${TRASH_SELECT} FROM conversations c WHERE c.kind = 'chat' AND c.deleted_at IS NOT NULL AND c.purged_at IS NULL ORDER BY c.deleted_at DESC LIMIT 1000`,
+    );
+    return rows.rows.map(toTrashed);
+  }
+
+  /** Conversations whose time in the trash is over at `now`, oldest first. */
+  async purgeDue(now: Date): Promise<string[]> {
+    const r = await this.db.query<{ id: string }>(
+      `SELECT id FROM conversations WHERE deleted_at IS NOT NULL AND purged_at IS NULL AND deleted_at <= $1 ORDER BY deleted_at`,
+      [new Date(now.getTime() - TRASH_DAYS * DAY_MS).toISOString()],
+    );
+    return r.rows.map((x) => x.id);
+  }
+
+  /**
+   * Removes a trashed conversation's messages for good, in the caller's transaction (whose other
+   * statements first remove what other rooms keep of them). The row stays as a tombstone with its
+   * words blanked: append-only diary blocks may name it.
+   */
+  async purge(q: Pick<Database, 'query'>, id: string, at: Date): Promise<number> {
+    const removed = await q.query(
+      `DELETE FROM messages WHERE conversation_id = $1 AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = $1 AND c.deleted_at IS NOT NULL)`,
+      [id],
+    );
+    await q.query(
+      `UPDATE conversations SET purged_at = $2, title = '', system_prompt = '', rolling_summary = '', deleted_derived = NULL
+        WHERE id = $1 AND deleted_at IS NOT NULL`,
+      [id, at.toISOString()],
+    );
+    return removed.affectedRows ?? 0;
   }
 
   async rename(id: string, title: string): Promise<Conversation> {
@@ -310,7 +468,7 @@ export class Conversations {
    */
   async finishedMessageIds(): Promise<string[]> {
     const r = await this.db.query<{ ids: string[] }>(
-      `SELECT coalesce(json_agg(id ORDER BY seq), '[]'::json) AS ids FROM messages WHERE status IN ('complete', 'partial')`,
+      `SELECT coalesce(json_agg(id ORDER BY seq), '[]'::json) AS ids FROM messages m WHERE m.status IN ('complete', 'partial') AND ${READABLE_MESSAGE('m')}`,
     );
     return r.rows[0]!.ids;
   }
@@ -325,7 +483,7 @@ export class Conversations {
     const rows = await this.db.query<{ id: string; title: string; messages: number; last_at: Date }>(
       `SELECT c.id, c.title, count(DISTINCT x.id)::int AS messages, max(x.at) AS last_at
        FROM unnest($1::text[], $2::timestamptz[]) AS x(id, at) JOIN messages m ON m.id = x.id JOIN conversations c ON c.id = m.conversation_id
-       WHERE c.kind = 'chat'
+       WHERE c.kind = 'chat' AND ${READABLE_MESSAGE('m')}
        GROUP BY c.id, c.title ORDER BY max(x.at) DESC LIMIT ${Math.max(1, Math.trunc(limit))}`,
       [ids, at],
     );
@@ -346,9 +504,11 @@ export class Conversations {
   }): Promise<Message> {
     const id = randomUUID();
     const row = await this.db.transaction(async (tx) => {
+      // A message takes its conversation's record status; none is added to a conversation in the trash.
       const inserted = await tx.query<MessageRow>(
-        `INSERT INTO messages (id, conversation_id, role, content, status, model, error, speaker, fts_segmented, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, coalesce($10, now())) RETURNING ${MESSAGE_COLUMNS}`,
+        `INSERT INTO messages (id, conversation_id, role, content, status, model, error, speaker, fts_segmented, created_at, off_record)
+         SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, coalesce($10, now()), c.off_record FROM conversations c WHERE c.id = $2 AND c.deleted_at IS NULL
+         RETURNING ${MESSAGE_COLUMNS}`,
         [
           id,
           m.conversationId,
@@ -362,11 +522,12 @@ export class Conversations {
           m.createdAt ?? null,
         ],
       );
+      if (!inserted.rows[0]) throw new ApiError('not_found', 'That conversation does not exist.', 'conversationId');
       await tx.query('UPDATE conversations SET updated_at = greatest(updated_at, $2::timestamptz) WHERE id = $1', [
         m.conversationId,
         m.createdAt ?? new Date(),
       ]);
-      return inserted.rows[0]!;
+      return inserted.rows[0];
     });
     const message = toMessage(row);
     // A streaming placeholder has no words yet; finish() reports it.
@@ -427,7 +588,7 @@ export class Conversations {
          FROM messages m
          JOIN conversations c ON c.id = m.conversation_id
          LEFT JOIN unnest($1::text[], $2::bigint[]) AS w (conversation_id, last_seq) ON w.conversation_id = m.conversation_id
-        WHERE c.kind = 'chat' AND m.seq > coalesce(w.last_seq, 0)
+        WHERE c.kind = 'chat' AND m.seq > coalesce(w.last_seq, 0) AND ${READABLE_MESSAGE('m')}
         ORDER BY m.conversation_id, m.seq`,
       watermarkParams(after),
     );
@@ -439,7 +600,7 @@ export class Conversations {
     const rows = await this.db.query<TranscriptRow>(
       `SELECT ${TRANSCRIPT_COLUMNS}
          FROM messages m JOIN conversations c ON c.id = m.conversation_id
-        WHERE m.conversation_id = $1 AND c.kind = 'chat' AND m.seq > $2
+        WHERE m.conversation_id = $1 AND c.kind = 'chat' AND m.seq > $2 AND ${READABLE_MESSAGE('m')}
         ORDER BY m.seq`,
       [conversationId, afterSeq],
     );
@@ -451,7 +612,7 @@ export class Conversations {
     const r = await this.db.query(
       `SELECT 1 FROM messages m JOIN conversations c ON c.id = m.conversation_id
          LEFT JOIN unnest($1::text[], $2::bigint[]) AS w (conversation_id, last_seq) ON w.conversation_id = m.conversation_id
-        WHERE c.kind = 'chat' AND m.seq > coalesce(w.last_seq, 0) AND m.created_at < $3 LIMIT 1`,
+        WHERE c.kind = 'chat' AND m.seq > coalesce(w.last_seq, 0) AND m.created_at < $3 AND ${READABLE_MESSAGE('m')} LIMIT 1`,
       [...watermarkParams(after), before.toISOString()],
     );
     return r.rows.length > 0;

@@ -27,15 +27,17 @@ export async function readRows(db: Database, items: Item[]): Promise<{ texts: Ro
   const messageIds = items.filter((i) => i.source === 'message' && typeof i.id === 'string').map((i) => i.id as string);
   const messageSeqs = items.filter((i) => i.source === 'message' && typeof i.id === 'number').map((i) => i.id as number);
   if (messageIds.length || messageSeqs.length) {
-    const rows = await db.query<{ seq: number; content: string; speaker: string | null; status: string; replaced: boolean }>(
-      `SELECT seq::float8 AS seq, content, speaker, status, replaced_by IS NOT NULL AS replaced FROM messages
+    const rows = await db.query<{ seq: number; content: string; speaker: string | null; status: string; replaced: boolean; withheld: boolean }>(
+      `SELECT seq::float8 AS seq, content, speaker, status, replaced_by IS NOT NULL AS replaced,
+              (deleted_at IS NOT NULL OR off_record) AS withheld FROM messages
        WHERE id = ANY($1::text[]) OR seq = ANY($2::bigint[])`,
       [messageIds, messageSeqs],
     );
     for (const r of rows.rows) {
       // A reply still streaming is queued again when it finishes; an error has no words.
       if (r.status === 'streaming') continue;
-      if (r.replaced || r.status === 'error' || !r.content.trim()) drop.message.push(Number(r.seq));
+      // Off the record or in the trash: never searched by meaning.
+      if (r.replaced || r.withheld || r.status === 'error' || !r.content.trim()) drop.message.push(Number(r.seq));
       else texts.push({ source: 'message', sourceId: Number(r.seq), text: messageText(r.content, r.speaker) });
     }
   }
@@ -82,6 +84,7 @@ export async function readRows(db: Database, items: Item[]): Promise<{ texts: Ro
  */
 export const MISSING: Record<EmbedSource, string> = {
   message: `FROM messages m WHERE m.status IN ('complete', 'partial') AND m.replaced_by IS NULL AND btrim(m.content) <> ''
+    AND m.deleted_at IS NULL AND NOT m.off_record
     AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.source = 'message' AND e.source_id = m.seq AND e.model = $1 AND e.dimensions = $2)`,
   // A memory whose words changed since its vector was made counts as missing.
   memory: `FROM memories m WHERE m.status = 'active'
@@ -90,13 +93,14 @@ export const MISSING: Record<EmbedSource, string> = {
     AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.source = 'diary' AND e.source_id = m.id AND e.model = $1 AND e.dimensions = $2)`,
 };
 
-/** Deletes the vectors of rows that no longer qualify (retired memories, hidden blocks, replaced messages); returns how many. */
+/** Deletes the vectors of rows that no longer qualify (retired memories, hidden blocks, replaced, deleted or off-the-record messages); returns how many. */
 export async function deleteUnqualified(db: Database): Promise<number> {
   const swept = await db.query(
     `DELETE FROM embeddings e WHERE
        (e.source = 'memory' AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = e.source_id AND m.status = 'active'))
     OR (e.source = 'diary' AND NOT EXISTS (SELECT 1 FROM diary_blocks d WHERE d.id = e.source_id AND d.hidden_at IS NULL AND d.kind IN (${EMBEDDED_DIARY_KINDS_SQL})))
-    OR (e.source = 'message' AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.seq = e.source_id AND m.replaced_by IS NULL))`,
+    OR (e.source = 'message' AND NOT EXISTS (
+      SELECT 1 FROM messages m WHERE m.seq = e.source_id AND m.replaced_by IS NULL AND m.deleted_at IS NULL AND NOT m.off_record))`,
   );
   return swept.affectedRows ?? 0;
 }

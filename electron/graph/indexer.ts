@@ -156,7 +156,8 @@ export class GraphIndexer {
     if (item.kind === 'message') {
       const message = await conversations.findMessage(item.id);
       // A reply still streaming is recorded when it finishes (Conversations.finish queues it again).
-      if (!message || message.status === 'streaming') return;
+      // Off the record: never in the graph.
+      if (!message || message.status === 'streaming' || message.offRecord) return;
       await this.store.recordMentions({ messageId: item.id, text: message.content });
     } else {
       const [memory] = await memories.getMany([item.id]);

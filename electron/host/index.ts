@@ -14,6 +14,7 @@ import { openDatabase, type Database } from '../db/open.js';
 import { VectorSlot } from '../embed/active.js';
 import { SearchByMeaning } from '../embed/search-by-meaning.js';
 import { HostEvents } from '../events/events.js';
+import { Trash } from '../forgetting/trash.js';
 import { batchedEntityChanges, GraphIndexer } from '../graph/indexer.js';
 import { ImportService } from '../imports/apply-service.js';
 import { EntityStore } from '../graph/store.js';
@@ -93,6 +94,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
         await s.sleep.close();
         await s.chat.stopAll();
         await s.napper.close();
+        await s.trash.close();
         await s.graphIndexer.close();
         await s.meaning.close();
         await db.close();
@@ -190,6 +192,18 @@ function buildServices(db: Database, options: HostOptions & HostModelOptions, lo
     now,
     log,
   });
+  // Deleting a conversation reaches every room that derived something from it; the purge runs at start and daily.
+  const trash = new Trash({
+    db,
+    conversations,
+    memories,
+    graph,
+    graphIdle: () => graphIndexer.idle(),
+    dropRecallIndex: () => recall.drop(),
+    embedCatchUp: () => meaning.catchUp(),
+    now,
+    log,
+  });
   return {
     version: appVersion(),
     dataDir,
@@ -215,6 +229,7 @@ function buildServices(db: Database, options: HostOptions & HostModelOptions, lo
     napper,
     sleep,
     imports,
+    trash,
   };
 }
 
@@ -233,4 +248,5 @@ async function startServices(s: HostServices & { graphIndexer: GraphIndexer }): 
   // The scheduler: a catch-up cycle once the app is idle, then the nightly one.
   s.sleep.start();
   s.napper.start();
+  s.trash.start();
 }

@@ -24,6 +24,8 @@ export interface Message {
   speaker: string | null;
   /** Memories passive recall put in front of the model for this reply. */
   injectedMemoryIds: number[];
+  /** Said off the record: shown to the person, never recalled, read by the sleep cycle, embedded or put in the graph. */
+  offRecord?: boolean;
 }
 
 export interface ConversationSummary {
@@ -37,6 +39,33 @@ export interface ConversationSummary {
   preview: string;
   /** When a search matched message content rather than the title: a snippet of that message. */
   matchSnippet?: string;
+  /** New messages are kept off the record (see Message.offRecord). */
+  offRecord?: boolean;
+}
+
+/** How long a deleted conversation waits in the trash before it is removed for good. */
+export const TRASH_DAYS = 30;
+
+/** A deleted conversation in the trash: restorable until `purgeAt`. */
+export interface TrashedConversation {
+  id: string;
+  title: string;
+  messageCount: number;
+  preview: string;
+  deletedAt: string;
+  /** When the purge removes its messages for good (deletedAt + TRASH_DAYS). */
+  purgeAt: string;
+}
+
+/** What deleting a conversation took along, besides its messages (all of it comes back on restore). */
+export interface DeleteResult {
+  trashed: TrashedConversation;
+  /** Memories whose only sources were its messages: expired, journalled in one batch. */
+  memoriesExpired: number;
+  /** Diary anchors and imprints written from it alone: hidden. */
+  diaryHidden: number;
+  /** Its messages whose entity mentions were taken out of the graph. */
+  mentionsCleared: number;
 }
 
 export interface Conversation extends ConversationSummary {
@@ -56,10 +85,21 @@ export const MAX_MESSAGE_CHARS = 200_000;
 
 export const conversationsInputs = {
   'conversations.list': z.object({ query: z.string().max(500).optional(), archived: z.boolean().optional() }).strict(),
-  'conversations.create': z.object({ title: z.string().max(200).optional() }).strict(),
+  'conversations.create': z.object({ title: z.string().max(200).optional(), offRecord: z.boolean().optional() }).strict(),
   'conversations.get': z.object({ id }).strict(),
   'conversations.rename': z.object({ id, title: z.string().trim().min(1).max(200) }).strict(),
   'conversations.archive': z.object({ id, archived: z.boolean() }).strict(),
+  /** Into the trash, with what the sleep cycle derived from it alone; restorable for TRASH_DAYS days. */
+  'conversations.delete': z.object({ id }).strict(),
+  /** Out of the trash, with everything the delete took along. */
+  'conversations.restore': z.object({ id }).strict(),
+  /** The trash: deleted conversations, newest first, with when each is purged. */
+  'conversations.trash': z.object({}).strict(),
+  /**
+   * Off the record from now on (its messages so far too, and their vectors are dropped), or back on
+   * the record: only messages said from then on are read again — earlier ones stay off.
+   */
+  'conversations.setOffRecord': z.object({ id, offRecord: z.boolean() }).strict(),
   /** The person left this conversation (opened another, closed it): daytime memory may read it now. */
   'conversations.leave': z.object({ id }).strict(),
 
@@ -80,6 +120,10 @@ export interface ConversationsOutputs {
   'conversations.rename': Conversation;
   'conversations.archive': Conversation;
   'conversations.leave': { ok: true };
+  'conversations.delete': DeleteResult;
+  'conversations.restore': Conversation;
+  'conversations.trash': TrashedConversation[];
+  'conversations.setOffRecord': Conversation;
   'chat.send': SendResult;
   'chat.stop': { stopped: boolean };
   'chat.regenerate': SendResult;

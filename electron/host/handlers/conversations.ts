@@ -5,7 +5,7 @@ export const conversationsHandlers = (s: HostServices): DomainHandlers<'conversa
   return {
     'conversations.list': (input) => s.conversations.list(input),
     'conversations.create': async (input) => {
-      const created = await s.conversations.create(input.title);
+      const created = await s.conversations.create(input.title, { offRecord: input.offRecord });
       changed(created.id);
       return created;
     },
@@ -26,6 +26,24 @@ export const conversationsHandlers = (s: HostServices): DomainHandlers<'conversa
       await s.conversations.get(id);
       s.napper.leave(id);
       return { ok: true };
+    },
+    'conversations.delete': async ({ id }) => {
+      // A reply being written is stopped first: nothing more is stored in a conversation in the trash.
+      await s.chat.stop(id).catch(() => false);
+      const result = await s.trash.delete(id);
+      changed(id);
+      return result;
+    },
+    'conversations.restore': async ({ id }) => {
+      const restored = await s.trash.restore(id);
+      changed(id);
+      return restored;
+    },
+    'conversations.trash': () => s.trash.list(),
+    'conversations.setOffRecord': async ({ id, offRecord }) => {
+      const result = await s.trash.setOffRecord(id, offRecord);
+      changed(id);
+      return result;
     },
   };
 };

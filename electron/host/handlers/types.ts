@@ -7,6 +7,7 @@ import type { Conversations } from '../../conversations/conversations.js';
 import type { Database } from '../../db/open.js';
 import type { SearchByMeaning } from '../../embed/search-by-meaning.js';
 import type { HostEvents } from '../../events/events.js';
+import type { Trash } from '../../forgetting/trash.js';
 import type { EntityStore } from '../../graph/store.js';
 import type { ImportService } from '../../imports/apply-service.js';
 import type { Recall } from '../../memory/recall/index.js';
@@ -55,4 +56,6 @@ export interface HostServices {
   sleep: SleepService;
   /** Other apps' exports: uploads, previews, the running import, a card's blocks. */
   imports: ImportService;
+  /** Deleting conversations (the trash, its purge) and keeping them off the record. */
+  trash: Trash;
 }

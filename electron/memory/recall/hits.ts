@@ -52,17 +52,20 @@ export async function fetchHits(
             content: string;
             created_at: Date;
             replaced: boolean;
+            withheld: boolean;
             status: string;
           }>(
-            `SELECT seq::float8 AS seq, id, conversation_id, role, speaker, content, created_at, replaced_by IS NOT NULL AS replaced, status
+            `SELECT seq::float8 AS seq, id, conversation_id, role, speaker, content, created_at, replaced_by IS NOT NULL AS replaced, status,
+                    (deleted_at IS NOT NULL OR off_record) AS withheld
              FROM messages WHERE seq = ANY($1::bigint[])`,
             [sessionKeys],
           )
         ).rows;
         for (const r of rows) {
           const key = Number(r.seq);
-          if (r.replaced || r.status === 'streaming' || (o.conversationIds && !o.conversationIds.includes(r.conversation_id))) {
-            if (r.replaced) {
+          if (r.replaced || r.withheld || r.status === 'streaming' || (o.conversationIds && !o.conversationIds.includes(r.conversation_id))) {
+            // Deleted or off the record: out of the index too (a restore rebuilds it).
+            if (r.replaced || r.withheld) {
               side.session.index.remove(key);
               stale = true;
             }

@@ -4,7 +4,8 @@
 // the sleep cycle) need not know they exist. What the pull relies on:
 // - messages: `seq` only grows; a reply is indexed once it stops streaming (streaming rows are
 //   re-checked by seq on each pull); a row replaced later (regenerate, edit) is dropped when a fetch
-//   finds it replaced. Background conversations are not searched.
+//   finds it replaced. Background conversations are not searched. A deleted or off-the-record
+//   message counts as replaced (never indexed; dropped when a fetch finds it; a restore rebuilds).
 // - memories: every change is journalled in memory_changes (MemoryStore writes the journal in the
 //   same transaction), so "ids changed since journal id J" plus "ids above I" is the whole delta.
 //   A hit is re-read with `status = 'active'` before it is returned, so a missed change can never
@@ -184,7 +185,7 @@ export class Sidecar {
       // statistics in PGlite, loop over every conversation — 19 ms for a 3-row pull at 100k.
       const rows = (
         await this.db.query<SessionRow>(
-          `SELECT seq::float8 AS seq, conversation_id, status, replaced_by IS NOT NULL AS replaced, speaker,
+          `SELECT seq::float8 AS seq, conversation_id, status, replaced_by IS NOT NULL OR deleted_at IS NOT NULL OR off_record AS replaced, speaker,
                   content_fts::text AS v, content
            FROM messages WHERE seq > $1 AND seq <= $2 ORDER BY seq`,
           [from, Math.min(maxSeq, from + CHUNK)],
@@ -199,7 +200,8 @@ export class Sidecar {
     if (session.pending.size) {
       const rows = (
         await this.db.query<SessionRow>(
-          `SELECT seq::float8 AS seq, conversation_id, status, replaced_by IS NOT NULL AS replaced, speaker, content_fts::text AS v, content
+          `SELECT seq::float8 AS seq, conversation_id, status, replaced_by IS NOT NULL OR deleted_at IS NOT NULL OR off_record AS replaced, speaker,
+                  content_fts::text AS v, content
            FROM messages WHERE seq = ANY($1::bigint[])`,
           [[...session.pending]],
         )

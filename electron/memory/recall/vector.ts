@@ -91,7 +91,7 @@ export async function vectorBranches(db: Database, s: VectorSearch): Promise<Bra
           db.query<{ id: number; d: number }>(
             `SELECT m.seq::float8 AS id, ${castExpr(s.dimensions, 'e.embedding')} <=> $1::vector(${s.dimensions}) AS d
              FROM messages m JOIN embeddings e ON ${predicate(s.modelId, 'message', s.dimensions, 'e')} AND e.source_id = m.seq
-             WHERE m.conversation_id = ANY($3::text[]) AND m.replaced_by IS NULL AND m.status <> 'streaming'
+             WHERE m.conversation_id = ANY($3::text[]) AND m.replaced_by IS NULL AND m.status <> 'streaming' AND m.deleted_at IS NULL AND NOT m.off_record
                AND ${castExpr(s.dimensions, 'e.embedding')} <=> $1::vector(${s.dimensions}) <= $2
              ORDER BY d, m.seq LIMIT ${k}`,
             [vec, maxDistance, s.conversationIds],
@@ -99,7 +99,7 @@ export async function vectorBranches(db: Database, s: VectorSearch): Promise<Bra
         : db.query<{ id: number; d: number }>(
             `WITH near AS MATERIALIZED (${knnSql(s.modelId, s.dimensions, 'message', '$1', k)})
              SELECT m.seq::float8 AS id, near.d FROM near JOIN messages m ON m.seq = near.sid
-             WHERE near.d <= $2 AND m.replaced_by IS NULL AND m.status <> 'streaming'
+             WHERE near.d <= $2 AND m.replaced_by IS NULL AND m.status <> 'streaming' AND m.deleted_at IS NULL AND NOT m.off_record
              ORDER BY near.d, m.seq`,
             [vec, maxDistance],
           )
