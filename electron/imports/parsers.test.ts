@@ -151,6 +151,54 @@ describe('ChatGPT', () => {
     expect(result.warnings).toEqual(['conversation 1: no current message is marked; the newest branch was followed.']);
   });
 
+  it('a regenerated answer whose branch starts with a tool call: the other answer is a version (its own tool calls are not kept)', () => {
+    const msg = (id: string, role: string, t: number, content: Record<string, unknown>, recipient = 'all') => ({
+      id,
+      author: { role, name: role === 'tool' ? 'browser' : null },
+      create_time: t,
+      content,
+      metadata: {},
+      recipient,
+    });
+    const text = (parts: string) => ({ content_type: 'text', parts: [parts] });
+    const code = (call: string) => ({ content_type: 'code', language: 'unknown', text: call });
+    const conv = {
+      title: 'weather',
+      create_time: 1704629915.7,
+      update_time: 1704629999.1,
+      conversation_id: 'c5',
+      current_node: 'b3',
+      mapping: {
+        root: { id: 'root', parent: null, children: ['q'], message: null },
+        q: { id: 'q', parent: 'root', children: ['a1', 'b1'], message: msg('q', 'user', 1704629915.8, text('Weather in Oslo?')) },
+        a1: { id: 'a1', parent: 'q', children: ['a2'], message: msg('a1', 'assistant', 1704629920.1, code('search("oslo weather")'), 'browser') },
+        a2: {
+          id: 'a2',
+          parent: 'a1',
+          children: ['a3'],
+          message: msg('a2', 'tool', 1704629921.1, { content_type: 'tether_browsing_display', result: 'rain', summary: null }),
+        },
+        a3: { id: 'a3', parent: 'a2', children: [], message: msg('a3', 'assistant', 1704629922.1, text('It rains in Oslo.')) },
+        b1: { id: 'b1', parent: 'q', children: ['b2'], message: msg('b1', 'assistant', 1704629960.1, code('search("Oslo forecast")'), 'browser') },
+        b2: {
+          id: 'b2',
+          parent: 'b1',
+          children: ['b3'],
+          message: msg('b2', 'tool', 1704629961.1, { content_type: 'tether_browsing_display', result: 'rain, 8C', summary: null }),
+        },
+        b3: { id: 'b3', parent: 'b2', children: [], message: msg('b3', 'assistant', 1704629962.1, text('Oslo: rain, 8°C.')) },
+      },
+    };
+    const result = parse(JSON.stringify([conv]), 'conversations.json');
+    const answer = result.conversations[0]!.messages[1]!;
+    expect(answer).toMatchObject({
+      text: 'Oslo: rain, 8°C.',
+      versions: ['It rains in Oslo.'],
+      notes: ['Tool call (browser): search("Oslo forecast")', 'Tool result (browser): rain, 8C'],
+    });
+    expect(result.warnings).toEqual([]);
+  });
+
   it('tool traffic with no answer after it stays, as notes on an empty reply; newer cite markers are removed', () => {
     const conv = {
       title: 't',

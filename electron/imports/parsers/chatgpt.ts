@@ -3,9 +3,10 @@
 //
 // - The main line is found by walking `parent` up from `current_node` (walking children[0] down picks
 //   the wrong branch). Without a usable current_node, the newest leaf is taken, with a warning.
-// - At a branch point on the main line, the siblings of the chosen node with the same role (an
-//   edited question, a regenerated answer) become its `versions`, oldest first. What followed inside
-//   an abandoned branch is not imported; the warnings say how many messages that was.
+// - At a branch point on the main line, each other branch's first message (an edited question, a
+//   regenerated answer, also when the branch starts with a tool call) becomes a `version` of the next
+//   main-line message of the same role, oldest first. What followed inside an abandoned branch is not
+//   imported; the warnings say how many messages that was.
 // - Skipped: the root (message null), system nodes, visually hidden nodes, custom instructions
 //   (`user_editable_context`, which carries role "user"), reasoning (`thoughts`, `reasoning_recap`),
 //   empty nodes (parts [""]), and conversations listed with no `mapping` at all (counted).
@@ -60,8 +61,22 @@ export function parseChatGpt(data: unknown, ctx: ParseContext): ImportedConversa
     const onPath = new Set(path);
     const messages: ImportedMessage[] = [];
     let pendingNotes: string[] = [];
+    // Earlier versions found at a branch point, waiting for the next message on the main line.
+    let pendingVersions: Version[] = [];
     for (const id of path) {
       const node = nodes.get(id)!;
+      // Other branches at this point (an edited question, a regenerated answer — also when the branch
+      // starts at a tool call): each one's first message is an earlier version of the next message of
+      // the same role on the main line; what followed inside it is counted, not imported.
+      const parent = node.parent === null ? undefined : nodes.get(node.parent);
+      for (const c of parent?.children ?? []) {
+        const sib = c === id || onPath.has(c) ? undefined : nodes.get(c);
+        if (!sib) continue;
+        const first = firstVisible(nodes, sib, ctx);
+        const total = countVisible(nodes, sib.id, ctx);
+        if (first) pendingVersions.push(first);
+        abandoned += first ? total - 1 : total;
+      }
       const turn = readTurn(node, ctx);
       if (turn === null) continue;
       if (turn.kind === 'note') {
@@ -78,31 +93,17 @@ export function parseChatGpt(data: unknown, ctx: ParseContext): ImportedConversa
         msg.notes = [...pendingNotes, ...(msg.notes ?? [])];
         pendingNotes = [];
       }
-      // Other branches at this point: siblings of the same role are earlier versions.
-      const parent = node.parent === null ? undefined : nodes.get(node.parent);
-      if (parent && parent.children.length > 1) {
-        const siblings = parent.children
-          .filter((c) => c !== id && !onPath.has(c))
-          .map((c) => nodes.get(c))
-          .filter((n): n is Node => n !== undefined);
-        const versions: { text: string; t: number }[] = [];
-        for (const sib of siblings) {
-          const other = readTurn(sib, ctx);
-          if (other?.kind === 'message' && other.message.role === msg.role && other.message.text !== '') {
-            versions.push({ text: other.message.text, t: num(sib.message?.create_time) });
-            abandoned += countVisible(nodes, sib.id, ctx) - 1;
-          } else {
-            abandoned += countVisible(nodes, sib.id, ctx);
-          }
-        }
-        if (versions.length > 0) msg.versions = versions.sort((a, b) => a.t - b.t).map((v) => v.text);
-      }
-      if (msg.text === '' && !msg.notes?.length && !msg.versions?.length) {
+      if (msg.text === '' && !msg.notes?.length) {
         emptySkipped++;
         continue;
       }
+      const versions = pendingVersions.filter((v) => v.role === msg.role);
+      abandoned += pendingVersions.length - versions.length;
+      pendingVersions = [];
+      if (versions.length > 0) msg.versions = versions.sort((a, b) => a.t - b.t).map((v) => v.text);
       messages.push(msg);
     }
+    abandoned += pendingVersions.length;
     if (pendingNotes.length > 0) {
       const last = messages.at(-1);
       messages.push({ role: 'assistant', text: '', at: last?.at ?? null, notes: pendingNotes });
@@ -173,6 +174,28 @@ function mainLine(nodes: Map<string, Node>, current: string, where: string, ctx:
     path.push(id);
   }
   return path.reverse();
+}
+
+interface Version {
+  role: 'user' | 'assistant';
+  text: string;
+  t: number;
+}
+
+/** The first message with text down a branch (following its newest child at each step); null when it has none. */
+function firstVisible(nodes: Map<string, Node>, start: Node, ctx: ParseContext): Version | null {
+  const seen = new Set<string>();
+  for (let node: Node | undefined = start; node && !seen.has(node.id);) {
+    seen.add(node.id);
+    const turn = readTurn(node, ctx);
+    if (turn?.kind === 'message' && turn.message.text !== '') return { role: turn.message.role, text: turn.message.text, t: num(node.message?.create_time) };
+    const children = node.children.map((c) => nodes.get(c)).filter((n): n is Node => n !== undefined);
+    node = children.reduce<Node | undefined>(
+      (newest, n) => (!newest || num(n.message?.create_time) >= num(newest.message?.create_time) ? n : newest),
+      undefined,
+    );
+  }
+  return null;
 }
 
 /** Messages a person would see in the subtree under id (the node itself included). */
