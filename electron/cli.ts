@@ -1,18 +1,21 @@
 // Headless commands. `serve` runs the whole app in browser mode: the host plus the HTTP + SSE
 // bridge on 127.0.0.1, printing the one URL (with its per-run token) to open.
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { ApiError, IMPORT_CHUNK_BYTES, MAX_IMPORT_BYTES, type ImportPreview, type ImportProgress } from '../shared/api.js';
+import { exportFolder } from './archive/export-folder.js';
 import { defaultDataDir } from './host/data-dir.js';
 import { createHost } from './host/index.js';
 import { startServer } from './serve/server.js';
 
 const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--no-open]
        anima import FILE [--data-dir DIR] [--yes]
+       anima export --out FILE [--data-dir DIR] [--force]
 
   serve     Run Anima in your browser: prints the address to open.
             --port       port on 127.0.0.1 (default: a free one, or ANIMA_PORT)
@@ -23,7 +26,13 @@ const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--no-open]
             Says what the file holds and asks before storing anything; Ctrl+C stops after the
             conversation in hand (what was stored stays; importing the file again goes on from there).
             --data-dir   as for serve (Anima must not be running on it)
-            --yes        import without asking (a card's blocks too)`;
+            --yes        import without asking (a card's blocks too)
+  export    Write everything to one zip: anima.json (conversations with every version of each message,
+            memories and their journal, the self layer, the diary, mood, the graph, settings — never an
+            API key), a markdown vault/ and anima.sql for PostgreSQL. Ctrl+C stops and leaves no file.
+            --out        the archive to write (written as FILE.partial, renamed when complete)
+            --data-dir   as for serve (Anima must not be running on it)
+            --force      replace an existing FILE (only once the new archive is complete)`;
 
 /** The built renderer: next to this bundle (dist/renderer), or dist/ at the repo root when run from source. */
 function findStaticDir(): string {
@@ -243,6 +252,67 @@ async function importCommand(argv: string[]): Promise<number> {
   }
 }
 
+function cliVersion(): string {
+  try {
+    // From source (electron/cli.ts) and from the bundle (dist/cli.mjs) alike, package.json is one folder up.
+    return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+  } catch {
+    return process.env.ANIMA_VERSION ?? '0.0.0';
+  }
+}
+
+const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+async function exportCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { out: { type: 'string', short: 'o' }, 'data-dir': { type: 'string' }, force: { type: 'boolean', default: false } },
+  });
+  if (!values.out || positionals.length) {
+    console.error(`anima export needs --out FILE.\n\n${USAGE}`);
+    return 2;
+  }
+  const dataDir = values['data-dir'] ? path.resolve(values['data-dir']) : defaultDataDir();
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  const tty = process.stderr.isTTY;
+  let shown = -1;
+  try {
+    const result = await exportFolder({
+      dataDir,
+      out: values.out,
+      force: values.force,
+      appVersion: cliVersion(),
+      signal: controller.signal,
+      log: (message) => console.error(`[anima warn] ${message}`),
+      onProgress: ({ phase, done, total }) => {
+        const percent = total ? Math.floor((done / total) * 100) : 0;
+        if (tty) process.stderr.write(`\rExporting… ${percent}% (${phase})   `);
+        else if (Math.floor(percent / 10) !== shown) console.error(`Exporting… ${percent}% (${phase})`);
+        shown = Math.floor(percent / 10);
+      },
+    });
+    if (tty) process.stderr.write('\n');
+    const c = result.counts;
+    console.log(
+      `Wrote ${result.file} (${megabytes(result.bytes)}): ${c.conversations ?? 0} conversations, ${c.messages ?? 0} messages, ${c.memories ?? 0} memories, ${c.diary_blocks ?? 0} diary blocks in ${(result.ms / 1000).toFixed(1)} s.`,
+    );
+    return 0;
+  } catch (err) {
+    if (tty) process.stderr.write('\n');
+    if (err instanceof ApiError && err.code === 'cancelled') {
+      console.error('Export stopped; nothing was written.');
+      return 130;
+    }
+    console.error(`Anima could not export: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  } finally {
+    process.off('SIGINT', stop);
+  }
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
@@ -250,6 +320,9 @@ async function main(): Promise<void> {
       return serve(rest);
     case 'import':
       process.exitCode = await importCommand(rest);
+      return;
+    case 'export':
+      process.exitCode = await exportCommand(rest);
       return;
     case undefined:
     case 'help':
