@@ -189,11 +189,12 @@ function firstVisible(nodes: Map<string, Node>, start: Node, ctx: ParseContext):
     seen.add(node.id);
     const turn = readTurn(node, ctx);
     if (turn?.kind === 'message' && turn.message.text !== '') return { role: turn.message.role, text: turn.message.text, t: num(node.message?.create_time) };
-    const children = node.children.map((c) => nodes.get(c)).filter((n): n is Node => n !== undefined);
-    node = children.reduce<Node | undefined>(
-      (newest, n) => (!newest || num(n.message?.create_time) >= num(newest.message?.create_time) ? n : newest),
-      undefined,
-    );
+    let newest: Node | undefined;
+    for (const c of node.children) {
+      const child: Node | undefined = nodes.get(c);
+      if (child && (!newest || num(child.message?.create_time) >= num(newest.message?.create_time))) newest = child;
+    }
+    node = newest;
   }
   return null;
 }
