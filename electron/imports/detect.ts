@@ -68,9 +68,23 @@ function formatOf(parsed: unknown, name: string): ImportFormat | null {
   return null;
 }
 
-/** The file's text: UTF-8 with a byte-order mark dropped. */
-function decode(buf: Buffer): string {
-  const text = buf.toString('utf8');
+/**
+ * The file's text: UTF-8 (or UTF-16 when it starts with that byte-order mark, as some Windows tools
+ * save JSON), the mark dropped. Bytes that are not UTF-8 become U+FFFD, and `warn` is told how many.
+ */
+function decode(buf: Buffer, warn?: (message: string) => void): string {
+  if (buf[0] === 0xff && buf[1] === 0xfe) return buf.toString('utf16le', 2);
+  if (buf[0] === 0xfe && buf[1] === 0xff) return Buffer.from(buf.subarray(2)).swap16().toString('utf16le');
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(buf);
+  } catch {
+    text = buf.toString('utf8');
+    const replaced = text.match(/\uFFFD/g)?.length ?? 0;
+    warn?.(
+      `The file is not entirely UTF-8 text: ${replaced} character${replaced === 1 ? '' : 's'} could not be read and ${replaced === 1 ? 'shows' : 'show'} as �.`,
+    );
+  }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
@@ -105,7 +119,7 @@ function parse(buf: Buffer, file: string, ctx: ParseContext): ParseResult {
 
   if (buf.subarray(0, 4).equals(ZIP_SIGNATURE))
     ctx.fail('unknown_format', 'this is a zip archive; open it and import the conversations file (or card) inside.');
-  const text = decode(buf);
+  const text = decode(buf, (m) => ctx.warn(m));
   const start = /\S/.exec(text)?.[0];
   if (start === undefined) ctx.fail('empty', 'the file is empty.');
   if (start !== '{' && start !== '[')

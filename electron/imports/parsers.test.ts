@@ -398,3 +398,33 @@ describe('character cards', () => {
     expect(crc32(Buffer.from('123456789'))).toBe(0xcbf43926);
   });
 });
+
+describe('encodings', () => {
+  const claude = (text: string) =>
+    JSON.stringify([
+      {
+        uuid: 'c1',
+        name: 'x',
+        created_at: '2024-03-13T14:48:37.115821Z',
+        updated_at: '2024-03-13T14:48:37.115821Z',
+        chat_messages: [
+          { uuid: 'm1', text, content: [{ type: 'text', text }], sender: 'human', created_at: '2024-03-13T14:48:44.500345Z', attachments: [], files: [] },
+        ],
+      },
+    ]);
+
+  it('UTF-16 with a byte-order mark (little and big endian) reads like UTF-8', () => {
+    const json = claude('héllo 你好 🙂');
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(json, 'utf16le')]);
+    const be = Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(Buffer.from(json, 'utf16le')).swap16()]);
+    for (const buf of [le, be]) expect(parseImport(buf, 'conversations.json', { now: NOW }).conversations[0]!.messages[0]!.text).toBe('héllo 你好 🙂');
+  });
+
+  it('bytes that are not UTF-8 show as U+FFFD, and the warning counts them', () => {
+    const json = Buffer.from(claude('caf_ au lait'));
+    for (let at = json.indexOf('caf_'); at >= 0; at = json.indexOf('caf_', at + 1)) json[at + 3] = 0xe9; // Latin-1 é, in `text` and in the block
+    const result = parseImport(json, 'conversations.json', { now: NOW });
+    expect(result.conversations[0]!.messages[0]!.text).toBe('caf\uFFFD au lait');
+    expect(result.warnings).toEqual(['The file is not entirely UTF-8 text: 2 characters could not be read and show as �.']);
+  });
+});
