@@ -67,6 +67,12 @@ export class ParseContext {
     return typeof value === 'number' ? this.moment(value * 1000) : null;
   }
 
+  /** Unix seconds or milliseconds, told apart by size (Open WebUI writes both): 10^11 s is the year 5138, 10^11 ms is 1973. */
+  fromEpoch(value: unknown): string | null {
+    if (typeof value !== 'number') return null;
+    return Math.abs(value) >= 1e11 ? this.moment(value) : this.moment(value * 1000);
+  }
+
   /** Unix milliseconds (number), as SillyTavern 2023 writes them. */
   fromMillis(value: unknown): string | null {
     return typeof value === 'number' ? this.moment(value) : null;

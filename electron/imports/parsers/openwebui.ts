@@ -2,7 +2,8 @@
 // one chat object as stored in webui.db's `chat` column ({ id, title, history, messages, timestamp }).
 // The conversation is the tree in history.messages (parentId / childrenIds), followed from the root
 // to history.currentId; other branches at a point become versions. Message timestamps are seconds,
-// the chat's own `timestamp` milliseconds, the wrapper's created_at/updated_at seconds.
+// the chat's own `timestamp` milliseconds, the wrapper's created_at/updated_at seconds: each is read
+// by its size (context.ts fromEpoch), so a build that switches units still reads right.
 // Assistant content may embed reasoning and tool calls as <details type="…"> HTML: reasoning is
 // dropped (like a model's thinking elsewhere), tool calls become notes.
 import type { ImportedConversation, ImportedMessage } from '../types.js';
@@ -63,12 +64,12 @@ export function parseOpenWebUi(data: unknown, ctx: ParseContext): ImportedConver
       if (versions.length > 0) message.versions = versions;
       if (message.text !== '' || message.notes || message.versions) messages.push(message);
     }
-    const chatMs = typeof chat.timestamp === 'number' ? ctx.fromMillis(chat.timestamp) : null;
+    const chatAt = ctx.fromEpoch(chat.timestamp);
     return {
       sourceId,
       title: ctx.text(str(item.title) || str(chat.title)).trim(),
-      createdAt: typeof item.created_at === 'number' ? ctx.fromSeconds(item.created_at) : chatMs,
-      updatedAt: typeof item.updated_at === 'number' ? ctx.fromSeconds(item.updated_at) : (messages.at(-1)?.at ?? chatMs),
+      createdAt: ctx.fromEpoch(item.created_at) ?? chatAt,
+      updatedAt: ctx.fromEpoch(item.updated_at) ?? messages.at(-1)?.at ?? chatAt,
       messages,
     };
   });
@@ -84,7 +85,7 @@ function readMessage(m: Record<string, unknown>, ctx: ParseContext): ImportedMes
     if (/type="tool_calls"/i.test(attrs)) notes.push(`Tool calls: ${preview(inner.replace(/<[^>]+>/g, ' '))}`);
     return '';
   });
-  const message: ImportedMessage = { role, text: ctx.text(text).trim(), at: typeof m.timestamp === 'number' ? ctx.fromSeconds(m.timestamp) : null };
+  const message: ImportedMessage = { role, text: ctx.text(text).trim(), at: ctx.fromEpoch(m.timestamp) };
   const model = str(m.modelName) || str(m.model);
   if (role === 'assistant' && model !== '') message.model = ctx.text(model);
   for (const f of Array.isArray(m.files) ? m.files.filter(isRecord) : [])
