@@ -39,7 +39,7 @@ function megabytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
 }
 
-/** What the file is, from its bytes (and its name for .jsonl); null when it is none of the known formats. Reads JSON once: pass `parsed` on to parse. */
+/** What the file is, from its bytes (and its name for .jsonl), with the JSON it holds; null when it is none of the known formats. A peek: it throws nothing and checks no more than the first item's shape (parseImport checks everything). */
 export function detectFormat(buf: Buffer, name: string): { format: ImportFormat; parsed: unknown } | null {
   if (isPng(buf)) return { format: 'card', parsed: null };
   const text = decode(buf);
