@@ -2,6 +2,7 @@ import { useTranslation } from 'react-i18next';
 import { CopyButton } from '../../components/CopyButton.js';
 import { Icon } from '../../components/Icon.js';
 import { useApp } from '../../stores/app.js';
+import { ExportPanel } from './ExportPanel.js';
 
 export function DataSection() {
   const { t } = useTranslation();
@@ -30,6 +31,7 @@ export function DataSection() {
           <dd className="mono">{info.version}</dd>
         </div>
       </dl>
+      <ExportPanel />
       <aside className="explainer">
         <h3 className="subhead">{t('data.backupsTitle')}</h3>
         <p>{t('data.backupsBody')}</p>
