@@ -5,6 +5,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { finishInterruptedSwitch } from '../backups/switch.js';
 import { pgvectorSupport } from './pgvector.js';
 import { migrate } from './migrate.js';
 
@@ -13,6 +14,8 @@ export type Database = PGlite;
 export interface OpenOptions {
   /** A dumped data dir (from dumpTemplate) to start from instead of initdb when the folder is new. */
   template?: Blob | File;
+  /** Runs after the files are open and before the migrations (a restore checks the copy really loaded). */
+  beforeMigrate?: (db: Database) => Promise<void>;
 }
 
 export function databaseDir(dataDir: string): string {
@@ -24,7 +27,13 @@ function isNewDatabase(dir: string): boolean {
 }
 
 export async function openDatabase(dataDir: string, options: OpenOptions = {}): Promise<Database> {
-  const dir = databaseDir(dataDir);
+  // A restore killed between its renames is finished (or undone) before anything opens `db`.
+  finishInterruptedSwitch(dataDir);
+  return openDatabaseDir(databaseDir(dataDir), options);
+}
+
+/** Opens (and migrates) a PGlite folder anywhere: the data folder's `db`, or a restore's new folder. */
+export async function openDatabaseDir(dir: string, options: OpenOptions = {}): Promise<Database> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const fresh = isNewDatabase(dir);
   const vectors = pgvectorSupport().usable;
@@ -34,6 +43,7 @@ export async function openDatabase(dataDir: string, options: OpenOptions = {}): 
     ...(fresh && options.template ? { loadDataDir: options.template } : {}),
   });
   try {
+    await options.beforeMigrate?.(db);
     await db.exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm${vectors ? '; CREATE EXTENSION IF NOT EXISTS vector' : ''}`);
     await migrate(db);
   } catch (err) {

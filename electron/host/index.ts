@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { ApiError, isApiMethod, parseInput, type AnimaApi, type ApiMethod } from '../../shared/api.js';
 import type { Log } from '../../shared/log.js';
 import { ChatEngine } from '../agent/chat.js';
+import { BackupService } from '../backups/service.js';
 import { createTurnMemory } from '../agent/memory-turn.js';
 import { SelfLayer } from '../companion/self-layer.js';
 import { Conversations } from '../conversations/conversations.js';
@@ -13,7 +14,7 @@ import { acquireLock } from '../db/lock.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { VectorSlot } from '../embed/active.js';
 import { SearchByMeaning } from '../embed/search-by-meaning.js';
-import { HostEvents } from '../events/events.js';
+import { HostEvents, type HostEventListener } from '../events/events.js';
 import { Trash } from '../forgetting/trash.js';
 import { batchedEntityChanges, GraphIndexer } from '../graph/indexer.js';
 import { ImportService } from '../imports/apply-service.js';
@@ -64,15 +65,67 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
     lock.release();
     throw err;
   }
-  const s = buildServices(db, options, log);
+  // Transports subscribe here; each generation of services (a restore opens a new one) is forwarded.
+  const bus = new HostEvents();
+  const forward = (...args: Parameters<HostEventListener>) => (bus.emit as (...a: Parameters<HostEventListener>) => void)(...args);
+  // A restore swaps the database folder: the services close, the folders are renamed (backups/switch.ts),
+  // and everything is built again on the restored data; calls made meanwhile wait for it.
+  let switching: Promise<unknown> | undefined;
+  const switchData = (swap: () => void, revert: () => void): Promise<BackupService> => {
+    const run = (async () => {
+      await closeGeneration();
+      unforward();
+      let reverted = false;
+      try {
+        swap();
+      } catch (err) {
+        log('error', `restore: the switch stopped part way (${(err as Error).message}); it is finished from its journal`);
+      }
+      try {
+        db = await openDatabase(dataDir);
+      } catch (err) {
+        log('error', `restore: the restored data would not open (${(err as Error).message}); putting the data from before it back`);
+        revert();
+        reverted = true;
+        db = await openDatabase(dataDir);
+      }
+      s = buildServices(db, options, log, switchData);
+      unforward = s.events.on(forward);
+      await startServices(s);
+      handlers = createHandlers(s);
+      if (reverted) throw new ApiError('internal', 'The restored copy would not open after the switch; your data from before the restore is back.');
+      return s.backups;
+    })();
+    switching = run.catch(() => {}).finally(() => (switching = undefined));
+    return run;
+  };
+  let s = buildServices(db, options, log, switchData);
+  let unforward = s.events.on(forward);
   await startServices(s);
+  const closeGeneration = async () => {
+    // Stopped downloads keep their partial files; the next start continues from them.
+    await s.localModels.close();
+    await s.backups.close();
+    await s.imports.close();
+    await s.sleep.close();
+    await s.chat.stopAll();
+    await s.napper.close();
+    await s.trash.close();
+    await s.graphIndexer.close();
+    await s.meaning.close();
+    await db.close();
+  };
 
   // Every call is validated here, once, whatever transport brought it: the renderer is untrusted input.
-  const handlers = createHandlers(s);
+  let handlers = createHandlers(s);
   const api = Object.fromEntries(
     (Object.keys(handlers) as ApiMethod[]).map((method) => [
       method,
-      (raw: unknown) => (handlers[method] as (i: unknown) => Promise<unknown>)(parseInput(method, raw)),
+      (raw: unknown) => {
+        const input = parseInput(method, raw);
+        const call = () => (handlers[method] as (i: unknown) => Promise<unknown>)(input);
+        return switching ? switching.then(call) : call();
+      },
     ]),
   ) as AnimaApi;
 
@@ -85,19 +138,11 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
       if (closing) throw new ApiError('conflict', 'Anima is shutting down.');
       return (api[method as ApiMethod] as (i: unknown) => Promise<unknown>)(input);
     },
-    on: (listener) => s.events.on(listener),
+    on: (listener) => bus.on(listener),
     close() {
       closing ??= (async () => {
-        // Stopped downloads keep their partial files; the next start continues from them.
-        await s.localModels.close();
-        await s.imports.close();
-        await s.sleep.close();
-        await s.chat.stopAll();
-        await s.napper.close();
-        await s.trash.close();
-        await s.graphIndexer.close();
-        await s.meaning.close();
-        await db.close();
+        await switching;
+        await closeGeneration();
         lock.release();
       })();
       return closing;
@@ -106,7 +151,12 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
 }
 
 /** Every service, wired to what it really uses. Nothing here touches the database yet. */
-function buildServices(db: Database, options: HostOptions & HostModelOptions, log: Log): HostServices & { graphIndexer: GraphIndexer } {
+function buildServices(
+  db: Database,
+  options: HostOptions & HostModelOptions,
+  log: Log,
+  switchData: (swap: () => void, revert: () => void) => Promise<BackupService>,
+): HostServices & { graphIndexer: GraphIndexer } {
   const { dataDir } = options;
   const now = options.now ?? (() => new Date());
   const notices: string[] = [];
@@ -204,6 +254,8 @@ function buildServices(db: Database, options: HostOptions & HostModelOptions, lo
     now,
     log,
   });
+  // Safety copies, the person's backup folder with its schedule, and restore (which swaps the data under this host).
+  const backups = new BackupService({ db, dataDir, settings, events, log, now, version: appVersion(), switchData }, options.backups);
   return {
     version: appVersion(),
     dataDir,
@@ -228,6 +280,7 @@ function buildServices(db: Database, options: HostOptions & HostModelOptions, lo
     chat,
     napper,
     sleep,
+    backups,
     imports,
     trash,
   };
@@ -248,5 +301,6 @@ async function startServices(s: HostServices & { graphIndexer: GraphIndexer }): 
   // The scheduler: a catch-up cycle once the app is idle, then the nightly one.
   s.sleep.start();
   s.napper.start();
+  s.backups.start();
   s.trash.start();
 }

@@ -2,6 +2,7 @@
 // It never imports `electron`, so the same host runs in Electron's utility process, in the browser-mode
 // server, and in-process in tests.
 import type { AnimaApi } from '../../shared/api.js';
+import type { BackupServiceOptions } from '../backups/service.js';
 import type { HostEventListener } from '../events/events.js';
 import type { SecretStore } from '../settings/secrets.js';
 import type { SleepServiceOptions } from '../sleep/service.js';
@@ -29,6 +30,8 @@ export interface HostOptions {
   sleep?: SleepServiceOptions;
   /** Free bytes on the data folder's disk (tests of a full disk). */
   freeBytes?: (dir: string) => number;
+  /** The backup schedule's timing (tests turn the timer off and call tick directly). */
+  backups?: BackupServiceOptions;
 }
 
 export interface Host {

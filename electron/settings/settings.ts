@@ -24,6 +24,7 @@ export const DEFAULT_SLEEP_SETTINGS: SleepSettings = {
   nap: true,
   napQuietMinutes: 10,
 };
+import { backupSettings } from '../../shared/api/backups.js';
 import { DEFAULT_SLEEP_TIME, isValidTimeZone } from '../../shared/sleep-day.js';
 import type { Database } from '../db/open.js';
 import { DEFAULT_MODEL_HOST } from '../models/download.js';
@@ -46,6 +47,7 @@ const schemas = {
   memory: memorySettings,
   sleep: sleepSettings,
   models: modelSettings,
+  backups: backupSettings,
 } satisfies { [K in keyof Settings]: z.ZodType<Settings[K]> };
 
 function systemTimeZone(): string {
@@ -66,6 +68,7 @@ export function defaultSettings(): Settings {
     memory: { ...DEFAULT_MEMORY_SETTINGS },
     sleep: { ...DEFAULT_SLEEP_SETTINGS },
     models: { ...DEFAULT_MODEL_SETTINGS },
+    backups: backupSettings.parse({}),
   };
 }
 

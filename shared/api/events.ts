@@ -1,5 +1,6 @@
 // The events the host sends the renderer, with their payloads.
 import type { ArchiveExportStatus } from './archive.js';
+import type { BackupProgress } from './backups.js';
 import type { Message } from './conversations.js';
 import type { ImportProgress } from './imports.js';
 import type { Memory, MemoryChange } from './memory.js';
@@ -39,6 +40,8 @@ export interface ApiEvents {
   'archive.progress': ArchiveExportStatus;
   /** An import moved on (at most four a second, plus every change of state: the last carries how it ended). */
   'imports.progress': ImportProgress;
+  /** A safety copy being written or a restore under way moved on (each phase). */
+  'backups.progress': BackupProgress;
 }
 export type ApiEventName = keyof ApiEvents;
 export const EVENT_NAMES: ApiEventName[] = [
@@ -58,4 +61,5 @@ export const EVENT_NAMES: ApiEventName[] = [
   'embeddings.status',
   'archive.progress',
   'imports.progress',
+  'backups.progress',
 ];

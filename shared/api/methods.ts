@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { appInputs, type AppOutputs } from './app.js';
 import { archiveInputs, type ArchiveOutputs } from './archive.js';
+import { backupsInputs, type BackupsOutputs } from './backups.js';
 import { conversationsInputs, type ConversationsOutputs } from './conversations.js';
 import { diaryInputs, type DiaryOutputs } from './diary.js';
 import { storableValue, TooDeeplyNested } from '../text.js';
@@ -29,6 +30,7 @@ export const inputs = {
   ...graphInputs,
   ...archiveInputs,
   ...importsInputs,
+  ...backupsInputs,
 } as const;
 
 export type ApiMethod = keyof typeof inputs;
@@ -48,7 +50,8 @@ export interface ApiOutputs
     DiaryOutputs,
     ArchiveOutputs,
     GraphOutputs,
-    ImportsOutputs {}
+    ImportsOutputs,
+    BackupsOutputs {}
 
 // Compile-time check that every method has an output type and vice versa.
 type _SameKeys = [ApiMethod] extends [keyof ApiOutputs] ? ([keyof ApiOutputs] extends [ApiMethod] ? true : never) : never;

@@ -1,6 +1,7 @@
 // What the person can set: the settings, each section's schema (the ranges the host enforces), and
 // the settings.* methods.
 import { z } from 'zod';
+import type { BackupSettings } from './backups.js';
 import { empty, id, localModelId } from './fields.js';
 
 export type Language = 'system' | 'en' | 'zh-CN';
@@ -21,6 +22,8 @@ export interface Settings {
   memory: MemorySettings;
   sleep: SleepSettings;
   models: ModelSettings;
+  /** The person's own backup folder and its schedule (set through backups.setFolder / setSchedule). */
+  backups: BackupSettings;
 }
 
 /** On-device models: where they download from and which one memory search uses. */

@@ -2,6 +2,7 @@
 // every module, or implemented twice, is a type error here.
 import { appHandlers } from './app.js';
 import { archiveHandlers } from './archive.js';
+import { backupsHandlers } from './backups.js';
 import { chatHandlers } from './chat.js';
 import { conversationsHandlers } from './conversations.js';
 import { graphHandlers } from './graph.js';
@@ -31,5 +32,6 @@ export function createHandlers(s: HostServices): Handlers {
     ...graphHandlers(s),
     ...archiveHandlers(s),
     ...importsHandlers(s),
+    ...backupsHandlers(s),
   };
 }

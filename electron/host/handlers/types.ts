@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import type { ApiMethod, ApiOutputs, inputs } from '../../../shared/api.js';
 import type { ChatEngine } from '../../agent/chat.js';
+import type { BackupService } from '../../backups/service.js';
 import type { SelfLayer } from '../../companion/self-layer.js';
 import type { Conversations } from '../../conversations/conversations.js';
 import type { Database } from '../../db/open.js';
@@ -54,6 +55,8 @@ export interface HostServices {
   /** Daytime memory: the handlers tell it when the person leaves a conversation. */
   napper: Napper;
   sleep: SleepService;
+  /** Safety copies, the backup folder and its schedule, restore. */
+  backups: BackupService;
   /** Other apps' exports: uploads, previews, the running import, a card's blocks. */
   imports: ImportService;
   /** Deleting conversations (the trash, its purge) and keeping them off the record. */

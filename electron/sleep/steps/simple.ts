@@ -1,6 +1,7 @@
 // The small steps: reference counts, the mood series, and the snapshot taken before deep sleep.
 import fs from 'node:fs';
 import path from 'node:path';
+import { nightlyManifestDir, writeCopy } from '../../backups/copies.js';
 import { syncReferenceCounts } from '../../memory/citations.js';
 import { databaseDir, type Database } from '../../db/open.js';
 import { StepSkipped, type SleepStep, type StepContext } from '../dag.js';
@@ -163,23 +164,21 @@ export function snapshotStep(deps: SleepStepDeps): SleepStep {
       await waitForQuiet(deps, ctx);
       const started = performance.now();
       const fingerprint = await dataFingerprint(ctx.db);
-      const dump = (await deps.db.dumpDataDir('gzip')) as Blob;
-      const bytes = Buffer.from(await dump.arrayBuffer());
       const name = snapshotName(ctx.sleepDay, ctx.runId);
-      const tmp = path.join(dir, `.${name}.partial`);
-      // Written aside and renamed: a kill mid-write never leaves a truncated file that looks complete.
-      const fd = fs.openSync(tmp, 'w', 0o600);
-      try {
-        fs.writeSync(fd, bytes);
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-      fs.renameSync(tmp, path.join(dir, name));
+      // The one writer of safety copies (backups/copies.ts): written aside and renamed, so a kill
+      // mid-write never leaves a truncated file that looks complete, with its manifest beside it.
+      const { bytes } = await writeCopy(deps.db, [dir], name, {
+        kind: 'nightly',
+        createdAt: deps.now(),
+        sleepDay: ctx.sleepDay,
+        runId: ctx.runId,
+        manifestDir: nightlyManifestDir(dir),
+        countsFrom: ctx.db,
+      });
       await recordFingerprint(ctx.db, name, fingerprint);
       const kept = await pruneCopies(ctx.db, dir, ctx.runId, deps.keepSnapshots ?? DEFAULT_KEEP_SNAPSHOTS);
-      for (const f of fs.readdirSync(dir)) if (f.endsWith('.partial') && f !== path.basename(tmp)) fs.rmSync(path.join(dir, f), { force: true });
-      return { bytes: bytes.length, kept, ms: Math.round(performance.now() - started), copy_of_run: ctx.runId };
+      for (const f of fs.readdirSync(dir)) if (f.endsWith('.partial')) fs.rmSync(path.join(dir, f), { force: true });
+      return { bytes, kept, ms: Math.round(performance.now() - started), copy_of_run: ctx.runId };
     },
   };
 }

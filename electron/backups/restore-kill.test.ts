@@ -1,0 +1,180 @@
+// The restore drill: a host in its own process restoring a copy is killed with SIGKILL at each named
+// point of the restore (testing/restore-child.ts, backups/pause.ts), then the folder is opened again
+// with createHost as the next launch would. It must hold either the old data, intact and usable, or
+// the whole restored copy — never a mix, never nothing — and no half-made folder may be left.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PausePoint } from './pause.js';
+import type { Host } from '../host/types.js';
+import { startTestHost, tempDataDir } from '../testing/host.js';
+import { JOURNAL_FILE } from './switch.js';
+
+const REPO = path.resolve(import.meta.dirname, '..', '..');
+const CHILD = path.join(REPO, 'electron', 'backups', 'testing', 'restore-child.ts');
+/** Child processes boot tsx and PGlite, several at once on a small machine: their waits are long. */
+const CHILD_WAIT_MS = 300_000;
+
+const dirs: string[] = [];
+const scratch = (prefix: string) => {
+  const d = tempDataDir(prefix);
+  dirs.push(d);
+  return d;
+};
+
+interface Child {
+  process: ChildProcess;
+  /** Resolves with the first line matching, rejects when the child exits first or after CHILD_WAIT_MS. */
+  waitFor(pattern: RegExp): Promise<string>;
+  exited: Promise<void>;
+}
+
+function spawnChild(dataDir: string, copyId: string, pauseAt: PausePoint | null): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', './scripts/register-sql.mjs', CHILD, dataDir, copyId], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ANIMA_DEBUG: '', ANIMA_RESTORE_PAUSE_AT: pauseAt ?? '' },
+  });
+  const lines: string[] = [];
+  let partial = '';
+  let stderr = '';
+  let gone = false;
+  const waiters = new Set<() => void>();
+  const wake = () => waiters.forEach((w) => w());
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop()!;
+    lines.push(...parts);
+    wake();
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      gone = true;
+      wake();
+      resolve();
+    }),
+  );
+  return {
+    process: child,
+    exited,
+    waitFor(pattern) {
+      return new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}\n${lines.join('\n')}\n${stderr}`)), CHILD_WAIT_MS);
+        const check = () => {
+          const line = lines.find((l) => pattern.test(l));
+          if (line !== undefined || gone) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            if (line !== undefined) resolve(line);
+            else reject(new Error(`the child exited before ${pattern}\n--- stdout ---\n${lines.join('\n')}\n--- stderr ---\n${stderr}`));
+          }
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+  };
+}
+
+/** What a person would notice, plus every memory's status: equal states are the same data. */
+async function state(host: Host) {
+  const chats = (await host.api['conversations.list']({})).map((c) => c.title).sort();
+  const memories = (await host.api['memories.list']({ statuses: ['active', 'expired', 'superseded'] })).items.map((m) => `${m.status} ${m.content}`).sort();
+  const identity = (await host.api['self.list']({})).find((b) => b.key === 'identity')!.content;
+  return { chats, memories, identity };
+}
+
+type State = Awaited<ReturnType<typeof state>>;
+
+let fixture: string;
+let copyId: string;
+let copied: State;
+let current: State;
+const hosts: Host[] = [];
+
+beforeAll(async () => {
+  // A data folder with a copy made early on, and a good deal changed since.
+  fixture = scratch('anima-restore-drill-');
+  const host = await startTestHost({ dataDir: fixture, sleep: { tickMs: 0 }, backups: { tickMs: 0 } });
+  await host.api['conversations.create']({ title: 'the first week' });
+  await host.api['memories.create']({ type: 'world', content: 'The person has a cat called Miso.' });
+  await host.api['self.update']({ key: 'identity', content: 'I am the companion as it was in the first week.' });
+  copied = await state(host);
+  const [copy] = await host.api['backups.makeNow']({ where: 'data' });
+  copyId = copy!.id;
+  for (const title of ['the second week', 'the third week']) await host.api['conversations.create']({ title });
+  const miso = (await host.api['memories.list']({})).items[0]!;
+  await host.api['memories.forget']({ id: miso.id });
+  await host.api['memories.create']({ type: 'world', content: 'The person moved to Lisbon.' });
+  await host.api['self.update']({ key: 'identity', content: 'I am the companion as it is now.' });
+  current = await state(host);
+  await host.close();
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all(hosts.map((h) => h.close().catch(() => {})));
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/**
+ * Each point, and what the next launch must find: before the journal the old data (the switch never
+ * began); once the old folder was renamed away, the restored copy (the switch is finished at start).
+ */
+const POINTS: [PausePoint, 'old' | 'restored'][] = [
+  ['unpacked', 'old'],
+  ['verified', 'old'],
+  ['safety-copy', 'old'],
+  ['journal-written', 'old'],
+  ['between-renames', 'restored'],
+  ['renamed', 'restored'],
+];
+
+describe('kill -9 in the middle of a restore', () => {
+  const children: Child[] = [];
+
+  afterAll(async () => {
+    for (const c of children) c.process.kill('SIGKILL');
+    await Promise.all(children.map((c) => c.exited));
+  });
+
+  // One at a time: a child boots tsx and PGlite, and the machine running the tests may be busy.
+  it.each(POINTS)(
+    'killed at %s: the next launch finds the %s data, whole and usable',
+    async (point, expected) => {
+      const dir = scratch(`anima-restore-kill-${point}-`);
+      fs.cpSync(fixture, dir, { recursive: true });
+      const child = spawnChild(dir, copyId, point);
+      children.push(child);
+      await child.waitFor(new RegExp(`^restore-paused ${point}$`));
+      child.process.kill('SIGKILL');
+      await child.exited;
+
+      const host = await startTestHost({ dataDir: dir, sleep: { tickMs: 0 }, backups: { tickMs: 0 } });
+      hosts.push(host);
+      const found = await state(host);
+      expect(found).toEqual(expected === 'old' ? current : copied);
+      // No half-made folder or journal is left; the data a finished switch replaced is kept whole.
+      const entries = fs.readdirSync(dir);
+      expect(entries.filter((e) => e.startsWith('db.restoring-') || e === JOURNAL_FILE)).toEqual([]);
+      const previous = entries.filter((e) => e.startsWith('db.before-restore-') && !e.endsWith('.json'));
+      expect(previous).toHaveLength(expected === 'old' ? 0 : 1);
+      // Usable: a write and a read; and a restore can be run again to the end.
+      await host.api['conversations.create']({ title: 'written after the kill' });
+      expect((await host.api['conversations.list']({})).map((c) => c.title)).toContain('written after the kill');
+      if (expected === 'restored') {
+        // The restore itself can be undone from the folder it replaced: the old data comes back.
+        const back = (await host.api['backups.list']({})).copies.find((c) => c.where === 'previous')!;
+        await host.api['backups.restore']({ id: back.id });
+        expect(await state(host)).toEqual(current);
+      } else {
+        await host.api['backups.restore']({ id: copyId });
+        expect(await state(host)).toEqual(copied);
+      }
+      await host.close();
+      hosts.splice(hosts.indexOf(host), 1);
+    },
+    CHILD_WAIT_MS + 180_000,
+  );
+});

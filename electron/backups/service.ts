@@ -1,0 +1,510 @@
+// Settings → Data → Backups: the copies there are, "Back up now", the person's own folder with its
+// schedule, and restore.
+//
+// Where copies live:
+//   <dataDir>/snapshots/               the sleep cycle's nightly copies (sleep/steps/simple.ts, its own retention)
+//   <dataDir>/backups/                 copies the person made, and the copy each restore takes first (never pruned)
+//   <folder>/                          the person's folder: their copies and the schedule's (the schedule keeps `keep`)
+//   <dataDir>/db.before-restore-<ts>/  the database folder a restore replaced, kept whole: the restore's undo
+//
+// A restore never deletes the current data before the restored copy is proven: the copy is unpacked
+// into a new folder beside `db` and opened, migrated and read there (every table's rows, compared with
+// the counts its manifest recorded); only then is a copy of the current state written, and the host
+// closes its database while two renames swap the folders (switch.ts, with a journal so a kill between
+// them is finished at the next start), then opens again on the restored one.
+import fs from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { ApiError } from '../../shared/api.js';
+import type { BackupCopy, BackupCounts, BackupKind, BackupProgress, BackupSettings, BackupsState, RestoreResult } from '../../shared/api/backups.js';
+import type { Log } from '../../shared/log.js';
+import { openDatabaseDir, type Database } from '../db/open.js';
+import type { HostEvents } from '../events/events.js';
+import type { SettingsStore } from '../settings/settings.js';
+import {
+  COPY_SUFFIX,
+  contentCounts,
+  nightlyManifestDir,
+  MANIFEST_SUFFIX,
+  readManifest,
+  removeCopy,
+  SCHEMA_VERSION,
+  tableCounts,
+  writeCopy,
+  type CopyManifest,
+} from './copies.js';
+import { pausePoint } from './pause.js';
+import { BEFORE_PREFIX, RESTORING_PREFIX, revertSwitch, stamp, switchDatabase, writeFileAtomic, type SwitchJournal } from './switch.js';
+
+export const NIGHTLY_DIR = 'snapshots';
+export const OWN_DIR = 'backups';
+const NIGHTLY_NAME = /^(\d{4}-\d{2}-\d{2})-run(\d+)\.tar\.gz$/;
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** A schedule's copy is due this long before a whole day (week) has passed, so it does not drift later each day. */
+const SLACK_MS = 60 * 60 * 1000;
+
+export interface BackupServiceDeps {
+  db: Database;
+  dataDir: string;
+  settings: SettingsStore;
+  events: HostEvents;
+  log: Log;
+  now: () => Date;
+  version: string;
+  /**
+   * Closes the host's database and services, runs `swap`, and opens the host again on whatever `db`
+   * then is (`revert` first, if the swapped-in folder will not open). Resolves to the new host's
+   * backup service. Given by the composition root; without it restore is refused.
+   */
+  switchData?: (swap: () => void, revert: () => void) => Promise<BackupService>;
+}
+
+export interface BackupServiceOptions {
+  /** How often the schedule is checked (ms); 0 turns the timer off (tests call tick()). Default 10 min. */
+  tickMs?: number;
+}
+
+function dirBytes(dir: string): number {
+  let total = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += dirBytes(full);
+    else if (entry.isFile()) total += fs.statSync(full).size;
+  }
+  return total;
+}
+
+/** Why a folder cannot take copies now, in words; null when it can. */
+export function folderProblem(folder: string): string | null {
+  if (!path.isAbsolute(folder)) return `“${folder}” is not a full folder path (it should start at the top of a disk, like /Volumes/Backup or D:\\Backups).`;
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(folder);
+  } catch {
+    return `The folder “${folder}” is not there (is the disk plugged in?).`;
+  }
+  if (!stat.isDirectory()) return `“${folder}” is a file, not a folder.`;
+  try {
+    fs.accessSync(folder, fs.constants.W_OK);
+  } catch {
+    return `Anima may not write into “${folder}”.`;
+  }
+  return null;
+}
+
+function kindFromName(name: string, where: 'data' | 'folder', sub?: string): BackupKind {
+  if (sub === NIGHTLY_DIR || NIGHTLY_NAME.test(name)) return 'nightly';
+  if (name.includes('-before-restore')) return 'before-restore';
+  if (where === 'folder' && name.includes('-scheduled')) return 'scheduled';
+  return 'manual';
+}
+
+/** The copies in one folder: each `.tar.gz` with what its manifest (or its name and date) says. */
+function copiesIn(dir: string, where: 'data' | 'folder', idPrefix: string, sub?: string, manifestDir?: string): BackupCopy[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: BackupCopy[] = [];
+  for (const name of names) {
+    if (!name.endsWith(COPY_SUFFIX) || name.startsWith('.')) continue;
+    const file = path.join(dir, name);
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(file);
+    } catch {
+      continue;
+    }
+    if (!stat.isFile()) continue;
+    const m = readManifest(file, manifestDir);
+    const nightly = NIGHTLY_NAME.exec(name);
+    out.push({
+      id: `${idPrefix}${name}`,
+      where,
+      kind: m?.kind ?? kindFromName(name, where, sub),
+      name,
+      createdAt: m?.createdAt ?? stat.mtime.toISOString(),
+      bytes: stat.size,
+      sleepDay: m?.sleepDay ?? nightly?.[1] ?? null,
+      runId: m?.runId ?? (nightly ? Number(nightly[2]) : null),
+      counts: m?.counts ?? null,
+      schemaVersion: m?.schemaVersion ?? null,
+    });
+  }
+  return out;
+}
+
+const sameCounts = (a: BackupCounts, b: BackupCounts) => a.conversations === b.conversations && a.messages === b.messages && a.memories === b.memories;
+
+export class BackupService {
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private first: ReturnType<typeof setTimeout> | undefined;
+  private running: BackupProgress | null = null;
+  private work: Promise<unknown> | null = null;
+  private closed = false;
+  private lastFolderWarning: string | null = null;
+  /** Set while this host closes for a restore's switch: closing must not wait for that restore. */
+  private switchingOut = false;
+
+  constructor(
+    private readonly deps: BackupServiceDeps,
+    private readonly opts: BackupServiceOptions = {},
+  ) {}
+
+  get ownDir(): string {
+    return path.join(this.deps.dataDir, OWN_DIR);
+  }
+
+  start(): void {
+    const every = this.opts.tickMs ?? 10 * 60_000;
+    if (every <= 0 || this.timer) return;
+    const tick = () => void this.tick().catch((err: Error) => this.deps.log('warn', `backup schedule: ${err.message}`));
+    this.timer = setInterval(tick, every);
+    this.timer.unref();
+    // Not at the very start: the host has enough to do then.
+    this.first = setTimeout(tick, Math.min(every, 60_000));
+    this.first.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.first) clearTimeout(this.first);
+    this.timer = undefined;
+    if (!this.switchingOut) await this.work?.catch(() => {});
+  }
+
+  private async backupSettings(): Promise<BackupSettings> {
+    return (await this.deps.settings.get()).backups;
+  }
+
+  /** Every copy, newest first. */
+  async list(): Promise<BackupCopy[]> {
+    const { dataDir } = this.deps;
+    const { folder } = await this.backupSettings();
+    const copies = [
+      ...copiesIn(path.join(dataDir, NIGHTLY_DIR), 'data', `data:${NIGHTLY_DIR}/`, NIGHTLY_DIR, nightlyManifestDir(path.join(dataDir, NIGHTLY_DIR))),
+      ...copiesIn(this.ownDir, 'data', `data:${OWN_DIR}/`),
+      ...(folder && folderProblem(folder) === null ? copiesIn(folder, 'folder', 'folder:') : []),
+    ];
+    for (const name of fs.readdirSync(dataDir)) {
+      if (!name.startsWith(BEFORE_PREFIX)) continue;
+      const dir = path.join(dataDir, name);
+      if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) continue;
+      const m = readManifest(dir);
+      copies.push({
+        id: `previous:${name}`,
+        where: 'previous',
+        kind: 'before-restore',
+        name,
+        createdAt: m?.createdAt ?? fs.statSync(dir).mtime.toISOString(),
+        bytes: dirBytes(dir),
+        sleepDay: null,
+        runId: null,
+        counts: m?.counts ?? null,
+        schemaVersion: m?.schemaVersion ?? null,
+      });
+    }
+    return copies.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.name < b.name ? 1 : -1));
+  }
+
+  async state(): Promise<BackupsState> {
+    const settings = await this.backupSettings();
+    const copies = await this.list();
+    const scheduled = copies.filter((c) => c.where === 'folder' && c.kind === 'scheduled');
+    const last = scheduled[0]?.createdAt ?? null;
+    const interval = settings.schedule === 'daily' ? DAY_MS : 7 * DAY_MS;
+    const next =
+      settings.schedule === 'off' || !settings.folder
+        ? null
+        : new Date(Math.max(this.deps.now().getTime(), last ? Date.parse(last) + interval - SLACK_MS : 0)).toISOString();
+    return {
+      copies,
+      settings,
+      folderProblem: settings.folder ? folderProblem(settings.folder) : null,
+      nextScheduledAt: next,
+      lastScheduledAt: last,
+      running: this.running,
+    };
+  }
+
+  async setFolder(folder: string | null): Promise<BackupsState> {
+    const current = await this.backupSettings();
+    if (folder !== null) {
+      const problem = folderProblem(folder);
+      if (problem) throw new ApiError('invalid_input', problem, 'folder');
+      const probe = path.join(folder, `.anima-write-test-${process.pid}`);
+      try {
+        fs.writeFileSync(probe, 'ok');
+        fs.rmSync(probe, { force: true });
+      } catch (err) {
+        throw new ApiError('invalid_input', `Anima could not write into “${folder}”: ${(err as Error).message}`, 'folder');
+      }
+      folder = path.resolve(folder);
+    }
+    await this.deps.settings.update({ backups: { ...current, folder, schedule: folder === null ? 'off' : current.schedule } });
+    return this.state();
+  }
+
+  async setSchedule(patch: { schedule?: BackupSettings['schedule']; keep?: number }): Promise<BackupsState> {
+    const current = await this.backupSettings();
+    if (patch.schedule && patch.schedule !== 'off' && !current.folder) {
+      throw new ApiError('invalid_input', 'Choose a folder for the copies first: the schedule writes them there.', 'schedule');
+    }
+    await this.deps.settings.update({ backups: { ...current, ...patch } });
+    return this.state();
+  }
+
+  private progress(p: Omit<BackupProgress, 'error'> & { error?: string | null }): void {
+    const event: BackupProgress = { ...p, error: p.error ?? null };
+    this.running = p.phase === 'done' || p.phase === 'failed' ? null : event;
+    this.deps.events.emit('backups.progress', event);
+  }
+
+  /** One copy or restore at a time: a second is refused while the first runs. */
+  private exclusive<T>(operation: BackupProgress['operation'], run: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new ApiError('conflict', 'Anima is closing.'));
+    if (this.work) {
+      return Promise.reject(new ApiError('conflict', this.running?.operation === 'restore' ? 'A restore is under way.' : 'A copy is being written right now.'));
+    }
+    this.running = { operation, phase: operation === 'backup' ? 'dumping' : 'unpacking', done: 0, total: 1, error: null };
+    const work = run().finally(() => {
+      this.work = null;
+      this.running = null;
+    });
+    this.work = work;
+    return work;
+  }
+
+  private copyName(kind: BackupKind, at: Date, where: 'data' | 'folder'): string {
+    return `${where === 'folder' ? 'anima-' : ''}${stamp(at)}-${kind}${COPY_SUFFIX}`;
+  }
+
+  private async write(kind: BackupKind, where: 'data' | 'folder' | 'both'): Promise<BackupCopy[]> {
+    const { db, now, version } = this.deps;
+    const settings = await this.backupSettings();
+    const dirs: { dir: string; where: 'data' | 'folder' }[] = [];
+    if (where !== 'folder') dirs.push({ dir: this.ownDir, where: 'data' });
+    if (where !== 'data') {
+      if (!settings.folder) throw new ApiError('invalid_input', 'There is no backup folder chosen yet.', 'where');
+      const problem = folderProblem(settings.folder);
+      if (problem) throw new ApiError('invalid_input', problem, 'where');
+      dirs.push({ dir: settings.folder, where: 'folder' });
+    }
+    const at = now();
+    const out: BackupCopy[] = [];
+    // One dump per place (the names differ: the data folder's copies are the app's own, the person's
+    // folder may hold copies of several data folders). The dump is what costs; places are one or two.
+    for (const [i, d] of dirs.entries()) {
+      const name = this.copyName(kind, at, d.where);
+      const written = await writeCopy(db, [d.dir], name, {
+        kind,
+        createdAt: at,
+        appVersion: version,
+        onProgress: (phase, done, total) =>
+          kind !== 'before-restore' && this.progress({ operation: 'backup', phase, done: i * total + done, total: dirs.length * total }),
+      });
+      out.push({
+        id: d.where === 'data' ? `data:${OWN_DIR}/${name}` : `folder:${name}`,
+        where: d.where,
+        kind,
+        name,
+        createdAt: written.manifest.createdAt,
+        bytes: written.bytes,
+        sleepDay: null,
+        runId: null,
+        counts: written.manifest.counts,
+        schemaVersion: written.manifest.schemaVersion,
+      });
+    }
+    return out;
+  }
+
+  /** "Back up now": a copy into the data folder's copies, the chosen folder, or both. */
+  makeNow(where: 'data' | 'folder' | 'both'): Promise<BackupCopy[]> {
+    return this.exclusive('backup', async () => {
+      try {
+        const copies = await this.write('manual', where);
+        this.progress({ operation: 'backup', phase: 'done', done: 1, total: 1 });
+        return copies;
+      } catch (err) {
+        this.progress({ operation: 'backup', phase: 'failed', done: 0, total: 1, error: (err as Error).message });
+        throw err;
+      }
+    });
+  }
+
+  /** The schedule: a copy into the chosen folder when a day (a week) has passed since its last one. */
+  async tick(): Promise<BackupCopy | null> {
+    if (this.closed || this.work) return null;
+    const settings = await this.backupSettings();
+    if (!settings.folder || settings.schedule === 'off') return null;
+    const problem = folderProblem(settings.folder);
+    if (problem) {
+      if (problem !== this.lastFolderWarning) this.deps.log('warn', `backup schedule: no copy now — ${problem}`);
+      this.lastFolderWarning = problem;
+      return null;
+    }
+    this.lastFolderWarning = null;
+    const state = await this.state();
+    if (state.nextScheduledAt && Date.parse(state.nextScheduledAt) > this.deps.now().getTime()) return null;
+    return this.exclusive('backup', async () => {
+      const [copy] = await this.write('scheduled', 'folder');
+      this.progress({ operation: 'backup', phase: 'done', done: 1, total: 1 });
+      // Retention: the schedule's own copies beyond `keep` go, oldest first; the person's never.
+      const scheduled = copiesIn(settings.folder!, 'folder', 'folder:')
+        .filter((c) => c.kind === 'scheduled')
+        .sort((a, b) => (a.createdAt < b.createdAt ? 1 : -1));
+      for (const old of scheduled.slice(settings.keep)) removeCopy(path.join(settings.folder!, old.name));
+      return copy ?? null;
+    });
+  }
+
+  /** Where a listed copy is on disk: a file, or (previous) a whole database folder. Ids never carry a path. */
+  private async locate(id: string): Promise<{ copy: BackupCopy; path: string; manifest: CopyManifest | null }> {
+    const copy = (await this.list()).find((c) => c.id === id);
+    if (!copy) throw new ApiError('not_found', 'That copy is no longer there.', 'id');
+    const { dataDir } = this.deps;
+    const folder = (await this.backupSettings()).folder;
+    const where =
+      copy.where === 'previous'
+        ? path.join(dataDir, copy.name)
+        : copy.where === 'folder'
+          ? path.join(folder!, copy.name)
+          : path.join(dataDir, id.slice('data:'.length));
+    const manifestDir = copy.where === 'data' && copy.kind === 'nightly' ? nightlyManifestDir(path.dirname(where)) : undefined;
+    return { copy, path: where, manifest: readManifest(where, manifestDir) };
+  }
+
+  /**
+   * Restores a copy: unpack into a new folder and prove it (open, migrate, read every table, compare
+   * with its manifest), then copy the current state, then switch. A copy that fails any check is
+   * refused with the reason and nothing is changed.
+   */
+  restore(id: string): Promise<RestoreResult> {
+    return this.exclusive('restore', async () => {
+      try {
+        return await this.restoreNow(id);
+      } catch (err) {
+        this.progress({ operation: 'restore', phase: 'failed', done: 0, total: 5, error: (err as Error).message });
+        throw err;
+      }
+    });
+  }
+
+  private async restoreNow(id: string): Promise<RestoreResult> {
+    const { dataDir, switchData } = this.deps;
+    if (!switchData) throw new ApiError('conflict', 'This Anima cannot switch its data while running.');
+    const source = await this.locate(id);
+    const ts = stamp(this.deps.now());
+    const restoring = `${RESTORING_PREFIX}${ts}`;
+    const restoringDir = path.join(dataDir, restoring);
+    const total = 5;
+    const step = (phase: BackupProgress['phase'], done: number) => this.progress({ operation: 'restore', phase, done, total });
+
+    step('unpacking', 0);
+    let counts: BackupCounts;
+    try {
+      counts = await this.unpackAndVerify(source, restoringDir, (phase) => step(phase, phase === 'unpacking' ? 0 : 1));
+    } catch (err) {
+      fs.rmSync(restoringDir, { recursive: true, force: true });
+      const reason = err instanceof ApiError ? err.message : (err as Error).message;
+      throw new ApiError('invalid_input', `This copy cannot be restored: ${reason} Nothing was changed.`, 'id');
+    }
+    pausePoint('verified');
+
+    // The current state, copied before anything is switched (the restore's first way back).
+    step('safety-copy', 2);
+    let safety: BackupCopy;
+    try {
+      [safety] = (await this.write('before-restore', 'data')) as [BackupCopy];
+    } catch (err) {
+      fs.rmSync(restoringDir, { recursive: true, force: true });
+      throw new ApiError('internal', `The copy of your current data could not be written (${(err as Error).message}), so nothing was restored or changed.`);
+    }
+    pausePoint('safety-copy');
+
+    // The second way back: the database folder itself, renamed, not deleted. Its manifest is the safety copy's.
+    const journal: SwitchJournal = { restoring, before: `${BEFORE_PREFIX}${ts}`, startedAt: this.deps.now().toISOString() };
+    const safetyManifest = readManifest(path.join(this.ownDir, safety.name));
+    if (safetyManifest) writeFileAtomic(path.join(dataDir, journal.before) + MANIFEST_SUFFIX, JSON.stringify(safetyManifest, null, 2));
+    const carried = await this.backupSettings();
+    step('switching', 3);
+    this.switchingOut = true;
+    const next = await switchData(
+      () => switchDatabase(dataDir, journal),
+      () => revertSwitch(dataDir, journal),
+    );
+    // The folder and schedule belong to this computer, not to the copy: they stay as they were.
+    await next.afterRestore(carried);
+    const restored = { ...source.copy };
+    return { restored, safetyCopy: safety, previous: journal.before, counts };
+  }
+
+  /** Called on the host opened after a switch. */
+  async afterRestore(backups: BackupSettings): Promise<void> {
+    await this.deps.settings.update({ backups });
+    this.progress({ operation: 'restore', phase: 'done', done: 5, total: 5 });
+  }
+
+  /** Unpacks (or copies) into `dir`, opens it, migrates it, reads every table; returns what it holds. */
+  private async unpackAndVerify(
+    source: { copy: BackupCopy; path: string; manifest: CopyManifest | null },
+    dir: string,
+    phase: (p: 'unpacking' | 'verifying') => void,
+  ): Promise<BackupCounts> {
+    if (source.manifest && source.manifest.schemaVersion > SCHEMA_VERSION) {
+      throw new Error(`it was written by a newer Anima (schema ${source.manifest.schemaVersion}, this one knows ${SCHEMA_VERSION}); update Anima first.`);
+    }
+    let template: Blob | undefined;
+    if (source.copy.where === 'previous') {
+      if (!fs.existsSync(path.join(source.path, 'PG_VERSION'))) throw new Error('the folder holds no database.');
+      fs.cpSync(source.path, dir, { recursive: true });
+    } else {
+      const bytes = fs.readFileSync(source.path);
+      if (source.manifest && source.manifest.bytes !== bytes.length) {
+        throw new Error(`the file is ${bytes.length} bytes, but ${source.manifest.bytes} were written — it was cut short or changed.`);
+      }
+      let tar: Buffer;
+      try {
+        tar = gunzipSync(bytes);
+      } catch (err) {
+        throw new Error(`the file is damaged or cut short (${(err as Error).message}).`);
+      }
+      if (!tar.includes('PG_VERSION')) throw new Error('the file is not a copy of an Anima database.');
+      template = new Blob([bytes]);
+    }
+    let db: Database | undefined;
+    try {
+      db = await openDatabaseDir(dir, {
+        template,
+        // A copy that did not really load would leave PostgreSQL's empty initial database here: no tables.
+        beforeMigrate: async (opened) => {
+          pausePoint('unpacked');
+          phase('verifying');
+          const n = (await opened.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_catalog.pg_tables WHERE schemaname = 'public'`)).rows[0]!.n;
+          if (n === 0) throw new Error('the file unpacked to an empty database.');
+        },
+      });
+      const tables = await tableCounts(db);
+      const { counts } = await contentCounts(db, tables);
+      const recorded = source.manifest?.counts;
+      if (recorded && !sameCounts(recorded, counts)) {
+        throw new Error(
+          `it unpacked to ${counts.conversations} conversations, ${counts.messages} messages and ${counts.memories} memories, but ${recorded.conversations}, ${recorded.messages} and ${recorded.memories} were copied.`,
+        );
+      }
+      await db.close();
+      db = undefined;
+      return counts;
+    } catch (err) {
+      await db?.close().catch(() => {});
+      if (err instanceof Error && /newer Anima/.test(err.message)) throw new Error(err.message.replace(/; nothing was changed\.?$/i, '.'));
+      throw err instanceof Error && !err.message.startsWith('the ') && !err.message.startsWith('it ')
+        ? new Error(`it would not open as a database (${err.message}).`)
+        : err;
+    }
+  }
+}
