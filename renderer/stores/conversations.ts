@@ -1,5 +1,5 @@
 import { create } from 'zustand';
-import type { Conversation, ConversationSummary } from '../../shared/api.js';
+import type { Conversation, ConversationSummary, DeleteResult } from '../../shared/api.js';
 import { api } from '../api/index.js';
 
 export interface ConversationsState {
@@ -17,6 +17,12 @@ export interface ConversationsState {
   prepend(conversation: ConversationSummary): void;
   rename(id: string, title: string): Promise<void>;
   setArchivedFlag(id: string, archived: boolean): Promise<Conversation>;
+  /** Into the trash (restorable for 30 days); it leaves the list at once. */
+  remove(id: string): Promise<DeleteResult>;
+  /** Out of the trash, back in the list. */
+  restore(id: string): Promise<Conversation>;
+  /** Off the record from now on, or back on for what is said next. */
+  setOffRecord(id: string, offRecord: boolean): Promise<Conversation>;
   /** A conversations.changed event: refresh soon, once for a burst of them. */
   noteChanged(): void;
   /** Merge one conversation's new state into the list without a round trip. */
@@ -37,6 +43,7 @@ function summary(c: ConversationSummary): ConversationSummary {
     messageCount: c.messageCount,
     preview: c.preview,
     ...(c.matchSnippet ? { matchSnippet: c.matchSnippet } : {}),
+    ...(c.offRecord ? { offRecord: true } : {}),
   };
 }
 
@@ -88,6 +95,24 @@ export const useConversations = create<ConversationsState>()((set, get) => ({
     // It leaves the list being shown, whichever way it moved.
     if (updated.archived !== get().archived) set({ items: get().items.filter((c) => c.id !== id) });
     else get().put(updated);
+    return updated;
+  },
+
+  async remove(id) {
+    const result = await api().call('conversations.delete', { id });
+    set({ items: get().items.filter((c) => c.id !== id) });
+    return result;
+  },
+
+  async restore(id) {
+    const restored = await api().call('conversations.restore', { id });
+    void get().refresh();
+    return restored;
+  },
+
+  async setOffRecord(id, offRecord) {
+    const updated = await api().call('conversations.setOffRecord', { id, offRecord });
+    get().put(updated);
     return updated;
   },
 

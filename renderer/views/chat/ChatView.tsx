@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
+import { Icon } from '../../components/Icon.js';
 import { RetryNote } from '../../components/LoadPanel.js';
 import { reportError } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
@@ -15,31 +16,54 @@ function ConversationHeader() {
   const listed = useConversations((s) => s.items.find((c) => c.id === openId));
   const title = (listed?.title ?? conversation?.title ?? '').trim() || t('conversations.untitled');
   const archived = listed?.archived ?? conversation?.archived ?? false;
+  const offRecord = Boolean(listed ? listed.offRecord : conversation?.offRecord);
   if (!openId) return <header className="conv-header" />;
   return (
-    <header className="conv-header">
-      <h1 className="conv-header-title" id="conversation-title" data-testid="conversation-title">
-        {title}
-      </h1>
-      {archived ? (
-        <button
-          type="button"
-          className="button ghost small"
-          onClick={() => {
-            void useConversations
-              .getState()
-              .setArchivedFlag(openId, false)
-              .then((c) => {
-                useChat.getState().setConversation(c);
-                void useConversations.getState().refresh();
-              })
-              .catch(reportError);
-          }}
-        >
-          {t('conversations.unarchive')}
-        </button>
+    <>
+      <header className="conv-header">
+        <h1 className="conv-header-title" id="conversation-title" data-testid="conversation-title">
+          {title}
+        </h1>
+        {archived ? (
+          <button
+            type="button"
+            className="button ghost small"
+            onClick={() => {
+              void useConversations
+                .getState()
+                .setArchivedFlag(openId, false)
+                .then((c) => {
+                  useChat.getState().setConversation(c);
+                  void useConversations.getState().refresh();
+                })
+                .catch(reportError);
+            }}
+          >
+            {t('conversations.unarchive')}
+          </button>
+        ) : null}
+      </header>
+      {offRecord ? (
+        <div className="off-record-banner" role="note" data-testid="off-record-banner">
+          <Icon name="offRecord" size={16} />
+          <span>{t('trash.offRecordBanner')}</span>
+          <button
+            type="button"
+            className="button ghost small"
+            data-testid="off-record-end"
+            onClick={() => {
+              void useConversations
+                .getState()
+                .setOffRecord(openId, false)
+                .then((c) => useChat.getState().setConversation(c))
+                .catch(reportError);
+            }}
+          >
+            {t('trash.offRecordOff')}
+          </button>
+        </div>
       ) : null}
-    </header>
+    </>
   );
 }
 

@@ -1,6 +1,7 @@
 import { memo, useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ConversationSummary } from '../../../shared/api.js';
+import { api } from '../../api/index.js';
 import { startNewConversation } from '../../app/actions.js';
 import { useTimeFormat } from '../../app/hooks.js';
 import { Icon } from '../../components/Icon.js';
@@ -94,6 +95,44 @@ const ConversationItem = memo(function ConversationItem({ conversation: c, activ
     }
   };
 
+  const remove = async () => {
+    try {
+      await useConversations.getState().remove(c.id);
+      const wasOpen = useChat.getState().openId === c.id;
+      if (wasOpen) useChat.getState().close();
+      useApp.getState().toast({
+        tone: 'info',
+        text: t('trash.deletedToast', { title }),
+        action: {
+          label: t('common.undo'),
+          run: () => {
+            void useConversations
+              .getState()
+              .restore(c.id)
+              .then(() => {
+                if (wasOpen) void useChat.getState().open(c.id);
+              })
+              .catch(reportError);
+          },
+        },
+      });
+    } catch (err) {
+      reportError(err);
+    }
+  };
+
+  const toggleOffRecord = async () => {
+    const off = !c.offRecord;
+    try {
+      const updated = await useConversations.getState().setOffRecord(c.id, off);
+      const chat = useChat.getState();
+      if (chat.conversation?.id === c.id) chat.setConversation(updated);
+      useApp.getState().toast({ tone: 'info', text: t(off ? 'trash.offRecordOnToast' : 'trash.offRecordOffToast', { title }) });
+    } catch (err) {
+      reportError(err);
+    }
+  };
+
   const onRenameKey = (e: KeyboardEvent<HTMLInputElement>) => {
     if (e.key === 'Enter' && !e.nativeEvent.isComposing) {
       e.preventDefault();
@@ -107,7 +146,13 @@ const ConversationItem = memo(function ConversationItem({ conversation: c, activ
   };
 
   return (
-    <li className={active ? 'conv-item active' : 'conv-item'} data-testid="conversation-item" data-id={c.id} data-archived={c.archived}>
+    <li
+      className={active ? 'conv-item active' : 'conv-item'}
+      data-testid="conversation-item"
+      data-id={c.id}
+      data-archived={c.archived}
+      data-off-record={c.offRecord ? 'true' : undefined}
+    >
       {renaming ? (
         <div className="conv-rename">
           <input
@@ -129,6 +174,12 @@ const ConversationItem = memo(function ConversationItem({ conversation: c, activ
         <button type="button" className="conv-open" onClick={open} aria-current={active ? 'true' : undefined}>
           <span className="conv-top">
             <span className="conv-title">{title}</span>
+            {c.offRecord ? (
+              <span className="conv-badge" data-testid="off-record-badge" title={t('trash.offRecordHelp')}>
+                <Icon name="offRecord" size={12} />
+                {t('trash.offRecordBadge')}
+              </span>
+            ) : null}
             <time className="conv-time" dateTime={c.updatedAt} title={fullWhen}>
               {when}
             </time>
@@ -169,11 +220,46 @@ const ConversationItem = memo(function ConversationItem({ conversation: c, activ
           >
             <Icon name={c.archived ? 'unarchive' : 'archive'} size={16} />
           </button>
+          <button
+            type="button"
+            className="icon-button small"
+            title={t(c.offRecord ? 'trash.offRecordOff' : 'trash.offRecordOn')}
+            aria-label={t(c.offRecord ? 'trash.offRecordOff' : 'trash.offRecordOn')}
+            aria-pressed={Boolean(c.offRecord)}
+            data-testid="conversation-off-record"
+            onClick={() => void toggleOffRecord()}
+          >
+            <Icon name="offRecord" size={16} />
+          </button>
+          <button
+            type="button"
+            className="icon-button small"
+            title={t('trash.delete')}
+            aria-label={t('trash.delete')}
+            data-testid="conversation-delete"
+            onClick={() => void remove()}
+          >
+            <Icon name="trash" size={16} />
+          </button>
         </div>
       ) : null}
     </li>
   );
 });
+
+/** A new conversation, off the record from its first message. */
+async function startOffRecord(): Promise<void> {
+  try {
+    useApp.getState().setView('chat');
+    if (useConversations.getState().archived || useConversations.getState().query) useConversations.setState({ archived: false, query: '' });
+    const conversation = await api().call('conversations.create', { offRecord: true });
+    useChat.getState().openNew(conversation);
+    useConversations.getState().prepend(conversation);
+    void useConversations.getState().refresh();
+  } catch (err) {
+    reportError(err);
+  }
+}
 
 export function ConversationList() {
   const { t } = useTranslation();
@@ -211,6 +297,16 @@ export function ConversationList() {
         >
           <Icon name="plus" size={16} />
           {t('conversations.newShort')}
+        </button>
+        <button
+          type="button"
+          className="icon-button small"
+          data-testid="new-off-record"
+          title={t('trash.newOffRecordHelp')}
+          aria-label={t('trash.newOffRecordHelp')}
+          onClick={() => void startOffRecord()}
+        >
+          <Icon name="offRecord" size={18} />
         </button>
       </div>
       <div className="conv-search">
