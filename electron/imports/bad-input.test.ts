@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { MAX_CARD_BYTES, MAX_IMPORT_BYTES, parseImport } from './detect.js';
+import { checkImportSize, MAX_CARD_BYTES, MAX_IMPORT_BYTES, parseImport } from './detect.js';
 import { ImportError, type ImportErrorCode } from './errors.js';
 import { crc32, PNG_SIGNATURE } from './parsers/png.js';
 
@@ -66,6 +66,17 @@ describe('size', () => {
     const big = Buffer.allocUnsafe(MAX_IMPORT_BYTES + 1);
     big.write('[', 0);
     expectRefused(big, 'conversations.json', 'too_large', /is 256 MB; files up to 256 MB can be imported/);
+  });
+
+  it('a 2 GB file is refused from its size on disk, before anyone reads it', () => {
+    expect(() => checkImportSize(2 * 1024 ** 3, '/exports/conversations.json')).toThrow(
+      expect.objectContaining({
+        code: 'too_large',
+        file: 'conversations.json',
+        message: 'conversations.json: the file is 2048 MB; files up to 256 MB can be imported. Split the export or import the conversations file alone.',
+      }),
+    );
+    expect(() => checkImportSize(MAX_IMPORT_BYTES, 'conversations.json')).not.toThrow();
   });
 
   it('refuses a card picture over the card limit', () => {

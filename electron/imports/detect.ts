@@ -101,13 +101,23 @@ export function parseImport(buf: Buffer, name: string, options: ParseOptions = {
   }
 }
 
-function parse(buf: Buffer, file: string, ctx: ParseContext): ParseResult {
-  if (buf.length > MAX_IMPORT_BYTES) {
-    ctx.fail(
+/**
+ * Throws too_large for a file over MAX_IMPORT_BYTES. Call it with the size on disk before reading a
+ * file into memory (a 2 GB file must be refused, not read); parseImport checks it again.
+ */
+export function checkImportSize(bytes: number, name: string): void {
+  const file = name.split(/[\\/]/).pop() || name;
+  if (bytes > MAX_IMPORT_BYTES) {
+    throw new ImportError(
       'too_large',
-      `the file is ${megabytes(buf.length)}; files up to ${megabytes(MAX_IMPORT_BYTES)} can be imported. Split the export or import the conversations file alone.`,
+      file,
+      `${file}: the file is ${megabytes(bytes)}; files up to ${megabytes(MAX_IMPORT_BYTES)} can be imported. Split the export or import the conversations file alone.`,
     );
   }
+}
+
+function parse(buf: Buffer, file: string, ctx: ParseContext): ParseResult {
+  checkImportSize(buf.length, file);
   if (buf.length === 0) ctx.fail('empty', 'the file is empty.');
   if (isPng(buf)) {
     if (buf.length > MAX_CARD_BYTES)
