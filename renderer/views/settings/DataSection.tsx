@@ -3,6 +3,7 @@ import { CopyButton } from '../../components/CopyButton.js';
 import { Icon } from '../../components/Icon.js';
 import { useApp } from '../../stores/app.js';
 import { ExportPanel } from './ExportPanel.js';
+import { TrashPanel } from './TrashPanel.js';
 
 export function DataSection() {
   const { t } = useTranslation();
@@ -32,6 +33,7 @@ export function DataSection() {
         </div>
       </dl>
       <ExportPanel />
+      <TrashPanel />
       <aside className="explainer">
         <h3 className="subhead">{t('data.backupsTitle')}</h3>
         <p>{t('data.backupsBody')}</p>
