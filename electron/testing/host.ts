@@ -6,6 +6,7 @@ import { inject } from 'vitest';
 import { createHost } from '../host/index.js';
 import type { ApiEventName } from '../../shared/api.js';
 import type { Host, HostOptions } from '../host/types.js';
+import { PATIENCE_MS } from './patience.js';
 
 export function tempDataDir(prefix = 'anima-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -25,8 +26,13 @@ export async function startTestHost(options: Partial<HostOptions> = {}): Promise
   });
 }
 
-/** Resolves with the first event of this name that matches. */
-export function nextEvent<E extends ApiEventName>(host: Host, name: E, match: (payload: never) => boolean = () => true, timeoutMs = 10_000): Promise<unknown> {
+/** Resolves with the first event of this name that matches; rejects after `timeoutMs` (a bound for hangs). */
+export function nextEvent<E extends ApiEventName>(
+  host: Host,
+  name: E,
+  match: (payload: never) => boolean = () => true,
+  timeoutMs = PATIENCE_MS,
+): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       off();

@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
 import { ApiError, parseInput, type ApiEventName, type ApiEvents, type AnimaApi } from '../../../shared/api.js';
 import type { Host } from '../../host/types.js';
+import { PATIENCE_MS } from '../../testing/patience.js';
 import type { HostEventArgs, HostEventListener } from '../../events/events.js';
 import { startServer, type RunningServer } from '../server.js';
 
@@ -144,7 +145,7 @@ export function raw(rawPath: string, headers: Record<string, string> = {}, metho
   });
 }
 
-export async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
+export async function waitFor(condition: () => boolean, timeoutMs = PATIENCE_MS): Promise<void> {
   const start = Date.now();
   while (!condition()) {
     if (Date.now() - start > timeoutMs) throw new Error('timed out waiting for condition');
@@ -168,7 +169,7 @@ export async function openEvents(url: string, init: RequestInit = {}) {
   let comments = 0;
   let ended = false;
 
-  async function next(timeoutMs = 2_000): Promise<SseEvent | null> {
+  async function next(timeoutMs = PATIENCE_MS): Promise<SseEvent | null> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const boundary = buffer.indexOf('\n\n');
