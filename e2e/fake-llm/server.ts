@@ -53,10 +53,17 @@ export interface FakeLlm {
   url: string;
   /** url + '/v1' */
   baseUrl: string;
-  /** Every request, in order. Clear it with `requests.length = 0`. */
+  /** Every request, in order. Clear it with `requests.length = 0` (or `reset()`). */
   requests: RecordedRequest[];
   /** Queues replies, consumed one per chat request. */
   script(...responses: FakeResponse[]): void;
+  /**
+   * Forgets what a test left behind: the replies it scripted but never used and the requests it
+   * made. Call it after each test of a server shared across tests, so a test that failed halfway
+   * never hands its replies to the next one. What the owner configured (`respond`, `models`,
+   * `apiKey`, `defaultChunkDelayMs`) stays.
+   */
+  reset(): void;
   /** Served by /v1/models and /api/tags. */
   models: string[];
   /** When set, requests without `Authorization: Bearer <key>` or `x-api-key: <key>` get a real-shaped 401. */
@@ -109,6 +116,11 @@ class FakeLlmServer implements FakeLlm {
 
   script(...responses: FakeResponse[]): void {
     this.queue.push(...responses);
+  }
+
+  reset(): void {
+    this.queue.length = 0;
+    this.requests.length = 0;
   }
 
   close(): Promise<void> {

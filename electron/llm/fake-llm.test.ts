@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FIXTURES_DIR, startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { createProvider } from './index.js';
-import { closedPort, collect } from './test-support.js';
+import { closedPort, collect, textOf } from './test-support.js';
 
 const started: FakeLlm[] = [];
 async function start(options?: Parameters<typeof startFakeLlm>[0]): Promise<FakeLlm> {
@@ -61,6 +61,19 @@ describe('fake LLM server', () => {
       },
       { method: 'GET', path: '/api/tags', headers: expect.any(Object), body: undefined },
     ]);
+  });
+
+  it('reset() forgets unused scripted replies and recorded requests, and keeps what its owner set', async () => {
+    const fake = await start({ defaultChunkDelayMs: 0 });
+    fake.models = ['kept-model'];
+    fake.script({ kind: 'text', text: 'left over from a failed test' }, { kind: 'hang' });
+    await (await fetch(`${fake.url}/api/tags`)).text();
+    fake.reset();
+    expect(fake.requests).toEqual([]);
+    const provider = createProvider({ kind: 'openai-compatible', baseUrl: fake.baseUrl });
+    const { events } = await collect(provider.stream({ model: 'fake-model', messages: [{ role: 'user', content: 'fresh' }] }));
+    expect(textOf(events)).toBe('I hear you: fresh');
+    expect(await provider.listModels()).toEqual(['kept-model']);
   });
 
   it('serves the model list as OpenAI /v1/models and Ollama /api/tags', async () => {
@@ -128,10 +141,10 @@ describe('fake LLM server', () => {
     const fake = await start();
     fake.script({ kind: 'hang' });
     const pending = chat(fake, {});
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const begun = Date.now();
+    while (fake.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    // A hang never ends by itself, and a server closes only once every connection is gone: close()
+    // returning at all means it dropped the hung one.
     await fake.close();
-    expect(Date.now() - begun).toBeLessThan(500);
     await expect(pending).rejects.toThrow('fetch failed');
   });
 });
