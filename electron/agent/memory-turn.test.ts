@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../shared/api.js';
 import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { nextEvent, startTestHost } from '../testing/host.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 import type { Host } from '../host/types.js';
 import { PASSIVE_MESSAGE_NAME } from './memory-turn.js';
 
@@ -16,11 +17,11 @@ afterAll(async () => {
 });
 afterEach(async () => {
   await Promise.all(hosts.splice(0).map((h) => h.close()));
-  fake.requests.length = 0;
+  fake.reset(); // a test that failed halfway leaves no replies queued for the next
 });
 
 async function setup() {
-  const host = await startTestHost({ providerTimeoutMs: 5_000 });
+  const host = await startTestHost({ providerTimeoutMs: PATIENCE_MS });
   hosts.push(host);
   await host.api['providers.save']({ kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
   const { id } = await host.api['conversations.create']({});

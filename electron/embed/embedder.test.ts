@@ -138,7 +138,6 @@ describe('a model that is not there', () => {
   it('says which file is missing, without starting a worker', async () => {
     const started: Worker[] = [];
     const attempt = () => openEmbedder({ modelsDir, modelId: MODEL, onWorkerStart: (w) => started.push(w) });
-    const t = Date.now();
 
     fs.rmSync(path.join(modelDir, 'onnx', 'model.onnx'));
     let error = await failure(attempt());
@@ -157,8 +156,7 @@ describe('a model that is not there', () => {
     expect(error.message).toContain('config.json');
 
     expect((await failure(openEmbedder({ modelsDir, modelId: '../anima-test/tiny-bert' }))).code).toBe('model_not_installed');
-    expect(started).toEqual([]);
-    expect(Date.now() - t).toBeLessThan(1_000);
+    expect(started).toEqual([]); // refused from the files alone: no worker, no model loaded
   });
 
   it('loads quantized weights when full precision is not there', async () => {
@@ -289,18 +287,18 @@ describe('cancellation and closing', () => {
   });
 
   it('cancels a call in flight or waiting in the queue; other calls are unaffected', async () => {
-    const embedder = await open({ batchSize: 8 });
+    const { embedder, workers } = await openWatched({ batchSize: 8 });
+    const log = messageLog(workers[0]!);
     const running = new AbortController();
     const waiting = new AbortController();
     const first = embedder.embed(heavyTexts, { signal: running.signal });
     const second = embedder.embed(['the cat sat'], { signal: waiting.signal });
     const third = embedder.embed(['stock market prices']);
-    const t = Date.now();
     waiting.abort();
     running.abort();
     expect((await failure(first)).code).toBe('cancelled');
     expect((await failure(second)).code).toBe('cancelled');
-    expect(Date.now() - t).toBeLessThan(100);
+    expect(log).toEqual([]); // both refused at once, before the worker answered anything
     expect(await third).toHaveLength(1);
   });
 
@@ -312,11 +310,10 @@ describe('cancellation and closing', () => {
     const controller = new AbortController();
     const inFlight = embedder.embed(heavyTexts, { signal: controller.signal });
     expect(sent).toEqual([50]); // the first batch is in the worker
-    const t = Date.now();
     controller.abort();
     const error = await failure(inFlight);
     expect(error).toMatchObject({ code: 'cancelled', message: 'The embedding was cancelled.' });
-    expect(Date.now() - t).toBeLessThan(100);
+    expect(log).toEqual([]); // refused at once, not after the worker answered the batch
 
     const [after] = await embedder.embed(['the cat sat']);
     expect(norm(after!)).toBeCloseTo(1, 5);

@@ -16,6 +16,7 @@ import { FakeModelHost } from '../models/testing/model-host.js';
 import { dbTemplate, nextEvent, tempDataDir } from '../testing/host.js';
 import { createHost } from '../host/index.js';
 import type { Host } from '../host/types.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 
 const SERVED = fileURLToPath(new URL('../models/testing/models', import.meta.url));
 const VECTORS = pgvectorSupport().usable;
@@ -23,7 +24,7 @@ const VECTORS = pgvectorSupport().usable;
 let modelHost: FakeModelHost;
 let llm: FakeLlm;
 beforeAll(async () => {
-  modelHost = new FakeModelHost({ root: SERVED, lifetimeMs: 180_000 });
+  modelHost = new FakeModelHost({ root: SERVED });
   await modelHost.start();
   llm = await startFakeLlm();
 });
@@ -35,6 +36,7 @@ afterAll(async () => {
 const hosts: Host[] = [];
 afterEach(async () => {
   await Promise.all(hosts.splice(0).map((h) => h.close()));
+  llm.reset(); // a test that failed halfway leaves no replies queued for the next
 });
 
 async function start(dataDir = tempDataDir('anima-meaning-')): Promise<Host> {
@@ -65,7 +67,7 @@ async function install(host: Host): Promise<void> {
 }
 
 /** Polls until the status matches (events are throttled; the poll reads the same source). */
-async function until(host: Host, match: (s: EmbeddingsStatus) => boolean, timeoutMs = 60_000): Promise<EmbeddingsStatus> {
+async function until(host: Host, match: (s: EmbeddingsStatus) => boolean, timeoutMs = PATIENCE_MS): Promise<EmbeddingsStatus> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const status = await host.api['models.embeddingStatus']({});

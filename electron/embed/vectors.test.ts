@@ -140,7 +140,7 @@ describe.skipIf(!VECTORS)('per-model indexes', () => {
     expect(near[0]).toEqual({ id: 1, similarity: expect.closeTo(1, 5) });
     expect(near.map((n) => n.similarity)).toEqual([...near.map((n) => n.similarity)].sort((a, b) => b - a));
     expect(near).toHaveLength(3);
-  }, 120_000);
+  });
 
   it('change length with the model: old vectors and indexes go', async () => {
     await prepareModel(db, 'm', 32);

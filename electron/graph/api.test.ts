@@ -2,10 +2,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Host } from '../host/types.js';
 import { startTestHost } from '../testing/host.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 
 let host: Host;
 
-async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
+async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = PATIENCE_MS): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const v = await read();

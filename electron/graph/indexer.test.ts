@@ -177,7 +177,7 @@ describe('in the host', () => {
       expect(logs).toContain('info: graph: read 1 earlier messages and 1 memories for entity mentions');
       // The backfill's own graph.changed may still be on its way: wait for the one naming Ana.
       const ana = async () => (await host.api['graph.search']({ query: 'Ana' })).find((e) => e.name === 'Ana');
-      const event = nextEvent(host, 'graph.changed', (p: { entityIds: number[] }) => p.entityIds.length > 0, 20_000);
+      const event = nextEvent(host, 'graph.changed', (p: { entityIds: number[] }) => p.entityIds.length > 0);
       await host.api['memories.create']({ type: 'world', content: 'Ana moved to Porto.' });
       expect(await event).toEqual({ entityIds: expect.any(Array) });
       for (const until = Date.now() + 20_000; !(await ana()) && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));

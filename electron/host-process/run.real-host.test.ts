@@ -9,6 +9,7 @@ import { startTestHost, tempDataDir } from '../testing/host.js';
 import { answerCipherRequest, type FromHost } from './parent-channel.js';
 import { createPortClient, wireFromDomPort, type DomPortLike, type EmitterPortLike } from './port-protocol.js';
 import { runHostProcess } from './run.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -85,7 +86,7 @@ it('serves the real host over a port, with API keys encrypted by main', async ()
   expect(parent.sent.some((m) => m.type === 'cipher' && m.op === 'encrypt')).toBe(true);
 
   parent.emit('message', { data: { type: 'close' }, ports: [] });
-  await vi.waitFor(() => expect(exit).toHaveBeenCalledWith(0), { timeout: 10_000 });
+  await vi.waitFor(() => expect(exit).toHaveBeenCalledWith(0), { timeout: PATIENCE_MS });
   expect(parent.sent.map((m) => m.type)).toContain('closed');
   port2.close();
 });

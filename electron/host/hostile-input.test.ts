@@ -1,10 +1,11 @@
 // Text and dates that the database cannot hold, sent through the API as any caller could: each is
 // made storable (NUL and lone surrogates become U+FFFD) or refused as invalid input — never a 500,
 // never a lost message.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { ApiError } from '../../shared/api.js';
 import { nextEvent, startTestHost } from '../testing/host.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 import type { Host } from './types.js';
 
 let fake: FakeLlm;
@@ -12,13 +13,14 @@ let host: Host;
 
 beforeAll(async () => {
   fake = await startFakeLlm();
-  host = await startTestHost({ providerTimeoutMs: 10_000 });
+  host = await startTestHost({ providerTimeoutMs: PATIENCE_MS });
   await host.api['providers.save']({ kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
 });
 afterAll(async () => {
   await host.close();
   await fake.close();
 });
+afterEach(() => fake.reset()); // a test that failed halfway leaves no replies queued for the next
 
 const refusedAsInvalid = async (call: () => Promise<unknown>, field?: string) => {
   // Validation may throw before a promise exists, as a transport sees it either way.
@@ -37,7 +39,7 @@ describe('text the database cannot hold', () => {
   it('a chat message with a NUL is stored with U+FFFD, and the reply completes', async () => {
     const conversation = await host.api['conversations.create']({});
     fake.script({ kind: 'text', text: 'Got it.' });
-    const finished = nextEvent(host, 'chat.finished', (p: { conversationId: string }) => p.conversationId === conversation.id, 20_000);
+    const finished = nextEvent(host, 'chat.finished', (p: { conversationId: string }) => p.conversationId === conversation.id);
     await host.api['chat.send']({ conversationId: conversation.id, content: 'hello\u0000world' });
     await finished;
     const { messages } = await host.api['conversations.get']({ id: conversation.id });
@@ -50,7 +52,7 @@ describe('text the database cannot hold', () => {
   it('a model delta with a NUL ends complete, with U+FFFD in its place', async () => {
     const conversation = await host.api['conversations.create']({});
     fake.script({ kind: 'text', text: 'one\u0000two', chunks: 1 });
-    const finished = nextEvent(host, 'chat.finished', (p: { conversationId: string }) => p.conversationId === conversation.id, 20_000);
+    const finished = nextEvent(host, 'chat.finished', (p: { conversationId: string }) => p.conversationId === conversation.id);
     await host.api['chat.send']({ conversationId: conversation.id, content: 'say something' });
     await finished;
     const { messages } = await host.api['conversations.get']({ id: conversation.id });

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FIXTURES_DIR, startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { anthropicBaseUrl, createProvider, type ProviderOptions, type StreamRequest } from './index.js';
 import { collect, removeWireFiles, textOf, wireFile } from './test-support.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 
 const KEY = 'sk-ant-test-0123456789';
 let fake: FakeLlm;
@@ -20,7 +21,7 @@ afterEach(async () => {
 });
 
 function provider(options: Partial<ProviderOptions> = {}) {
-  return createProvider({ kind: 'anthropic', baseUrl: fake.url, apiKey: KEY, retryBaseMs: 5, timeoutMs: 2_000, ...options });
+  return createProvider({ kind: 'anthropic', baseUrl: fake.url, apiKey: KEY, retryBaseMs: 5, timeoutMs: PATIENCE_MS, ...options });
 }
 
 const hello: StreamRequest = { model: 'claude-test', messages: [{ role: 'user', content: 'hello there' }] };

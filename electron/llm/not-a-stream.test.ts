@@ -1,7 +1,7 @@
 // A server that answers a streaming request with HTTP 200 and something that is not an event stream
 // — its error as plain JSON, a proxy's web page, a line of text — is reported in its own words,
 // through the real clients of both wire protocols against the loopback fake server.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import type { ProviderKind } from '../../shared/api.js';
 import { createProvider, ProviderError } from './index.js';
@@ -13,6 +13,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await fake.close();
 });
+afterEach(() => fake.reset()); // a test that failed halfway leaves no replies queued for the next
 
 async function failureOf(kind: ProviderKind): Promise<ProviderError> {
   const provider = createProvider({ kind, baseUrl: kind === 'anthropic' ? fake.url : fake.baseUrl, apiKey: 'sk-test-secret', maxRetries: 0 });

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { createProvider, openAiBaseUrl, ProviderError, type ProviderOptions, type StreamRequest } from './index.js';
 import { closedPort, collect, removeWireFiles, sse, textOf, wireFile } from './test-support.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 
 const KEY = 'sk-test-0123456789abcdef';
 let fake: FakeLlm;
@@ -19,7 +20,7 @@ afterEach(async () => {
 });
 
 function provider(options: Partial<ProviderOptions> = {}) {
-  return createProvider({ kind: 'openai-compatible', baseUrl: fake.baseUrl, apiKey: KEY, retryBaseMs: 5, timeoutMs: 2_000, ...options });
+  return createProvider({ kind: 'openai-compatible', baseUrl: fake.baseUrl, apiKey: KEY, retryBaseMs: 5, timeoutMs: PATIENCE_MS, ...options });
 }
 
 const hello: StreamRequest = { model: 'fake-model', messages: [{ role: 'user', content: 'hello there' }] };
@@ -367,7 +368,8 @@ describe('HTTP errors and retries', () => {
     const { error } = await collect(provider().stream(hello));
     expect(error?.code).toBe('provider_rate_limited');
     expect(fake.requests).toHaveLength(1);
-    expect(Date.now() - started).toBeLessThan(500);
+    // Not after the two minutes asked for: half of one is beyond any load's noise.
+    expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   it('maps context-length errors, OpenAI and llama.cpp style', async () => {
@@ -419,8 +421,8 @@ describe('timeouts, cancellation, unreachable servers', () => {
     const elapsed = Date.now() - started;
     expect(error).toMatchObject({ code: 'provider_timeout', midStream: false });
     expect(error?.message).toBe(`The model server at ${host} stopped answering (nothing for 0.3 s). Try again, or check that it is running.`);
+    // The hang never ends by itself: the 0.3 s timer ended it (not sooner), and nothing retried.
     expect(elapsed).toBeGreaterThanOrEqual(290);
-    expect(elapsed).toBeLessThan(1_000);
     expect(fake.requests).toHaveLength(1);
   });
 
@@ -433,10 +435,10 @@ describe('timeouts, cancellation, unreachable servers', () => {
   });
 
   it('stops on abort mid-stream, keeping what was yielded', async () => {
-    fake.script({ kind: 'text', text: 'one two three four five six seven eight', chunkDelayMs: 100 });
+    // An endless stream: it ends only because the abort stops it.
+    fake.script({ kind: 'endless', text: 'one', everyMs: 100 });
     const controller = new AbortController();
     const events: unknown[] = [];
-    const started = Date.now();
     const failure = await (async () => {
       for await (const event of provider().stream({ ...hello, signal: controller.signal })) {
         events.push(event);
@@ -446,7 +448,6 @@ describe('timeouts, cancellation, unreachable servers', () => {
     expect(failure).toBeInstanceOf(ProviderError);
     expect(failure).toMatchObject({ code: 'cancelled', midStream: true, message: 'The request was stopped.' });
     expect(events).toEqual([{ type: 'text', text: 'one' }]);
-    expect(Date.now() - started).toBeLessThan(500);
   });
 
   it('stops on abort while waiting for a hung server, and never starts when already aborted', async () => {

@@ -18,6 +18,7 @@ import {
   type DownloadProgress,
 } from './download.js';
 import { FakeModelHost } from './testing/model-host.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 
 const ID = 'test-org/tiny';
 const KB = 1024;
@@ -62,7 +63,7 @@ beforeAll(async () => {
     fs.writeFileSync(full, bytes);
     contents.set(file, bytes);
   }
-  host = new FakeModelHost({ root: served, lifetimeMs: 120_000 });
+  host = new FakeModelHost({ root: served });
   await host.start();
 });
 
@@ -85,7 +86,7 @@ function options(extra: Partial<DownloadOptions> = {}): DownloadOptions {
     freeSpace: async () => 50e9,
     retryDelayMs: 10,
     retries: 3,
-    idleTimeoutMs: 5_000,
+    idleTimeoutMs: PATIENCE_MS, // no test here is about stalls: a bound for hangs only
     ...extra,
   };
 }

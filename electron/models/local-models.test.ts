@@ -11,6 +11,7 @@ import { openDatabase } from '../db/open.js';
 import { TEST_CHAT_MODEL_ID, TEST_MODEL_ID } from './catalog.js';
 import { FakeModelHost } from './testing/model-host.js';
 import { dbTemplate, tempDataDir } from '../testing/host.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 import { createHost, type HostModelOptions } from '../host/index.js';
 import { PROGRESS_EVENT_MS } from './local-models.js';
 import type { Host, HostOptions } from '../host/types.js';
@@ -22,7 +23,7 @@ const weightsSize = fs.statSync(path.join(SERVED, ...TEST_MODEL_ID.split('/'), W
 
 let modelHost: FakeModelHost;
 beforeAll(async () => {
-  modelHost = new FakeModelHost({ root: SERVED, lifetimeMs: 120_000 });
+  modelHost = new FakeModelHost({ root: SERVED });
   await modelHost.start();
 });
 afterAll(async () => {
@@ -71,7 +72,7 @@ function record<E extends keyof ApiEvents>(host: Host, name: E): { items: ApiEve
 }
 
 /** The next models.changed whose entry for `id` passes `match`. */
-function changed(host: Host, id: string, match: (model: LocalModel) => boolean, timeoutMs = 20_000): Promise<LocalModel> {
+function changed(host: Host, id: string, match: (model: LocalModel) => boolean, timeoutMs = PATIENCE_MS): Promise<LocalModel> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       off();
@@ -89,7 +90,7 @@ function changed(host: Host, id: string, match: (model: LocalModel) => boolean, 
   });
 }
 
-function progressPast(host: Host, id: string, bytes: number, timeoutMs = 20_000): Promise<ModelDownloadProgress> {
+function progressPast(host: Host, id: string, bytes: number, timeoutMs = PATIENCE_MS): Promise<ModelDownloadProgress> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       off();
@@ -215,9 +216,8 @@ describe('on-device models in the host', () => {
     const host = await start();
     await host.api['models.download']({ id: TEST_MODEL_ID });
     await progressPast(host, TEST_MODEL_ID, 30_000);
-    const closing = Date.now();
     const again = await restart(host);
-    expect(Date.now() - closing).toBeLessThan(10_000);
+    // Stopped, not waited for: a close that let the download run to its end would find it installed.
     const waiting = await model(again, TEST_MODEL_ID);
     expect(waiting.state).toBe('partial');
     expect(waiting.partialBytes).toBeGreaterThan(0);

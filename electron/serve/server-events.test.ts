@@ -78,9 +78,9 @@ describe('GET /api/events', () => {
     const stream = await openEvents(`${server.origin}/api/events?token=${TOKEN}`);
     expect((await stream.next())?.event).toBe('hello');
 
-    const started = Date.now();
     await server.close();
-    expect(Date.now() - started).toBeLessThan(500);
+    // Ended, not cut: a stream left open until the grace period runs out has its socket destroyed,
+    // and reading it then fails ("terminated") instead of coming to a clean end.
     expect(await stream.next()).toBeNull();
     expect(host.listeners.size).toBe(0);
     expect(host.closed).toBe(false);

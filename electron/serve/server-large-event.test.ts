@@ -2,11 +2,12 @@
 // the events after it too: a reader is dropped only for a backlog that stays, never for one event.
 import { describe, expect, it } from 'vitest';
 import { host, server, TOKEN, useServer } from './testing/server-harness.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 
 useServer();
 
 /** Reads the raw stream until `marker` has arrived; resolves with how many bytes came. */
-async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, marker: string, timeoutMs = 60_000): Promise<{ bytes: number; tail: string }> {
+async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, marker: string, timeoutMs = PATIENCE_MS): Promise<{ bytes: number; tail: string }> {
   const decoder = new TextDecoder();
   const deadline = Date.now() + timeoutMs;
   let bytes = 0;

@@ -7,6 +7,7 @@ import { createProvider } from '../llm/index.js';
 import { dbTemplate, tempDataDir } from '../testing/host.js';
 import { estimateTokens } from '../llm/context.js';
 import { auditedCall, MAX_RESPONSE_CHARS, repairEcho } from './audit.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 
 let db: Database;
 let dir: string;
@@ -38,7 +39,7 @@ async function rows(): Promise<Row[]> {
 }
 
 function provider(baseUrl = fake.baseUrl) {
-  return createProvider({ kind: 'openai-compatible', baseUrl, maxRetries: 0, timeoutMs: 5_000 });
+  return createProvider({ kind: 'openai-compatible', baseUrl, maxRetries: 0, timeoutMs: PATIENCE_MS });
 }
 
 beforeAll(async () => {
@@ -55,7 +56,7 @@ afterAll(async () => {
 
 beforeEach(async () => {
   await db.exec(`DELETE FROM auto_llm_runs;`);
-  fake.requests.length = 0;
+  fake.reset(); // a test that failed halfway leaves no replies queued for this one
 });
 
 describe('auditedCall', () => {

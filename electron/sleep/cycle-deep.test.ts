@@ -107,7 +107,7 @@ describe('deep sleep', () => {
     );
     ({ run: first } = await night(C.host));
     digest = (await C.host.api['sleep.digest']({}))!;
-  }, 60_000);
+  });
 
   afterAll(() => closeHost(C));
 
@@ -164,7 +164,7 @@ describe('deep sleep', () => {
     expect((await memory(merged.id)).referenceCount).toBe(2);
     expect((await memory(seeded.cello1)).referenceCount).toBe(0);
     expect((await memory(seeded.cat)).referenceCount).toBe(5);
-  }, 60_000);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

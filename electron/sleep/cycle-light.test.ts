@@ -158,7 +158,7 @@ describe('malformed answers', () => {
       const key = talkOf(await promptOf(D.host, row));
       rows.set(key, [...(rows.get(key) ?? []), row]);
     }
-  }, 60_000);
+  });
 
   afterAll(() => closeHost(D));
 
@@ -211,7 +211,7 @@ describe('malformed answers', () => {
     const read = await Promise.all((await auditOf(D.host, run.id, 'light-sleep')).map(async (r) => talkOf(await promptOf(D.host, r))));
     expect(read).toEqual(['prose', 'unknownType']);
     for (const key of Object.keys(TALKS) as (keyof typeof TALKS)[]) expect((await savedFor(key)).anchors).toHaveLength(1);
-  }, 60_000);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -255,7 +255,7 @@ describe('a provider that fails, and the nightly budget', () => {
     const memories = (await allMemories(E.host)).filter((m) => m.source === 'light-sleep');
     expect(memories.length).toBeGreaterThan(0);
     for (const m of memories) for (const id of m.sourceMessageIds) expect(firstIds.has(id)).toBe(true);
-  }, 60_000);
+  });
 
   it('a provider down for the whole night fails light sleep and skips what needs it, visibly; once it is back the next night finishes', async () => {
     model.answer = sleepIsDown;
@@ -281,7 +281,7 @@ describe('a provider that fails, and the nightly budget', () => {
     const rest = (await Promise.all((await auditOf(E.host, back.run.id, 'light-sleep')).map(async (a) => said(await promptOf(E.host, a))))).flat();
     expect([...chunkOne, ...rest]).toEqual(LONG_TEXTS);
     expect(await anchorsOf(E.host)).toHaveLength(1);
-  }, 60_000);
+  });
 
   it('over the budget the night stops with partial stats and skips the rest; the next night finishes it', async () => {
     const conv = await E.host.api['conversations.create']({ title: 'Night thoughts' });
@@ -328,7 +328,7 @@ describe('a provider that fails, and the nightly budget', () => {
     const [call] = await auditOf(E.host, next.run.id, 'light-sleep');
     expect(said(await promptOf(E.host, call!))).toEqual([convMessages[1]!.content]);
     expect((await anchorsOf(E.host)).filter((a) => a.conversationId === conv.id)).toHaveLength(1);
-  }, 60_000);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ import {
   DEPENDANTS,
   useCycleHarness,
 } from './testing/cycle-harness.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 
 useCycleHarness();
 
@@ -107,7 +108,7 @@ describe('a full night over three days and three conversations', () => {
     const { event, run } = await night(A.host);
     firstRun = run;
     firstNight = { before, messageIds, calls: model.tasks.length - asked, event };
-  }, 60_000);
+  });
 
   afterAll(() => closeHost(A));
 
@@ -224,7 +225,7 @@ describe('a full night over three days and three conversations', () => {
     // The cycle talked to the model outside every conversation: no message was added anywhere.
     const after = await A.host.api['conversations.list']({});
     expect(after.map((c) => [c.id, c.messageCount]).sort()).toEqual(before.map((c) => [c.id, c.messageCount]).sort());
-  }, 60_000);
+  });
 
   it('writes a snapshot of the database before deep sleep', () => {
     const dir = path.join(A.dir, 'snapshots');
@@ -283,14 +284,14 @@ describe('a full night over three days and three conversations', () => {
     };
     let asked = model.tasks.length;
     const lightSleepAsked = async () => {
-      await expect.poll(() => model.tasks.slice(asked).some((t) => t.purpose === 'light-sleep'), { timeout: 10_000, interval: 20 }).toBe(true);
+      await expect.poll(() => model.tasks.slice(asked).some((t) => t.purpose === 'light-sleep'), { timeout: PATIENCE_MS, interval: 20 }).toBe(true);
     };
 
     const events: SleepProgressEvent[] = [];
     const off = A.host.on((event, payload) => {
       if (event === 'sleep.progress') events.push(payload);
     });
-    const finished = nextEvent(A.host, 'sleep.finished', () => true, 60_000) as Promise<ApiEvents['sleep.finished']>;
+    const finished = nextEvent(A.host, 'sleep.finished', () => true) as Promise<ApiEvents['sleep.finished']>;
     const { runId } = await A.host.api['sleep.now']({});
     await lightSleepAsked();
     const status = await A.host.api['sleep.status']({});
@@ -313,7 +314,7 @@ describe('a full night over three days and three conversations', () => {
     await say(A.host, conv.id, 'Tomorrow I want to call my aunt in Coimbra about the harvest festival.');
     model.scripted.push({ purpose: 'light-sleep', reply: { kind: 'hang' } });
     asked = model.tasks.length;
-    const stoppedEvent = nextEvent(A.host, 'sleep.finished', () => true, 60_000) as Promise<ApiEvents['sleep.finished']>;
+    const stoppedEvent = nextEvent(A.host, 'sleep.finished', () => true) as Promise<ApiEvents['sleep.finished']>;
     const second = await A.host.api['sleep.now']({});
     await lightSleepAsked();
     expect(await A.host.api['sleep.stop']({})).toEqual({ stopped: true });
@@ -335,7 +336,7 @@ describe('a full night over three days and three conversations', () => {
     for (const p of await A.host.api['providers.list']({})) await A.host.api['providers.delete']({ id: p.id });
     expect((await rejection(A.host.api['sleep.now']({}))).code).toBe('no_provider');
     expect((await A.host.api['sleep.status']({})).blocked).toMatch(/no model connection/i);
-  }, 60_000);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -387,7 +388,7 @@ describe('packing a long conversation into a small context', () => {
     expect((await allMemories(B.host)).filter((m) => m.source === 'light-sleep').map((m) => m.id)).toEqual(memories.map((m) => m.id));
     expect((await anchorsOf(B.host)).map((a) => a.id)).toEqual(anchors.map((a) => a.id));
     expect((await B.host.api['diary.days']({})).flatMap((d) => d.imprints)).toHaveLength(imprints);
-  }, 60_000);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -142,7 +142,7 @@ describe('the runner on its own: crashes, the append-only diary, snapshots kept,
 
     // None of it wrote a message or a conversation.
     expect([await count(messages), await count(`SELECT count(*)::int AS n FROM conversations`)]).toEqual(totals);
-  }, 60_000);
+  });
 
   it('refuses to rewrite or delete a diary block (only hiding is allowed)', async () => {
     const anchor = (await db.query<{ id: number; body: string }>(`SELECT id::int AS id, body FROM diary_blocks WHERE kind = 'anchor' LIMIT 1`)).rows[0]!;
@@ -283,5 +283,5 @@ describe('the runner on its own: crashes, the append-only diary, snapshots kept,
     expect((await callsOf(next.runId)).reduce((n, c) => n + c.n, 0)).toBeLessThanOrEqual(6);
     expect((await heads(next.runId))[0]).toBe(bulk.find((id) => id > shownFirst.at(-1)! && active.has(id)));
     expect(await pins(next.runId)).toEqual([]);
-  }, 60_000);
+  });
 });

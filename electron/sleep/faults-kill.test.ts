@@ -71,7 +71,7 @@ describe('a process killed in the middle of a night', () => {
     expect(clean.dreams).toHaveLength(1);
     expect(clean.proposals).toEqual([expect.stringMatching(/^unpin \d+$/)]);
     await closeHost(host);
-  }, 180_000);
+  });
 
   afterAll(async () => {
     await Promise.all([...kills.values()].map((k) => k.child.kill()));
@@ -127,7 +127,7 @@ describe('a process killed in the middle of a night', () => {
       expect(await readTwice(db)).toEqual([]);
       expect((await db.query(`SELECT 1 FROM sleep_runs WHERE status = 'running'`)).rows).toHaveLength(0);
     });
-  }, 120_000);
+  });
 
   it('during the snapshot: light sleep is carried over, not asked again; the snapshot is taken again, whole', async () => {
     const { host, dir, killedRun } = await killAndReopen('snapshot');
@@ -143,7 +143,7 @@ describe('a process killed in the middle of a night', () => {
     expect(snapshotFiles(dir)).toEqual([`${resumed.sleepDay}-run${run!.id}.tar.gz`]);
     // The dream comes from the day the interrupted run's light sleep wrote about.
     expect(await outcome(host)).toEqual(clean);
-  }, 120_000);
+  });
 
   it('during the dream: deep sleep is carried over, the dream and the digest still cover the whole night', async () => {
     const { host, killedRun } = await killAndReopen('dream');
@@ -156,5 +156,5 @@ describe('a process killed in the middle of a night', () => {
     expect(calls.filter((a) => a.runId === run!.id).map((a) => a.purpose)).toEqual(['dream']);
     // The unpin proposal deep sleep made in the killed run is in the morning digest.
     expect(await outcome(host)).toEqual(clean);
-  }, 120_000);
+  });
 });

@@ -69,7 +69,7 @@ describe('the model failing in the middle of a night', () => {
     expect((await outcome(host)).diary.filter((l) => l.startsWith('anchor '))).toHaveLength(6);
     await closeHost(host);
     await withDb(dir, async (db) => expect(await readTwice(db)).toEqual([]));
-  }, 90_000);
+  });
 });
 
 describe('the app closing in the middle of a night', () => {
@@ -108,5 +108,5 @@ describe('the app closing in the middle of a night', () => {
     expect(stepOf(run, 'memory-ref-sync')).toMatchObject({ status: 'done', reason: `done in run ${runId}` });
     expect(stepOf(run, 'light-sleep')?.stats).toMatchObject({ calls: 4, chunks_done: 4 });
     expect((await host.api['diary.days']({ limit: 30 })).flatMap((d) => d.anchors)).toHaveLength(6);
-  }, 90_000);
+  });
 });

@@ -28,7 +28,7 @@ describe('the scheduler and the lock', () => {
     db = await openDatabase(dir);
     const h = await sleepService(db, dir, { now: () => clock });
     providerId = (await h.deps.providers.save({ kind: 'openai-compatible', name: 'fake-scheduler', baseUrl: fake.baseUrl, model: 'fake-scheduler' })).id;
-  }, 60_000);
+  });
 
   beforeEach(async () => {
     // Each service is built at a clock before any test's ticks (a clock that starts in the future is a test of its own).
@@ -207,7 +207,7 @@ describe('the scheduler and the lock', () => {
       const anchors = (await db.query<{ day: string }>(`SELECT day FROM diary_blocks WHERE kind = 'anchor' ORDER BY day`)).rows.map((r) => r.day);
       expect(anchors).toEqual(['2026-01-14', '2026-01-15', '2026-01-16']);
       expect((await db.query(`SELECT 1 FROM sleep_watermarks`)).rows).toHaveLength(3);
-    }, 60_000);
+    });
 
     it('a laptop asleep for a week: one catch-up when it wakes, then the nightly rhythm', async () => {
       await chatAt('2026-01-14T19:00:00Z');

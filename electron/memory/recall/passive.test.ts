@@ -136,7 +136,7 @@ describe('passiveRecall', () => {
     const slow = { query: () => new Promise((resolve) => setTimeout(() => resolve({ rows: [] }), 1000)) } as unknown as Database;
     const start = performance.now();
     expect(await new Recall({ db: slow }).passive({ ...base, query: 'Mara', timeoutMs: 30 })).toEqual({ memories: [], text: '' });
-    expect(performance.now() - start).toBeLessThan(500);
+    expect(performance.now() - start).toBeLessThan(1_000); // before the database answered: the 30 ms bound ended it
   });
 });
 
