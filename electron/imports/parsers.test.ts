@@ -246,7 +246,7 @@ describe('ChatGPT', () => {
 });
 
 describe('ChatGPT, newer exports', () => {
-  it('a conversation listed with no mapping is skipped and counted; reasoning nodes are not messages', () => {
+  it('a conversation listed with no mapping, or with only hidden nodes, is skipped and counted; reasoning nodes are not messages', () => {
     const conv = {
       title: 'with reasoning',
       create_time: 1750537482.9,
@@ -297,7 +297,29 @@ describe('ChatGPT, newer exports', () => {
       },
     };
     const result = parse(
-      JSON.stringify([{ title: 'no messages', conversation_id: 'c4', id: 'c4', create_time: 1750537482.9, mapping: null }, conv]),
+      JSON.stringify([
+        { title: 'no messages', conversation_id: 'c4', id: 'c4', create_time: 1750537482.9, mapping: null },
+        conv,
+        {
+          title: 'only hidden',
+          conversation_id: 'c6',
+          current_node: 'sys',
+          mapping: {
+            root: { id: 'root', parent: null, children: ['sys'], message: null },
+            sys: {
+              id: 'sys',
+              parent: 'root',
+              children: [],
+              message: {
+                id: 'sys',
+                author: { role: 'system' },
+                content: { content_type: 'text', parts: [''] },
+                metadata: { is_visually_hidden_from_conversation: true },
+              },
+            },
+          },
+        },
+      ]),
       'conversations.json',
     );
     expect(result.conversations).toHaveLength(1);
@@ -305,7 +327,7 @@ describe('ChatGPT, newer exports', () => {
       ['user', 'why?'],
       ['assistant', 'because.'],
     ]);
-    expect(result.warnings).toEqual(['1 conversation listed without any messages was skipped.']);
+    expect(result.warnings).toEqual(['2 conversations without any messages were skipped.']);
   });
 });
 

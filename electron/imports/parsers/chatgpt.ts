@@ -9,7 +9,8 @@
 //   imported; the warnings say how many messages that was.
 // - Skipped: the root (message null), system nodes, visually hidden nodes, custom instructions
 //   (`user_editable_context`, which carries role "user"), reasoning (`thoughts`, `reasoning_recap`),
-//   empty nodes (parts [""]), and conversations listed with no `mapping` at all (counted).
+//   empty nodes (parts [""]), and conversations with no message left (no `mapping` at all, or only
+//   hidden nodes), counted in the warnings.
 // - Tool calls (assistant `code` with a recipient), tool output (role "tool"), images and other
 //   non-text parts are kept as short notes on the assistant reply they belong to.
 // - Citation markers (【6†source】, the private-use cite markers of newer exports) are removed.
@@ -36,7 +37,7 @@ export function parseChatGpt(data: unknown, ctx: ParseContext): ImportedConversa
   const out: ImportedConversation[] = [];
   let abandoned = 0;
   let emptySkipped = 0;
-  let noMapping = 0;
+  let emptyConversations = 0;
   items.forEach((item, index) => {
     const where = `conversation ${index + 1}`;
     if (!isChatGptConversation(item)) {
@@ -48,7 +49,7 @@ export function parseChatGpt(data: unknown, ctx: ParseContext): ImportedConversa
         item.mapping == null
       ) {
         ids.add(str(item.conversation_id) || str(item.id), where);
-        noMapping++;
+        emptyConversations++;
         return;
       }
       ctx.fail('wrong_shape', `${where} is not a ChatGPT conversation (it has no "mapping").`);
@@ -108,6 +109,10 @@ export function parseChatGpt(data: unknown, ctx: ParseContext): ImportedConversa
       const last = messages.at(-1);
       messages.push({ role: 'assistant', text: '', at: last?.at ?? null, notes: pendingNotes });
     }
+    if (messages.length === 0) {
+      emptyConversations++;
+      return;
+    }
     out.push({
       sourceId,
       title: ctx.text(conv.title).trim(),
@@ -121,8 +126,10 @@ export function parseChatGpt(data: unknown, ctx: ParseContext): ImportedConversa
       `${abandoned} message${abandoned === 1 ? '' : 's'} on abandoned branches (after an edited question or a regenerated answer) ${abandoned === 1 ? 'was' : 'were'} not imported; the edited or regenerated message itself is kept as an earlier version.`,
     );
   }
-  if (noMapping > 0)
-    ctx.warn(`${noMapping} conversation${noMapping === 1 ? '' : 's'} listed without any messages ${noMapping === 1 ? 'was' : 'were'} skipped.`);
+  if (emptyConversations > 0)
+    ctx.warn(
+      `${emptyConversations} conversation${emptyConversations === 1 ? '' : 's'} without any messages ${emptyConversations === 1 ? 'was' : 'were'} skipped.`,
+    );
   if (emptySkipped > 0) ctx.warn(`${emptySkipped} empty message${emptySkipped === 1 ? ' was' : 's were'} skipped.`);
   return out;
 }
