@@ -4,8 +4,9 @@
 // The folder: by default the LoCoMo dev conversations (--data, default ../shared/bench/locomo/dev),
 // loaded through the app's own LoCoMo import (electron/conversations/import-locomo.ts); with
 // --generate N, N messages of that corpus's text bulk-loaded into N/1000 conversations, plus N/50
-// memories (one in ten with a journal entry) and N/300 diary blocks; with --folder DIR, an existing
-// data folder as it is (Anima must not have it open).
+// memories (one in ten with a journal entry) and N/300 diary blocks. --folder DIR exports that data
+// folder as it is (Anima must not have it open); when it holds no data yet, it is built there first
+// and kept (a second run measures the export alone).
 //
 // Measured: export_ms (the whole zip: anima.json, the vault, anima.sql — what `anima export` does),
 // archive_mb, messages_per_s (messages exported a second). import_ms and roundtrip_equal are null
@@ -97,10 +98,11 @@ async function generate(db: Database, n: number): Promise<void> {
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-bench-import-'));
 const dataDir = values.folder ? path.resolve(values.folder) : path.join(scratch, 'data');
+const existing = fs.existsSync(path.join(dataDir, 'db', 'PG_VERSION'));
 const db = await openDatabase(dataDir);
 let source: string;
 const buildStart = performance.now();
-if (values.folder) source = `folder ${dataDir}`;
+if (existing) source = `folder ${dataDir}`;
 else if (values.generate) {
   const n = Number(values.generate);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--generate takes a number of messages, not “${values.generate}”`);
@@ -125,6 +127,7 @@ const result = {
   memories: exported.counts.memories ?? 0,
   diary_blocks: exported.counts.diary_blocks ?? 0,
   vault_files: exported.vaultFiles,
+  phase_ms: exported.phaseMs,
   sql: !values['no-sql'],
   export_ms: round(exported.ms, 0),
   archive_mb: round(exported.bytes / 1024 / 1024, 2),

@@ -63,6 +63,8 @@ export interface ExportResult {
   vaultFiles: number;
   schemaVersion: number;
   ms: number;
+  /** How long each part took. */
+  phaseMs: Record<'data' | 'vault' | 'sql' | 'finishing', number>;
 }
 
 function last<T>(rows: T[]): T {
@@ -96,6 +98,13 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
     options.onProgress?.({ phase, done: Math.min(done, total), total });
   };
   progress('data', true);
+  const phaseMs = { data: 0, vault: 0, sql: 0, finishing: 0 };
+  let mark = performance.now();
+  const lap = (phase: keyof typeof phaseMs) => {
+    const t = performance.now();
+    phaseMs[phase] = Math.round(t - mark);
+    mark = t;
+  };
 
   const version = await schemaVersion(db);
   const zip = await ZipFileWriter.open(file);
@@ -132,6 +141,7 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
     }
     await zip.write(`\n},\n"counts": ${JSON.stringify(counts)}\n}\n`);
     await zip.end();
+    lap('data');
 
     // --- vault/ -----------------------------------------------------------------------------
     let vaultFiles = 0;
@@ -206,6 +216,8 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
       after = last(page).id;
     }
 
+    lap('vault');
+
     // --- anima.sql --------------------------------------------------------------------------
     let sqlBytes = 0;
     if (options.sql !== false) {
@@ -221,6 +233,8 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
       done = total - 1;
     }
 
+    lap('sql');
+
     // --- manifest.json ----------------------------------------------------------------------
     progress('finishing', true);
     const manifest = { ...head, counts, vaultFiles, sql: options.sql === false ? null : { file: 'anima.sql', bytes: sqlBytes, leftOut: ['embeddings'] } };
@@ -229,7 +243,8 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
     const bytes = await zip.finish();
     done = total;
     progress('finishing', true);
-    return { file, bytes, counts, vaultFiles, schemaVersion: version, ms: Date.now() - started };
+    lap('finishing');
+    return { file, bytes, counts, vaultFiles, schemaVersion: version, ms: Date.now() - started, phaseMs };
   } catch (err) {
     await zip.abort();
     if (err instanceof ArchiveTooLarge) throw new ApiError('invalid_input', `${err.message} Nothing was written.`);
