@@ -2,6 +2,7 @@ import { useTranslation } from 'react-i18next';
 import { CopyButton } from '../../components/CopyButton.js';
 import { Icon } from '../../components/Icon.js';
 import { useApp } from '../../stores/app.js';
+import { BackupsPanel } from './BackupsPanel.js';
 import { ExportPanel } from './ExportPanel.js';
 import { TrashPanel } from './TrashPanel.js';
 
@@ -34,10 +35,7 @@ export function DataSection() {
       </dl>
       <ExportPanel />
       <TrashPanel />
-      <aside className="explainer">
-        <h3 className="subhead">{t('data.backupsTitle')}</h3>
-        <p>{t('data.backupsBody')}</p>
-      </aside>
+      <BackupsPanel />
     </div>
   );
 }
