@@ -14,6 +14,7 @@ import './styles/settings/layout.css';
 import './styles/settings/models.css';
 import './styles/settings/local-models.css';
 import './styles/settings/sections.css';
+import './styles/settings/import.css';
 import './styles/pages.css';
 import './styles/memory/in-chat.css';
 import './styles/memory/memories.css';

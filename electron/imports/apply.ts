@@ -107,6 +107,9 @@ export async function apply(result: ParseResult, deps: ApplyDeps, opts: ApplyOpt
     }
     out.done++;
     report();
+    // PGlite answers in microtasks: without a turn of the event loop between conversations, a long
+    // import would hold back every socket (the progress events, a chat turn) until it ends.
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
   return out;
 }

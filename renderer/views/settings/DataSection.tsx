@@ -4,6 +4,7 @@ import { Icon } from '../../components/Icon.js';
 import { useApp } from '../../stores/app.js';
 import { BackupsPanel } from './BackupsPanel.js';
 import { ExportPanel } from './ExportPanel.js';
+import { ImportPanel } from './ImportPanel.js';
 import { TrashPanel } from './TrashPanel.js';
 
 export function DataSection() {
@@ -34,6 +35,7 @@ export function DataSection() {
         </div>
       </dl>
       <ExportPanel />
+      <ImportPanel />
       <TrashPanel />
       <BackupsPanel />
     </div>
