@@ -29,6 +29,8 @@ const { values } = parseArgs({
     generate: { type: 'string' },
     folder: { type: 'string' },
     'no-sql': { type: 'boolean', default: false },
+    /** Only build the folder (with --folder: a lived-in folder for the end-to-end tests). */
+    'build-only': { type: 'boolean', default: false },
     json: { type: 'string' },
   },
 });
@@ -114,6 +116,11 @@ else if (values.generate) {
   source = `LoCoMo dev (${files.length} conversations, imported through import-locomo)`;
 }
 const buildMs = performance.now() - buildStart;
+if (values['build-only']) {
+  await db.close();
+  console.log(JSON.stringify({ source, build_ms: round(buildMs, 0), folder: dataDir }));
+  process.exit(0);
+}
 
 const file = path.join(scratch, 'anima-export.zip');
 const exported = await exportArchive({ db, appVersion: 'bench', file, alone: true, sql: !values['no-sql'] });
