@@ -25,6 +25,8 @@ export interface TurnContext {
   userText: string;
   /** The memories this request's system prompt carries (resident memory): passive recall leaves them out. */
   residentIds: readonly number[];
+  /** The conversation is off the record: what is said in it must never become memory. */
+  offRecord: boolean;
 }
 
 /** What long-term memory puts in the system prompt, and which memories that is. */
@@ -370,7 +372,13 @@ export class ChatEngine {
     );
     const lastUser = stored.findLast((m) => m.role === 'user');
     if (!lastUser) throw new ApiError('conflict', 'There is nothing to answer yet.');
-    const context: TurnContext = { conversationId, userMessageId: lastUser.id, userText: lastUser.content, residentIds: memory.residentIds };
+    const context: TurnContext = {
+      conversationId,
+      userMessageId: lastUser.id,
+      userText: lastUser.content,
+      residentIds: memory.residentIds,
+      offRecord: conversation.offRecord === true,
+    };
     const history: ChatTurn[] = stored.map((m) => ({ role: m.role, content: m.content }));
     const passive = await this.memory.passive(context, placeholderId).catch((err: Error) => {
       this.deps.log('warn', `passive recall skipped: ${err.message}`);

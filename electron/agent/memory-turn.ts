@@ -49,6 +49,9 @@ export function createTurnMemory(deps: TurnMemoryDeps): TurnMemory {
     },
 
     tools(ctx: TurnContext) {
+      // Off the record, the companion may still look things up, but has no hands to save, change or
+      // forget a memory: nothing said there may become (or unmake) memory.
+      if (ctx.offRecord) return toolRegistry(recallTools(db, recall));
       return toolRegistry([rememberTool(store, { sourceMessageId: ctx.userMessageId }), ...recallTools(db, recall)]);
     },
 
