@@ -137,6 +137,16 @@ describe('backups and restore', () => {
     // An unknown id.
     await rejection(host.api['backups.restore']({ id: 'data:backups/../../etc/passwd' }), 'not_found');
     await close(host);
+
+    // A disk without room for the restored copy beside the current data: refused before anything is written.
+    fs.writeFileSync(file, whole);
+    const full = await startTestHost({ dataDir, backups: { tickMs: 0 }, sleep: { tickMs: 0 }, freeBytes: () => 10 * 1024 * 1024 });
+    hosts.push(full);
+    const err = await rejection(full.api['backups.restore']({ id: copy!.id }), 'invalid_input');
+    expect(err.message).toMatch(/not enough room on the disk: about \d+ MB are needed and 10 MB are free\. Nothing was changed\.$/);
+    expect(await snapshot(full)).toEqual(now);
+    expect(fs.readdirSync(dataDir).sort()).toEqual(entries);
+    await close(full);
   }, 240_000);
 
   it('writes into the chosen folder on a schedule, keeps its newest copies, and lists the nightly ones', async () => {

@@ -57,6 +57,8 @@ export interface BackupServiceDeps {
    * backup service. Given by the composition root; without it restore is refused.
    */
   switchData?: (swap: () => void, revert: () => void) => Promise<BackupService>;
+  /** Free bytes on the data folder's disk (tests of a full disk). */
+  freeBytes?: (dir: string) => number;
 }
 
 export interface BackupServiceOptions {
@@ -73,6 +75,13 @@ function dirBytes(dir: string): number {
   }
   return total;
 }
+
+function diskFree(dir: string): number {
+  const s = fs.statfsSync(dir);
+  return Number(s.bavail) * Number(s.bsize);
+}
+
+const MB = 1024 * 1024;
 
 /** Why a folder cannot take copies now, in words; null when it can. */
 export function folderProblem(folder: string): string | null {
@@ -449,6 +458,19 @@ export class BackupService {
     this.progress({ operation: 'restore', phase: 'done', done: 5, total: 5 });
   }
 
+  /**
+   * Room for the unpacked copy, the copy of the current state (at most the database's own size) and
+   * the new database's first writes; refused in words before anything is written.
+   */
+  private checkRoom(unpackedBytes: number): void {
+    const { dataDir } = this.deps;
+    const needed = unpackedBytes + dirBytes(path.join(dataDir, 'db')) + 64 * MB;
+    const free = (this.deps.freeBytes ?? diskFree)(dataDir);
+    if (free < needed) {
+      throw new Error(`there is not enough room on the disk: about ${Math.ceil(needed / MB)} MB are needed and ${Math.floor(free / MB)} MB are free.`);
+    }
+  }
+
   /** Unpacks (or copies) into `dir`, opens it, migrates it, reads every table; returns what it holds. */
   private async unpackAndVerify(
     source: { copy: BackupCopy; path: string; manifest: CopyManifest | null },
@@ -461,6 +483,7 @@ export class BackupService {
     let template: Blob | undefined;
     if (source.copy.where === 'previous') {
       if (!fs.existsSync(path.join(source.path, 'PG_VERSION'))) throw new Error('the folder holds no database.');
+      this.checkRoom(dirBytes(source.path));
       fs.cpSync(source.path, dir, { recursive: true });
     } else {
       const bytes = fs.readFileSync(source.path);
@@ -475,6 +498,7 @@ export class BackupService {
       }
       if (!tar.includes('PG_VERSION')) throw new Error('the file is not a copy of an Anima database.');
       template = new Blob([bytes]);
+      this.checkRoom(tar.length);
     }
     let db: Database | undefined;
     try {

@@ -255,7 +255,10 @@ function buildServices(
     log,
   });
   // Safety copies, the person's backup folder with its schedule, and restore (which swaps the data under this host).
-  const backups = new BackupService({ db, dataDir, settings, events, log, now, version: appVersion(), switchData }, options.backups);
+  const backups = new BackupService(
+    { db, dataDir, settings, events, log, now, version: appVersion(), switchData, freeBytes: options.freeBytes },
+    options.backups,
+  );
   return {
     version: appVersion(),
     dataDir,
