@@ -122,4 +122,13 @@ test('off the record: started from the list, badge and banner, back on the recor
   await row.or(page.getByTestId('conversation-item')).first().hover();
   await page.getByTestId('conversation-item').first().getByTestId('conversation-off-record').click();
   await expect(page.getByTestId('off-record-banner')).toBeVisible();
+
+  // An empty off-the-record conversation is open: "New" gives one on the record, not that one again.
+  await page.getByTestId('new-off-record').click();
+  await expect(page.locator('[data-testid="conversation-item"][data-off-record="true"]')).toHaveCount(2);
+  await page.getByTestId('new-conversation').click();
+  await expect(page.getByTestId('off-record-banner')).toHaveCount(0);
+  await talk(page, 'A new conversation, on the record.');
+  const newest = (await callApi(app, 'conversations.list', {}))[0] as { offRecord?: boolean; title: string };
+  expect(newest.offRecord).toBeUndefined();
 });

@@ -40,9 +40,10 @@ export async function startNewConversation(): Promise<void> {
   const app = useApp.getState();
   app.setView('chat');
   const chat = useChat.getState();
-  // An untouched new conversation is reused rather than piling up empty ones.
+  // An untouched new conversation is reused rather than piling up empty ones — but never an off-the-record
+  // one: "New" must give a conversation on the record.
   const open = chat.openId ? chat.messages[chat.openId] : undefined;
-  if (!creating && open && open.length === 0 && chat.conversation && !chat.conversation.archived) {
+  if (!creating && open && open.length === 0 && chat.conversation && !chat.conversation.archived && !chat.conversation.offRecord) {
     chat.requestFocus();
     return;
   }
