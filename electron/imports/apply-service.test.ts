@@ -177,7 +177,11 @@ describe('imports through the API', () => {
     expect((await rejection(host.call('imports.upload', { name: 'a.json', size: 10, offset: 0, data: 'not base64!' }) as Promise<unknown>))?.code).toBe(
       'invalid_input',
     );
-    expect(await host.api['imports.discard']({ id: uploadId })).toEqual({ discarded: true });
+    // One file in memory at a time: a new upload lets the older one go.
+    const other = await host.api['imports.upload']({ name: 'b.json', size: 4, offset: 0, data: Buffer.from('[1,').toString('base64') });
+    expect((await rejection(host.api['imports.upload']({ uploadId, name: 'a.json', size: 10, offset: 3, data: 'AA==' })))?.code).toBe('not_found');
+    expect(await host.api['imports.discard']({ id: other.uploadId })).toEqual({ discarded: true });
+    expect(await host.api['imports.discard']({ id: uploadId })).toEqual({ discarded: false });
     expect((await rejection(host.api['imports.preview']({ uploadId })))?.code).toBe('not_found');
     expect(await host.api['imports.status']({})).toBeNull();
   });

@@ -119,8 +119,8 @@ export class ImportService {
       throw new ApiError('not_found', 'That upload is no longer here (it was finished, discarded or left unused too long). Choose the file again.', 'uploadId');
     if (!upload) {
       if (input.offset !== 0) throw new ApiError('invalid_input', 'An upload starts at offset 0.', 'offset');
-      // Room for one file of the largest size in memory at a time: an older unfinished upload gives way.
-      for (const [other, u] of this.uploads) if (u.received < u.size) this.uploads.delete(other);
+      // One file in memory at a time (each may be up to MAX_IMPORT_BYTES): an older upload gives way.
+      this.uploads.clear();
       id = randomUUID();
       upload = { name: input.name, size: input.size, chunks: [], received: 0, touchedAt: 0 };
       this.uploads.set(id, upload);
