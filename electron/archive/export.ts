@@ -111,7 +111,7 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
   try {
     // --- anima.json -------------------------------------------------------------------------
     const counts: Record<string, number> = {};
-    zip.begin('anima.json', exportedAt);
+    await zip.begin('anima.json', exportedAt);
     const head = {
       format: ARCHIVE_FORMAT,
       formatVersion: ARCHIVE_FORMAT_VERSION,
@@ -197,7 +197,7 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
       checkCancelled();
       const page = await vaultConversations(db, after, Math.min(pageSize, 500));
       for (const c of page) {
-        zip.begin(conversationPath(c), exportedAt);
+        await zip.begin(conversationPath(c), exportedAt);
         vaultFiles++;
         await zip.write(conversationHeader(c));
         for (let seq = 0; ;) {
@@ -226,7 +226,7 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
       const dump = await sqlDump(db, { alone: options.alone });
       checkCancelled();
       sqlBytes = Buffer.byteLength(dump);
-      zip.begin('anima.sql', exportedAt);
+      await zip.begin('anima.sql', exportedAt);
       // In slices, so the compressor's output reaches the disk as it goes.
       for (let i = 0; i < dump.length; i += 1 << 20) await zip.write(dump.slice(i, i + (1 << 20)));
       await zip.end();

@@ -20,7 +20,30 @@ type Row = { k1: unknown; k2?: unknown; j: string };
 
 /** Derived columns no section exports: the full-text vectors and the segmented text they are made from. */
 const DERIVED = new Set(['fts_segmented', 'content_fts', 'search_fts']);
-const columnCache = new WeakMap<Database, Map<string, string>>();
+const columnCache = new WeakMap<Database, Promise<Map<string, string[]>>>();
+
+/** Every table's columns in order, read once per database from the catalogue (one query, not one a table). */
+function columnsByTable(db: Database): Promise<Map<string, string[]>> {
+  let known = columnCache.get(db);
+  if (!known) {
+    known = db
+      .query<{ rel: string; name: string; generated: string }>(
+        `SELECT c.relname AS rel, a.attname AS name, a.attgenerated::text AS generated
+           FROM pg_catalog.pg_attribute a
+           JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+           JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = current_schema() AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+          ORDER BY c.relname, a.attnum`,
+      )
+      .then(({ rows }) => {
+        const map = new Map<string, string[]>();
+        for (const r of rows) if (!r.generated && !DERIVED.has(r.name)) map.set(r.rel, [...(map.get(r.rel) ?? []), r.name]);
+        return map;
+      });
+    columnCache.set(db, known);
+  }
+  return known;
+}
 
 /**
  * The JSON of a row `t` of `table`: json_build_object over its columns as the database has them now
@@ -28,25 +51,13 @@ const columnCache = new WeakMap<Database, Map<string, string>>();
  * of the time to_jsonb takes, which also renders every tsvector.
  */
 async function rowJson(db: Database, table: string): Promise<string> {
-  let cache = columnCache.get(db);
-  if (!cache) columnCache.set(db, (cache = new Map()));
-  const known = cache.get(table);
-  if (known) return known;
-  const { rows } = await db.query<{ name: string; generated: string }>(
-    `SELECT column_name AS name, is_generated AS generated FROM information_schema.columns
-      WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`,
-    [table],
-  );
-  const columns = rows.filter((c) => c.generated !== 'ALWAYS' && !DERIVED.has(c.name)).map((c) => c.name);
-  if (!columns.length) throw new Error(`archive: the table ${table} has no columns to export`);
+  const columns = (await columnsByTable(db)).get(table);
+  if (!columns?.length) throw new Error(`archive: the table ${table} has no columns to export`);
   const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
   // json_build_object takes at most 100 arguments; a wider table goes through jsonb.
-  const expr =
-    columns.length <= 50
-      ? `json_build_object(${columns.map((c) => `'${c.replace(/'/g, "''")}', t.${quote(c)}`).join(', ')})::text`
-      : `(to_jsonb(t) ${[...DERIVED].map((c) => `- '${c}'`).join(' ')})::text`;
-  cache.set(table, expr);
-  return expr;
+  return columns.length <= 50
+    ? `json_build_object(${columns.map((c) => `'${c.replace(/'/g, "''")}', t.${quote(c)}`).join(', ')})::text`
+    : `(to_jsonb(t) ${[...DERIVED].map((c) => `- '${c}'`).join(' ')})::text`;
 }
 
 /** A section paged by one or two key columns: `select` yields k1 (and k2) from the row `t` of `from`. */
