@@ -23,6 +23,7 @@ import {
   SMALL_CONTEXT,
   useFaultsHarness,
 } from './testing/faults-harness.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 
 useFaultsHarness();
 
@@ -31,7 +32,8 @@ useFaultsHarness();
 describe('the model failing in the middle of a night', () => {
   it('a call that hangs times out, a connection cut mid-answer fails: each recorded, nothing half-written, the next night finishes', async () => {
     const dir = copyDataDir(fixture, scratchDir());
-    const host = await openHost(dir, { providerTimeoutMs: 800 });
+    // A short timeout for the hang (what part 1 is about); healthy calls get a patient one after.
+    let host = await openHost(dir, { providerTimeoutMs: 800 });
     await saveModel(host, 'fake-faults', SMALL_CONTEXT);
 
     // 1. The first light-sleep call never answers.
@@ -50,6 +52,9 @@ describe('the model failing in the middle of a night', () => {
     expect(audit[0]!.error).toMatch(/stopped answering \(nothing for 0\.8 s\)/);
     expect(await outcome(host)).toEqual({ diary: [], memories: [], dreams: [], proposals: [] });
     expect((await host.api['sleep.status']({})).running).toBeNull();
+
+    await closeHost(host);
+    host = await openHost(dir, { providerTimeoutMs: PATIENCE_MS });
 
     // 2. The third call is cut off mid-answer: the two before it are kept, nothing of the third.
     routes.set('fake-faults', faultAt('light-sleep', 3, { kind: 'cut', text: '{"memories": [{"type": "world", "content": "Mara' }).respond);
