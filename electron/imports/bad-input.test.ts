@@ -154,7 +154,7 @@ describe('broken and wrong files', () => {
   });
 
   it('a zip, a PDF, or a file named .png that is not a picture', () => {
-    expectRefused(Buffer.from([0x50, 0x4b, 0x03, 0x04, 0, 0, 0, 0]), 'export.zip', 'unknown_format', /zip archive; open it/);
+    expectRefused(Buffer.from([0x50, 0x4b, 0x03, 0x04, 0, 0, 0, 0]), 'export.zip', 'broken_zip', /zip archive is damaged or cut off/);
     expectRefused('%PDF-1.7\n…', 'notes.pdf', 'unknown_format', /not a file Anima can import/);
     expectRefused(fixture('cards/tavern_kit-full_v2_card.synthetic.json'), 'card.png', 'card_corrupt', /not a PNG picture/);
   });

@@ -1,5 +1,6 @@
 // What an import file is, and its parse: bytes and a file name in, a ParseResult or one ImportError
-// out. Zip archives are opened before this (the caller passes each file inside).
+// out. A zip archive (ChatGPT's and Claude's data exports) is opened here: its conversations.json, or
+// its only chat or card, is parsed as if it had been given alone (zip.ts).
 //
 // Choices, for the person's sake:
 // - Dates before 1990 or in the future are kept as "no date" with one warning counting them, so a
@@ -18,6 +19,7 @@ import { isOpenWebUiChat, parseOpenWebUi } from './parsers/openwebui.js';
 import { isPng } from './parsers/png.js';
 import { isSillyTavernLine, jsonLines, parseSillyTavern } from './parsers/sillytavern.js';
 import type { ImportFormat, ParseResult } from './types.js';
+import { importableEntry, isZip } from './zip.js';
 
 /**
  * The largest file parseImport reads. A whole conversations.json is parsed in memory (V8 holds a
@@ -30,8 +32,6 @@ export const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
 /** The largest character card PNG: cards are a picture and a few kilobytes of text. */
 export const MAX_CARD_BYTES = 32 * 1024 * 1024;
 
-const ZIP_SIGNATURE = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
-
 const KNOWN =
   "ChatGPT's conversations.json, Claude's conversations.json, a SillyTavern chat (.jsonl), a character card (.png or .json), an Open WebUI or a LibreChat export";
 
@@ -42,6 +42,14 @@ function megabytes(bytes: number): string {
 /** What the file is, from its bytes (and its name for .jsonl), with the JSON it holds; null when it is none of the known formats. A peek: it throws nothing and checks no more than the first item's shape (parseImport checks everything). */
 export function detectFormat(buf: Buffer, name: string): { format: ImportFormat; parsed: unknown } | null {
   if (isPng(buf)) return { format: 'card', parsed: null };
+  if (isZip(buf)) {
+    try {
+      const inner = importableEntry(buf, new ParseContext(name), MAX_IMPORT_BYTES);
+      return isZip(inner.bytes) ? null : detectFormat(inner.bytes, inner.name);
+    } catch {
+      return null;
+    }
+  }
   const text = decode(buf);
   let parsed: unknown;
   try {
@@ -116,8 +124,13 @@ export function checkImportSize(bytes: number, name: string): void {
   }
 }
 
-function parse(buf: Buffer, file: string, ctx: ParseContext): ParseResult {
+function parse(buf: Buffer, file: string, ctx: ParseContext, insideZip = false): ParseResult {
   checkImportSize(buf.length, file);
+  if (isZip(buf)) {
+    if (insideZip) ctx.fail('unknown_format', `${file} is a zip archive inside the zip archive; open them and import the conversations file inside.`);
+    const inner = importableEntry(buf, ctx, MAX_IMPORT_BYTES);
+    return parse(inner.bytes, inner.name, ctx, true);
+  }
   if (buf.length === 0) ctx.fail('empty', 'the file is empty.');
   if (isPng(buf)) {
     if (buf.length > MAX_CARD_BYTES)
@@ -127,8 +140,6 @@ function parse(buf: Buffer, file: string, ctx: ParseContext): ParseResult {
   }
   if (/\.png$/i.test(file)) ctx.fail('card_corrupt', 'the file is named .png but is not a PNG picture (its first bytes are not a PNG signature).');
 
-  if (buf.subarray(0, 4).equals(ZIP_SIGNATURE))
-    ctx.fail('unknown_format', 'this is a zip archive; open it and import the conversations file (or card) inside.');
   const text = decode(buf, (m) => ctx.warn(m));
   const start = /\S/.exec(text)?.[0];
   if (start === undefined) ctx.fail('empty', 'the file is empty.');

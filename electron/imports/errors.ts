@@ -17,6 +17,8 @@ export type ImportErrorCode =
   | 'card_corrupt'
   /** A PNG with no character card in it. */
   | 'card_missing'
+  /** A zip archive that is cut off or damaged, or whose entry claims an implausible size (a zip bomb). */
+  | 'broken_zip'
   /** Neither the name nor the bytes say what this file is. */
   | 'unknown_format';
 

@@ -1321,7 +1321,7 @@ const en = {
     dropHere: 'Drop an export here',
     choose: 'Choose a file…',
     accepted:
-      'ChatGPT’s or Claude’s conversations.json, a SillyTavern chat (.jsonl), an Open WebUI or LibreChat export, or a character card (.png, .json) — up to {{size}}.',
+      'ChatGPT’s or Claude’s data export (the .zip as downloaded, or its conversations.json), a SillyTavern chat (.jsonl), an Open WebUI or LibreChat export, or a character card (.png, .json) — up to {{size}}.',
     dropLabel: 'Import a file',
     sending: 'Reading {{file}}…',
     sendingLabel: 'Reading {{file}}',

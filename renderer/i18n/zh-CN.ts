@@ -1291,7 +1291,7 @@ const zhCN: Messages = {
     dropHere: '把导出文件拖到这里',
     choose: '选择文件…',
     accepted:
-      'ChatGPT 或 Claude 的 conversations.json、SillyTavern 聊天记录（.jsonl）、Open WebUI 或 LibreChat 的导出，或角色卡（.png、.json），最大 {{size}}。',
+      'ChatGPT 或 Claude 的数据导出（下载的 .zip，或其中的 conversations.json）、SillyTavern 聊天记录（.jsonl）、Open WebUI 或 LibreChat 的导出，或角色卡（.png、.json），最大 {{size}}。',
     dropLabel: '导入文件',
     sending: '正在读取 {{file}}…',
     sendingLabel: '正在读取 {{file}}',

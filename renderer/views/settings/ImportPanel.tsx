@@ -11,7 +11,7 @@ import { currentLocale } from '../../i18n/index.js';
 import { useApp } from '../../stores/app.js';
 import { monthSpan, percentOf, useImport } from '../../stores/import.js';
 
-const ACCEPT = '.json,.jsonl,.png,application/json,image/png';
+const ACCEPT = '.zip,.json,.jsonl,.png,application/zip,application/json,image/png';
 
 function useCounts() {
   const { t } = useTranslation();
