@@ -76,7 +76,7 @@ function last<T>(rows: T[]): T {
 export async function exportArchive(options: ExportOptions): Promise<ExportResult> {
   const { db, file, signal } = options;
   const now = options.now ?? (() => new Date());
-  const pageSize = options.pageSize ?? 2000;
+  const pageSize = options.pageSize ?? 5000;
   const started = Date.now();
   const exportedAt = now();
   const checkCancelled = () => {
