@@ -13,7 +13,11 @@
 // whose stem is not the word (arose, forbade, forgave, overcame, geese).
 //
 // Measured with `npm run bench:memory` (LoCoMo dev observations, passive recall): an evidence memory
-// among the top 5 hits for 0.721 → 0.737 of the questions, the top 10 for 0.786 → 0.799.
+// among the top 5 hits for 0.721 → 0.737 of the questions, the top 10 for 0.786 → 0.799. On turns
+// (bench:locomo, session source, R@5 / R@10 / R@20): LoCoMo dev 0.633 / 0.726 / 0.801 → 0.631 /
+// 0.728 / 0.805 together with query.ts's question frames; LongMemEval dev 0.690 / 0.806 / 0.880 →
+// 0.690 / 0.792 / 0.880 with this alone (one question of 72 left the top 10), 0.704 / 0.792 / 0.880
+// with the frames too.
 const IRREGULAR = `
 awak awok awoken | beat beaten | becom becam | begin began begun | bend bent | bite bitten | bleed bled
 blow blew blown | break broke broken | breed bred | bring brought | build built | burn burnt | buy bought
