@@ -61,13 +61,14 @@ async function rowJson(db: Database, table: string): Promise<string> {
 }
 
 /** A section paged by one or two key columns: `select` yields k1 (and k2) from the row `t` of `from`. */
-function section(name: string, select: string, from: string, keys: string[], countSql: string): Section {
+function section(name: string, select: string, from: string, keys: string[], countSql: string, where?: string): Section {
   const order = keys.join(', ');
   const after = keys.length === 1 ? `${keys[0]} > $1` : `(${order}) > ($1, $2)`;
   return {
     name,
     async page(db, afterKey, limit) {
-      const sql = `${select}, ${await rowJson(db, name)} AS j ${from}${afterKey ? ` WHERE ${after}` : ''} ORDER BY ${order} LIMIT ${Math.floor(limit)}`;
+      const conditions = [where, afterKey ? after : undefined].filter(Boolean);
+      const sql = `${select}, ${await rowJson(db, name)} AS j ${from}${conditions.length ? ` WHERE ${conditions.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${Math.floor(limit)}`;
       const { rows } = await db.query<Row>(sql, afterKey ?? []);
       return rows.map((r) => ({ key: keys.length === 1 ? [r.k1] : [r.k1, r.k2], json: r.j }));
     },
@@ -85,9 +86,25 @@ export const SECTIONS: Section[] = [
   // address never carries one: the providers room refuses a user or password in it).
   section('providers', 'SELECT t.id AS k1', 'FROM providers t', ['t.id'], 'SELECT count(*)::int AS n FROM providers'),
   section('self_blocks', 'SELECT t.key AS k1', 'FROM self_blocks t', ['t.key'], 'SELECT count(*)::int AS n FROM self_blocks'),
-  section('conversations', 'SELECT t.id AS k1', 'FROM conversations t', ['t.id'], 'SELECT count(*)::int AS n FROM conversations'),
+  // A conversation in the trash (or purged) has left the person's data: its messages are not exported.
+  // Off-the-record ones are theirs to keep and go with their flag.
+  section(
+    'conversations',
+    'SELECT t.id AS k1',
+    'FROM conversations t',
+    ['t.id'],
+    'SELECT count(*)::int AS n FROM conversations WHERE deleted_at IS NULL',
+    't.deleted_at IS NULL',
+  ),
   // Every version: a regenerated or edited message keeps its earlier text with replaced_by set.
-  section('messages', `SELECT t.seq AS k1`, 'FROM messages t', ['t.seq'], 'SELECT count(*)::int AS n FROM messages'),
+  section(
+    'messages',
+    `SELECT t.seq AS k1`,
+    'FROM messages t',
+    ['t.seq'],
+    'SELECT count(*)::int AS n FROM messages WHERE deleted_at IS NULL',
+    't.deleted_at IS NULL',
+  ),
   section('memories', `SELECT t.id AS k1`, 'FROM memories t', ['t.id'], 'SELECT count(*)::int AS n FROM memories'),
   section('memory_changes', 'SELECT t.id AS k1', 'FROM memory_changes t', ['t.id'], 'SELECT count(*)::int AS n FROM memory_changes'),
   section(
@@ -95,7 +112,8 @@ export const SECTIONS: Section[] = [
     'SELECT t.memory_id AS k1, t.message_id AS k2',
     'FROM memory_references t',
     ['t.memory_id', 't.message_id'],
-    'SELECT count(*)::int AS n FROM memory_references',
+    'SELECT count(*)::int AS n FROM memory_references r WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = r.message_id AND m.deleted_at IS NOT NULL)',
+    'NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = t.message_id AND m.deleted_at IS NOT NULL)',
   ),
   // Anchors, imprints, narratives, dreams and digests; hidden ones too, with their hidden_at.
   section('diary_blocks', `SELECT t.id AS k1`, 'FROM diary_blocks t', ['t.id'], 'SELECT count(*)::int AS n FROM diary_blocks'),
@@ -185,7 +203,7 @@ export async function vaultConversations(db: Database, afterId: string | null, l
   }>(
     `SELECT c.id, c.kind, c.title, c.archived, c.created_at::text AS created_at, c.updated_at::text AS updated_at,
             (SELECT count(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.replaced_by IS NULL) AS messages
-       FROM conversations c WHERE ($1::text IS NULL OR c.id > $1) ORDER BY c.id LIMIT ${Math.floor(limit)}`,
+       FROM conversations c WHERE c.deleted_at IS NULL AND ($1::text IS NULL OR c.id > $1) ORDER BY c.id LIMIT ${Math.floor(limit)}`,
     [afterId],
   );
   return rows;
@@ -195,7 +213,7 @@ export async function vaultConversations(db: Database, afterId: string | null, l
 export async function vaultMessages(db: Database, conversationId: string, afterSeq: number, limit: number) {
   const { rows } = await db.query<{ seq: number; id: string; role: string; speaker: string | null; content: string; status: string; created_at: string }>(
     `SELECT m.seq::float8 AS seq, m.id, m.role, m.speaker, m.content, m.status, m.created_at::text AS created_at
-       FROM messages m WHERE m.conversation_id = $1 AND m.replaced_by IS NULL AND m.seq > $2 ORDER BY m.seq LIMIT ${Math.floor(limit)}`,
+       FROM messages m WHERE m.conversation_id = $1 AND m.replaced_by IS NULL AND m.deleted_at IS NULL AND m.seq > $2 ORDER BY m.seq LIMIT ${Math.floor(limit)}`,
     [conversationId, afterSeq],
   );
   return rows;
