@@ -106,7 +106,7 @@ export function BackupsPanel() {
   const folderReady = !!settings?.folder && !state?.folderProblem;
 
   return (
-    <section className="backups-panel" aria-labelledby={titleId} data-testid="backups-panel">
+    <section className="data-panel backups-panel" aria-labelledby={titleId} data-testid="backups-panel">
       <h3 className="subhead" id={titleId}>
         {t('backups.title')}
       </h3>

@@ -22,7 +22,7 @@ export function ExportPanel() {
   const percent = status ? Math.max(0, Math.min(100, Math.floor(status.fraction * 100))) : 0;
   const num = (n: number) => new Intl.NumberFormat(currentLocale()).format(n);
   return (
-    <section className="export-panel" aria-labelledby={titleId} data-testid="export-panel">
+    <section className="data-panel export-panel" aria-labelledby={titleId} data-testid="export-panel">
       <h3 className="subhead" id={titleId}>
         {t('export.title')}
       </h3>

@@ -294,7 +294,7 @@ export function ImportPanel() {
     void resume();
   }, [resume]);
   return (
-    <section className="import-panel" aria-labelledby={titleId} data-testid="import-panel">
+    <section className="data-panel import-panel" aria-labelledby={titleId} data-testid="import-panel">
       <h3 className="subhead" id={titleId}>
         {t('imports.title')}
       </h3>

@@ -46,7 +46,7 @@ export function TrashPanel() {
   };
 
   return (
-    <section className="trash-panel" aria-labelledby="trash-title" data-testid="trash-panel">
+    <section className="data-panel trash-panel" aria-labelledby="trash-title" data-testid="trash-panel">
       <h3 className="subhead" id="trash-title">
         {t('trash.title')}
       </h3>
