@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { ApiError, isApiMethod, parseInput, type AnimaApi, type ApiMethod } from '../../shared/api.js';
 import type { Log } from '../../shared/log.js';
 import { ChatEngine } from '../agent/chat.js';
+import { exportsDir } from '../archive/exports.js';
 import { BackupService } from '../backups/service.js';
 import { createTurnMemory } from '../agent/memory-turn.js';
 import { SelfLayer } from '../companion/self-layer.js';
@@ -133,6 +134,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
   return {
     api,
     dataDir,
+    exportsDir: exportsDir(dataDir),
     async call(method: string, input: unknown) {
       if (!isApiMethod(method)) throw new ApiError('unknown_method', `There is no API method called “${method}”.`);
       if (closing) throw new ApiError('conflict', 'Anima is shutting down.');

@@ -44,4 +44,6 @@ export interface Host {
   /** Waits for streaming replies to settle (stored as partial), closes the database, releases the lock. */
   close(): Promise<void>;
   readonly dataDir: string;
+  /** Where finished exports are (the data folder's exports/): browser mode offers them as downloads. */
+  readonly exportsDir?: string;
 }

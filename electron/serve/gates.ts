@@ -9,8 +9,8 @@
 //      check — not even whether a guess was close — and a leaked token is useless from another site.
 //   3. An HTTP method the path does not take → 405 (with Allow). It reveals nothing, so no token.
 //   4. /api/*: the per-run token — `Authorization: Bearer` for calls, `?token=` for the event stream
-//      (EventSource cannot send headers). Compared in constant time. Never accepted in the query
-//      of a call: URLs end up in logs and history.
+//      (EventSource cannot send headers) and for an export's download (a link cannot either).
+//      Compared in constant time. Never accepted in the query of a call: URLs end up in logs and history.
 //   5. /api/call/*: Content-Length over the limit → 413; Content-Type must be application/json
 //      (415). Besides being the contract, a foreign page cannot send that type without a CORS
 //      preflight, which this server never grants. The body is read up to the limit only (413 the
@@ -29,6 +29,8 @@ export type Admission =
   | Refusal
   | { kind: 'static'; path: string }
   | { kind: 'events' }
+  /** GET /api/exports/<name>: `name` as the path spells it (undecoded); exports.ts decides whether it is one. */
+  | { kind: 'export'; name: string }
   | { kind: 'call'; method: ApiMethod; body: Buffer }
   /** The client went away while its body was being read: there is no one to answer. */
   | { kind: 'aborted' };
@@ -43,7 +45,7 @@ export interface GateKeys {
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /** The methods each endpoint takes, as the Allow header lists them. HEAD costs nothing for files and HTTP expects it wherever GET works. */
-const ALLOW = { call: 'POST', events: 'GET', static: 'GET, HEAD' } as const;
+const ALLOW = { call: 'POST', events: 'GET', export: 'GET', static: 'GET, HEAD' } as const;
 
 const UNAUTHORIZED = refusal(401, { code: 'unauthorized', message: 'Missing or wrong token. Open the address the launcher printed.' });
 
@@ -87,9 +89,10 @@ export async function admit(req: IncomingMessage, keys: GateKeys): Promise<Admis
   if (endpoint.kind === 'static') return { kind: 'static', path };
 
   const bearer = bearerToken(req.headers.authorization);
-  const presented = endpoint.kind === 'events' ? (query.get('token') ?? bearer) : bearer;
+  const presented = endpoint.kind === 'events' || endpoint.kind === 'export' ? (query.get('token') ?? bearer) : bearer;
   if (!checkToken(presented, keys.tokenDigest)) return UNAUTHORIZED;
   if (endpoint.kind === 'events') return { kind: 'events' };
+  if (endpoint.kind === 'export') return { kind: 'export', name: endpoint.rawName };
 
   const method = apiMethod(endpoint.rawMethod);
   if (typeof method !== 'string') return method;
@@ -109,7 +112,7 @@ export async function admit(req: IncomingMessage, keys: GateKeys): Promise<Admis
 // The gates
 // -----------------------------------------------------------------------------------------------
 
-type Endpoint = { kind: 'call'; rawMethod: string } | { kind: 'events' } | { kind: 'unknown' } | { kind: 'static' };
+type Endpoint = { kind: 'call'; rawMethod: string } | { kind: 'events' } | { kind: 'export'; rawName: string } | { kind: 'unknown' } | { kind: 'static' };
 
 function splitUrl(url: string | undefined): { path: string; query: URLSearchParams } {
   const rawUrl = url ?? '/';
@@ -123,6 +126,7 @@ function splitUrl(url: string | undefined): { path: string; query: URLSearchPara
 function endpointOf(path: string): Endpoint {
   if (path.startsWith('/api/call/')) return { kind: 'call', rawMethod: path.slice('/api/call/'.length) };
   if (path === '/api/events') return { kind: 'events' };
+  if (path.startsWith('/api/exports/')) return { kind: 'export', rawName: path.slice('/api/exports/'.length) };
   if (path === '/api' || path.startsWith('/api/')) return { kind: 'unknown' };
   return { kind: 'static' };
 }

@@ -1,15 +1,16 @@
 // Browser mode: the host's API over HTTP + server-sent events, and the renderer bundle, on loopback.
 //
 // Every request passes the gates in gates.ts first — Host, Origin, method, token, body, in that
-// order; that file says why. Then routes.ts answers calls and files, sse.ts the event stream;
-// errors.ts maps error codes to statuses, connections.ts keeps the sockets' books. This file binds
-// 127.0.0.1, wires the gates to the routes, and closes with grace.
+// order; that file says why. Then routes.ts answers calls and files, sse.ts the event stream,
+// exports.ts an export's download; errors.ts maps error codes to statuses, connections.ts keeps the
+// sockets' books. This file binds 127.0.0.1, wires the gates to the routes, and closes with grace.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import type { Host } from '../host/types.js';
 import { answerClientError, trackConnections } from './connections.js';
+import { serveExport } from './exports.js';
 import { admit, assertUsableToken, gateKeys } from './gates.js';
 import { defaultLog, describe, pathOnly, type ServeLogLevel } from './log.js';
 import { INTERNAL_MESSAGE, refusal, refuse, sendError, setCommonHeaders } from './respond.js';
@@ -84,6 +85,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         return answerCall(res, admission, host, log);
       case 'events':
         return events.open(res);
+      case 'export':
+        return serveExport(res, host.exportsDir, admission.name, log);
       case 'static':
         return serveStatic(res, staticRoot, admission.path, log);
     }

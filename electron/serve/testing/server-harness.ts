@@ -26,6 +26,8 @@ export type Handler = (input: unknown) => Promise<unknown>;
 export class FakeHost implements Host {
   readonly api = {} as AnimaApi;
   readonly dataDir = '/nonexistent';
+  /** None unless a test gives one (server-exports.test.ts). */
+  exportsDir?: string;
   readonly listeners = new Set<HostEventListener>();
   readonly calls: Array<{ method: string; input: unknown }> = [];
   closed = false;
