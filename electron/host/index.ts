@@ -7,6 +7,7 @@ import type { Log } from '../../shared/log.js';
 import { ChatEngine } from '../agent/chat.js';
 import { exportsDir } from '../archive/exports.js';
 import { BackupService } from '../backups/service.js';
+import { EraseEverything, finishInterruptedErase } from '../backups/erase.js';
 import { createTurnMemory } from '../agent/memory-turn.js';
 import { SelfLayer } from '../companion/self-layer.js';
 import { Conversations } from '../conversations/conversations.js';
@@ -61,6 +62,8 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
   );
   let db: Database;
   try {
+    // An "Erase everything" killed part way is finished (or dropped, if its switch never began) first.
+    finishInterruptedErase(dataDir, log);
     db = await openDatabase(dataDir, { template: options.template });
   } catch (err) {
     lock.release();
@@ -261,6 +264,8 @@ function buildServices(
     { db, dataDir, settings, events, log, now, version: appVersion(), switchData, freeBytes: options.freeBytes },
     options.backups,
   );
+  // "Erase everything": a fresh database swapped in the way a restore swaps, then the old data removed.
+  const erase = new EraseEverything({ dataDir, settings, backups, log, now, template: options.template, switchData });
   return {
     version: appVersion(),
     dataDir,
@@ -286,6 +291,7 @@ function buildServices(
     napper,
     sleep,
     backups,
+    erase,
     imports,
     trash,
   };

@@ -13,4 +13,5 @@ export const appHandlers = (s: HostServices): DomainHandlers<'app'> => ({
       notices: [...s.notices],
     };
   },
+  'app.eraseEverything': (input) => s.erase.erase(input.confirm),
 });

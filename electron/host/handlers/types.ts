@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { ApiMethod, ApiOutputs, inputs } from '../../../shared/api.js';
 import type { ChatEngine } from '../../agent/chat.js';
 import type { BackupService } from '../../backups/service.js';
+import type { EraseEverything } from '../../backups/erase.js';
 import type { SelfLayer } from '../../companion/self-layer.js';
 import type { Conversations } from '../../conversations/conversations.js';
 import type { Database } from '../../db/open.js';
@@ -57,6 +58,8 @@ export interface HostServices {
   sleep: SleepService;
   /** Safety copies, the backup folder and its schedule, restore. */
   backups: BackupService;
+  /** "Erase everything": a fresh data folder in place of this one. */
+  erase: EraseEverything;
   /** Other apps' exports: uploads, previews, the running import, a card's blocks. */
   imports: ImportService;
   /** Deleting conversations (the trash, its purge) and keeping them off the record. */
