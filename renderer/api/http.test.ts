@@ -154,6 +154,16 @@ describe('HTTP transport events', () => {
   });
 });
 
+describe('HTTP transport downloads', () => {
+  it('builds an export download link with the token in the query, every part escaped', () => {
+    const client = createHttpClient({ token: 'a+b/c=', baseUrl: 'http://127.0.0.1:5' });
+    expect(client.exportDownloadUrl?.('anima-export-2026-11-03-142501.zip')).toBe(
+      'http://127.0.0.1:5/api/exports/anima-export-2026-11-03-142501.zip?token=a%2Bb%2Fc%3D',
+    );
+    expect(createHttpClient({ token: 't' }).exportDownloadUrl?.('../x y.zip')).toBe('/api/exports/..%2Fx%20y.zip?token=t');
+  });
+});
+
 describe('token handling', () => {
   function env(href: string, stored: string | null = null) {
     const store = new Map<string, string>(stored ? [['anima.token', stored]] : []);

@@ -135,5 +135,7 @@ export function createHttpClient(options: HttpClientOptions): RendererClient {
     openExternal(url) {
       if (options.openExternal) options.openExternal(url);
     },
+    // A link cannot send a header: the token rides in the query, as for the event stream.
+    exportDownloadUrl: (fileName) => `${base}/api/exports/${encodeURIComponent(fileName)}?token=${encodeURIComponent(options.token)}`,
   };
 }

@@ -15,4 +15,9 @@ export interface RendererClient extends AnimaClient {
   readonly connectionState: ConnectionState;
   /** Open a web link outside the app (system browser in Electron, a new tab in browser mode). */
   openExternal(url: string): void;
+  /**
+   * Browser mode: the address a link downloads a finished export from (its file name, as in
+   * ArchiveExportStatus), token included. The desktop app has none: the file is shown where it is.
+   */
+  exportDownloadUrl?(fileName: string): string;
 }

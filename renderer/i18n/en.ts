@@ -712,6 +712,8 @@ const en = {
     done: 'Saved {{file}} ({{size}}): {{conversations}} conversations, {{messages}} messages, {{memories}} memories.',
     where: 'It is in the exports folder inside your data folder:',
     copyPath: 'Copy path',
+    download: 'Download',
+    downloadLabel: 'Download {{file}}',
     cancelled: 'Export stopped. Nothing was saved.',
     failed: 'Nothing was saved; any earlier export is untouched.',
   },

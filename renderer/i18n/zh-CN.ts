@@ -689,6 +689,8 @@ const zhCN: Messages = {
     done: '已保存 {{file}}（{{size}}）：{{conversations}} 段对话，{{messages}} 条消息，{{memories}} 条记忆。',
     where: '它在数据文件夹里的 exports 文件夹中：',
     copyPath: '复制路径',
+    download: '下载',
+    downloadLabel: '下载 {{file}}',
     cancelled: '导出已停止，没有保存任何文件。',
     failed: '没有保存任何文件；之前导出的文件都没有动。',
   },

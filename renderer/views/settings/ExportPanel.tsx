@@ -1,12 +1,15 @@
 // Settings → Data → Export: everything in one zip (the JSON, a folder of readable markdown, a SQL copy
 // of the database — never an API key), written into the data folder's exports/ with a progress bar and
-// Cancel; when done, the file's name, size and where it is.
+// Cancel; when done, the file's name, size and where it is — and in browser mode, where the person may
+// not be able to reach the folder, a link that downloads it.
 import { useEffect, useId } from 'react';
 import { useTranslation } from 'react-i18next';
+import { api } from '../../api/index.js';
 import { CopyButton } from '../../components/CopyButton.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { currentLocale } from '../../i18n/index.js';
+import { useApp } from '../../stores/app.js';
 import { useExport } from '../../stores/export.js';
 import { formatBytes } from '../../stores/models.js';
 import '../../styles/settings/export.css';
@@ -14,6 +17,7 @@ import '../../styles/settings/export.css';
 export function ExportPanel() {
   const { t } = useTranslation();
   const { status, busy, error, resume, start, cancel } = useExport();
+  const browserMode = useApp((s) => s.info?.mode === 'browser');
   const titleId = useId();
   useEffect(() => {
     void resume();
@@ -21,6 +25,7 @@ export function ExportPanel() {
   const running = status?.state === 'running';
   const percent = status ? Math.max(0, Math.min(100, Math.floor(status.fraction * 100))) : 0;
   const num = (n: number) => new Intl.NumberFormat(currentLocale()).format(n);
+  const downloadUrl = status?.state === 'done' && browserMode ? api().exportDownloadUrl?.(status.fileName) : undefined;
   return (
     <section className="data-panel export-panel" aria-labelledby={titleId} data-testid="export-panel">
       <h3 className="subhead" id={titleId}>
@@ -77,6 +82,18 @@ export function ExportPanel() {
             <code className="path" data-testid="export-path">
               {status.path}
             </code>
+            {downloadUrl ? (
+              <a
+                className="button small primary export-download"
+                href={downloadUrl}
+                download={status.fileName}
+                aria-label={t('export.downloadLabel', { file: status.fileName })}
+                data-testid="export-download"
+              >
+                <Icon name="arrowDown" size={16} />
+                {t('export.download')}
+              </a>
+            ) : null}
             <CopyButton text={status.path} label={t('export.copyPath')} className="button small" />
           </div>
         </div>
