@@ -1,7 +1,7 @@
 // Settings → Data → Export, as a person uses it: the real app in browser mode on a lived-in folder
 // (20,000 messages, memories and a diary, built before the app starts). Export shows its progress,
-// ends with the file's name, size and place, and the zip is really there; in Chinese and dark, Stop
-// ends an export with nothing left behind, and a second one completes.
+// ends with the file's name, size and place, the zip is really there and its link downloads it; in
+// Chinese and dark, Stop ends an export with nothing left behind, and a second one completes.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -67,6 +67,11 @@ test('Export: progress, then the file with its size and place (English, light)',
   const zip = fs.readFileSync(path.join(app.dataDir, 'exports', file));
   expect(zip.subarray(0, 4).toString('hex')).toBe('504b0304');
   await shot(page, 'export-done');
+
+  // Browser mode: the link beside the path downloads that very file.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-download').click()]);
+  expect(download.suggestedFilename()).toBe(file);
+  expect(fs.readFileSync(await download.path()).equals(zip)).toBe(true);
 });
 
 test('Export: Stop leaves nothing, the next one completes (Chinese, dark)', async ({ page }) => {
