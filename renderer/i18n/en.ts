@@ -717,6 +717,19 @@ const en = {
     cancelled: 'Export stopped. Nothing was saved.',
     failed: 'Nothing was saved; any earlier export is untouched.',
   },
+  erase: {
+    title: 'Erase everything',
+    intro: 'Start again with a fresh companion. This cannot be undone: nothing of what is erased can be brought back by Anima.',
+    removes:
+      'Removed from the data folder: every conversation and message, memories and their history, the diary and dreams, what I know about people and places, the self layer as it grew, your model connections and their API keys, your settings (onboarding shows again), the safety copies kept in the data folder, the folders kept from earlier restores, and the exports saved there.',
+    keeps:
+      'Not touched: copies in your own backup folder elsewhere and exports you moved out of the data folder — they stay where they are and can still be restored — and downloaded on-device models.',
+    typeLabel: 'To confirm, type “{{word}}”',
+    button: 'Erase everything',
+    erasing: 'Erasing…',
+    done: 'Everything was erased. This is a fresh start.',
+    doneWithFolder: 'Everything was erased. This is a fresh start. Your copies in {{folder}} were left as they are.',
+  },
   trash: {
     delete: 'Delete',
     deletedToast: 'Deleted “{{title}}”. It waits in the trash for 30 days.',

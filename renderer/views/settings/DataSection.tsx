@@ -3,6 +3,7 @@ import { CopyButton } from '../../components/CopyButton.js';
 import { Icon } from '../../components/Icon.js';
 import { useApp } from '../../stores/app.js';
 import { BackupsPanel } from './BackupsPanel.js';
+import { ErasePanel } from './ErasePanel.js';
 import { ExportPanel } from './ExportPanel.js';
 import { ImportPanel } from './ImportPanel.js';
 import { TrashPanel } from './TrashPanel.js';
@@ -38,6 +39,7 @@ export function DataSection() {
       <ImportPanel />
       <TrashPanel />
       <BackupsPanel />
+      <ErasePanel />
     </div>
   );
 }
