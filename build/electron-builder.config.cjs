@@ -29,6 +29,8 @@ module.exports = {
     '**/node_modules/@img/sharp-*/**',
     '**/node_modules/@electric-sql/pglite/dist/**/*.{wasm,data,tar.gz}',
     '**/node_modules/@electric-sql/pglite-pgvector/dist/**/*.tar.gz',
+    // pg_dump (the export's anima.sql), a WASM program read from beside its module.
+    '**/node_modules/@electric-sql/pglite-tools/dist/**/*.wasm',
     // The model worker threads (scripts/build.mjs), started from a file path: kept on disk as well.
     'dist/electron/*-worker.mjs',
   ],
