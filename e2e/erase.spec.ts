@@ -22,6 +22,10 @@ async function openErase(page: Page): Promise<void> {
   await page.getByTestId('nav-settings').click();
   await page.getByTestId('settings-data').click();
   await expect(page.getByTestId('erase-panel')).toBeVisible();
+  await scrollToPanel(page);
+}
+
+async function scrollToPanel(page: Page): Promise<void> {
   await page.getByTestId('erase-panel').evaluate((el) => {
     const pane = el.closest('.settings-content')!;
     pane.scrollTop += el.getBoundingClientRect().top - pane.getBoundingClientRect().top - 16;
@@ -57,7 +61,16 @@ test('the button wakes only for the word shown; erasing leaves a fresh companion
   await input.fill('erase');
   await expect(button).toBeEnabled();
   await input.press('Enter');
-  await expect(page.getByTestId('onboarding')).toBeVisible({ timeout: 120_000 });
+  // What went is said; "Start again" (focused) opens onboarding.
+  const done = page.getByTestId('erase-done');
+  await expect(done).toContainText('Removed with it from the data folder: 1 safety copy and 0 exports.', { timeout: 120_000 });
+  // The panels above read the fresh folder again: no copy is listed any more.
+  await expect(page.getByTestId('backups-empty')).toBeVisible();
+  await scrollToPanel(page);
+  await shot(page, 'erase-done');
+  await expect(page.getByTestId('erase-start-again')).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('onboarding')).toBeVisible();
   expect((await callApi(app, 'conversations.list')).length).toBe(0);
   expect((await callApi(app, 'memories.list')).items.length).toBe(0);
   expect(fs.readdirSync(dataDir).sort()).toEqual(['anima.lock', 'db']);

@@ -1,3 +1,4 @@
+import { Fragment, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { CopyButton } from '../../components/CopyButton.js';
 import { Icon } from '../../components/Icon.js';
@@ -11,6 +12,8 @@ import { TrashPanel } from './TrashPanel.js';
 export function DataSection() {
   const { t } = useTranslation();
   const info = useApp((s) => s.info);
+  // After "Erase everything" the panels above it read the fresh folder again (their lists were of the old one).
+  const [erased, setErased] = useState(0);
   if (!info) return null;
   return (
     <div className="settings-section" data-testid="settings-section-data">
@@ -35,11 +38,13 @@ export function DataSection() {
           <dd className="mono">{info.version}</dd>
         </div>
       </dl>
-      <ExportPanel />
-      <ImportPanel />
-      <TrashPanel />
-      <BackupsPanel />
-      <ErasePanel />
+      <Fragment key={erased}>
+        <ExportPanel />
+        <ImportPanel />
+        <TrashPanel />
+        <BackupsPanel />
+      </Fragment>
+      <ErasePanel onErased={() => setErased((n) => n + 1)} />
     </div>
   );
 }
