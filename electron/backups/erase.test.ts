@@ -103,7 +103,10 @@ describe('Erase everything', () => {
   it('with the word, leaves a fresh companion in a folder holding only the new database and the lock', async () => {
     const own = tree(ownFolder);
     expect(Object.keys(own).length).toBeGreaterThan(0);
-    const result = await host.api['app.eraseEverything']({ confirm: ' Erase ' });
+    const first = host.api['app.eraseEverything']({ confirm: ' Erase ' });
+    // A second erase while the first runs is refused; the first answers.
+    await expect(host.api['app.eraseEverything']({ confirm: '清除' })).rejects.toMatchObject({ code: 'conflict' });
+    const result = await first;
     expect(result).toEqual({ safetyCopies: 3, previousData: 1, exports: 1, keys: true, backupFolder: ownFolder, left: [] });
 
     // Nothing of the person is left, and settings are the defaults (onboarding shows again).

@@ -171,9 +171,19 @@ export interface EraseDeps {
 }
 
 export class EraseEverything {
+  private running: Promise<EraseResult> | null = null;
+
   constructor(private readonly deps: EraseDeps) {}
 
-  async erase(confirm: string): Promise<EraseResult> {
+  /** One erase at a time: a second call while one runs is refused (the first one answers). */
+  erase(confirm: string): Promise<EraseResult> {
+    if (this.running) return Promise.reject(new ApiError('conflict', 'Everything is being erased already.'));
+    const run = this.eraseNow(confirm).finally(() => (this.running = null));
+    this.running = run;
+    return run;
+  }
+
+  private async eraseNow(confirm: string): Promise<EraseResult> {
     const { dataDir, switchData, log } = this.deps;
     if (!isEraseWord(confirm)) {
       throw new ApiError(
