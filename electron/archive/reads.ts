@@ -7,6 +7,7 @@
 // the graph's mention rows (rebuilt by its indexer) — and every secret: API keys live in the
 // secret store, which the archive never opens; a provider row carries no key.
 import type { Database } from '../db/open.js';
+import type { VaultMemory } from './vault.js';
 
 export interface Section {
   /** The key in anima.json's `sections`. */
@@ -139,24 +140,7 @@ export async function schemaVersion(db: Database): Promise<number> {
 // --- what the vault reads ----------------------------------------------------------------------
 
 export async function vaultMemories(db: Database, afterId: number, limit: number) {
-  const { rows } = await db.query<{
-    id: number;
-    type: string;
-    status: string;
-    content: string;
-    valid_from: string | null;
-    valid_to: string | null;
-    superseded_by: number | null;
-    pinned: boolean;
-    source: string;
-    reference_count: number;
-    injected_count: number;
-    entity_names: string[];
-    created_at: string;
-    updated_at: string;
-    changes: number;
-    references: number;
-  }>(
+  const { rows } = await db.query<VaultMemory>(
     `SELECT m.id::int AS id, m.type, m.status, m.content, m.valid_from::text AS valid_from, m.valid_to::text AS valid_to,
             m.superseded_by::int AS superseded_by, m.pinned, m.source, m.reference_count, m.injected_count, m.entity_names,
             m.created_at::text AS created_at, m.updated_at::text AS updated_at,
