@@ -138,3 +138,8 @@ export function preview(value: unknown, max = 200): string {
   const s = (typeof value === 'string' ? value : (JSON.stringify(value) ?? '')).replace(/\s+/g, ' ').trim();
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
+
+/** A size in the words a refusal uses: "3.4 MB" under 10 MB, "256 MB" above. */
+export function megabytes(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
+}

@@ -9,7 +9,7 @@
 //   otherwise import the same history twice.
 // - Empty messages and conversations with no text are skipped and counted in the warnings.
 import { TooDeeplyNested } from '../../shared/text.js';
-import { ParseContext, isRecord, type ParseOptions } from './context.js';
+import { ParseContext, isRecord, megabytes, type ParseOptions } from './context.js';
 import { ImportError } from './errors.js';
 import { cardFrom, isCard, parseCardPng } from './parsers/card.js';
 import { isChatGptConversation, parseChatGpt } from './parsers/chatgpt.js';
@@ -34,10 +34,6 @@ export const MAX_CARD_BYTES = 32 * 1024 * 1024;
 
 const KNOWN =
   "ChatGPT's conversations.json, Claude's conversations.json, a SillyTavern chat (.jsonl), a character card (.png or .json), an Open WebUI or a LibreChat export";
-
-function megabytes(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
-}
 
 /** What the file is, from its bytes (and its name for .jsonl), with the JSON it holds; null when it is none of the known formats. A peek: it throws nothing and checks no more than the first item's shape (parseImport checks everything). */
 export function detectFormat(buf: Buffer, name: string): { format: ImportFormat; parsed: unknown } | null {

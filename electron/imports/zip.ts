@@ -3,7 +3,7 @@
 // entry is ever inflated, and only after its declared size and compression ratio pass the limits, so
 // a zip bomb or a cut-off download is refused before it costs memory.
 import { unzipSync, type UnzipFileInfo } from 'fflate';
-import type { ParseContext } from './context.js';
+import { megabytes, type ParseContext } from './context.js';
 
 export const ZIP_SIGNATURE = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 
@@ -49,12 +49,15 @@ export function importableEntry(buf: Buffer, ctx: ParseContext, maxBytes: number
     );
   }
   if (chosen.originalSize > maxBytes) {
-    return ctx.fail('too_large', `${chosen.name} in the zip archive is ${mb(chosen.originalSize)} unpacked; files up to ${mb(maxBytes)} can be imported.`);
+    return ctx.fail(
+      'too_large',
+      `${chosen.name} in the zip archive is ${megabytes(chosen.originalSize)} unpacked; files up to ${megabytes(maxBytes)} can be imported.`,
+    );
   }
   if (chosen.originalSize > MAX_ZIP_RATIO * Math.max(chosen.size, 1) && chosen.originalSize > 1024 * 1024) {
     return ctx.fail(
       'broken_zip',
-      `${chosen.name} in the zip archive claims to unpack to ${mb(chosen.originalSize)} from ${mb(chosen.size)}: more than ${MAX_ZIP_RATIO} times its size, which no chat export does. It was not opened.`,
+      `${chosen.name} in the zip archive claims to unpack to ${megabytes(chosen.originalSize)} from ${megabytes(chosen.size)}: more than ${MAX_ZIP_RATIO} times its size, which no chat export does. It was not opened.`,
     );
   }
   let inflated: Uint8Array | undefined;
@@ -77,8 +80,4 @@ function pick(files: UnzipFileInfo[]): UnzipFileInfo | undefined {
   if (conversations[0]) return conversations[0];
   const importable = files.filter((e) => IMPORTABLE.test(e.name));
   return importable.length === 1 ? importable[0] : undefined;
-}
-
-function mb(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
 }
