@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { startFakeLlm } from '../../e2e/fake-llm/server.js';
 import { inputs, type ApiMethod } from '../../shared/api.js';
+import { MAX_BODY_BYTES } from '../../shared/api/transport.js';
 import { call, configure, must, newDataDir, random, spawnApp, type AppEndpoint, type Entry } from './harness.js';
 
 /**
@@ -355,7 +356,10 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
 
     let before = await settled(app);
     for (const c of plan) {
-      const r = await call(app, c.method, c.input, { raw: c.raw, timeoutMs: 60_000 });
+      const sent = await call(app, c.method, c.input, { raw: c.raw, timeoutMs: 60_000 });
+      // A body over the limit is refused by a 413 and a closed connection before it is read: a client
+      // still writing it may see the close (EPIPE, ECONNRESET) before the 413. That is the refusal.
+      const r = sent.status === 0 && bodyBytes(c) > MAX_BODY_BYTES && /EPIPE|ECONNRESET/.test(String(sent.body)) ? { status: 413, body: sent.body } : sent;
       report.requests++;
       report.byStatus[r.status] = (report.byStatus[r.status] ?? 0) + 1;
       if (r.status === 0) {
@@ -406,4 +410,9 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
 /** n cases spread over the whole list, so a short run still touches every method. */
 function pickSpread<T>(list: T[], n: number): T[] {
   return Array.from({ length: n }, (_, i) => list[Math.floor((i * list.length) / n)]!);
+}
+
+/** The size of the body `call` sends for a case (raw text is sent byte for byte, the input as UTF-8 JSON). */
+function bodyBytes(c: Case): number {
+  return c.raw !== undefined ? Buffer.byteLength(c.raw, 'latin1') : Buffer.byteLength(c.input === undefined ? '' : JSON.stringify(c.input), 'utf8');
 }
