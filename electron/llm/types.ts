@@ -32,6 +32,12 @@ export interface StreamRequest {
   toolChoice?: 'auto' | 'none';
   maxTokens?: number;
   temperature?: number;
+  /**
+   * Background answers: the JSON Schema the answer must match, asked for the way the server
+   * understands (OpenAI-style `response_format: json_schema`, Ollama's `format`, a forced tool call
+   * for Anthropic). Absent for chat. A server that refuses it says so with a 400 naming the field.
+   */
+  responseSchema?: { name: string; schema: Record<string, unknown> };
   /** Aborts the request; the stream then throws ProviderError('cancelled'). */
   signal?: AbortSignal;
 }
