@@ -75,9 +75,17 @@ export interface FakeLlm {
    * returning undefined falls back to the echo. Scripted replies always come first.
    */
   respond?: (body: unknown) => FakeResponse | Promise<FakeResponse | undefined> | undefined;
+  /**
+   * Serves another endpoint of a server's dialect ('POST /v1/embeddings', 'GET /props'…) from a
+   * module of its own; the handler gets the parsed body and answers on `res`. Routes added here
+   * are checked before the built-in ones and stay after `reset()`.
+   */
+  route(route: string, handler: RouteHandler): void;
   /** Stops the server and drops every connection, hung requests included. */
   close(): Promise<void>;
 }
+
+export type RouteHandler = (body: unknown, res: http.ServerResponse, req: http.IncomingMessage) => void | Promise<void>;
 
 export interface FakeLlmOptions {
   /** 0 (the default) picks a free port. */
@@ -107,6 +115,7 @@ class FakeLlmServer implements FakeLlm {
   apiKey?: string;
   respond?: FakeLlm['respond'];
   private readonly queue: FakeResponse[] = [];
+  private readonly routes = new Map<string, RouteHandler>();
   private serial = 0;
 
   constructor(
@@ -116,6 +125,10 @@ class FakeLlmServer implements FakeLlm {
 
   script(...responses: FakeResponse[]): void {
     this.queue.push(...responses);
+  }
+
+  route(route: string, handler: RouteHandler): void {
+    this.routes.set(route, handler);
   }
 
   reset(): void {
@@ -141,6 +154,8 @@ class FakeLlmServer implements FakeLlm {
         return sendBody(res, 401, errorBody(dialect, 401, modelOf(body)));
       }
       const route = `${req.method} ${url.pathname}`;
+      const added = this.routes.get(route);
+      if (added) return await added(body, res, req);
       if (route === 'POST /v1/chat/completions' || route === 'POST /v1/messages') return await this.chat(res, dialect, body);
       if (route === 'GET /v1/models') {
         const data = this.models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'fake' }));
