@@ -81,6 +81,12 @@ export interface FakeLlm {
    * are checked before the built-in ones and stay after `reset()`.
    */
   route(route: string, handler: RouteHandler): void;
+  /**
+   * For a chat endpoint served through `route()`: the next scripted reply, else what `respond`
+   * decides; undefined leaves the default to the dialect's module. A scripted `tool_call` with
+   * `thenText` queues that text first, as for the built-in endpoints.
+   */
+  nextReply(body: unknown): Promise<FakeResponse | undefined>;
   /** Stops the server and drops every connection, hung requests included. */
   close(): Promise<void>;
 }
@@ -129,6 +135,12 @@ class FakeLlmServer implements FakeLlm {
 
   route(route: string, handler: RouteHandler): void {
     this.routes.set(route, handler);
+  }
+
+  async nextReply(body: unknown): Promise<FakeResponse | undefined> {
+    const reply = this.queue.shift() ?? (await this.respond?.(body));
+    if (reply?.kind === 'tool_call' && reply.thenText !== undefined) this.queue.unshift({ kind: 'text', text: reply.thenText });
+    return reply;
   }
 
   reset(): void {
