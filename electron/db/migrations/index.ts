@@ -13,6 +13,7 @@ import rollingSummary from './011_rolling_summary.sql';
 import memoryTrgmDirect from './013_memory_trgm_direct.sql';
 import trashOffRecord from './014_trash_off_record.sql';
 import imports from './015_imports.sql';
+import structuredAnswers from './020_structured_answers.sql';
 
 export interface Migration {
   version: number;
@@ -35,4 +36,5 @@ export const migrations: Migration[] = [
   { version: 13, name: 'memory_trgm_direct', sql: memoryTrgmDirect },
   { version: 14, name: 'trash_off_record', sql: trashOffRecord },
   { version: 15, name: 'imports', sql: imports },
+  { version: 20, name: 'structured_answers', sql: structuredAnswers },
 ];
