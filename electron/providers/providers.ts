@@ -26,6 +26,15 @@ interface Row {
 
 export const DEFAULT_CONTEXT_TOKENS = 8192;
 
+/** providers.schema_refused: where a server refused a JSON Schema for an answer, and what it said. */
+interface SchemaRefusal {
+  kind: string;
+  baseUrl: string;
+  model: string;
+  said: string;
+  at: string;
+}
+
 /** Local servers worth probing on first run. */
 export const LOCAL_SERVERS: { name: string; kind: ProviderKind; baseUrl: string }[] = [
   { name: 'Ollama', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1' },
@@ -124,6 +133,31 @@ export class Providers {
     const config = await this.get(id);
     const apiKey = await this.secrets.get(secretName(id));
     return { config, client: this.client(config.kind, config.baseUrl, apiKey) };
+  }
+
+  /**
+   * What the server said when it refused a JSON Schema for a background answer on this connection, as
+   * it is addressed now (kind, address and model); null when it has not refused. A refusal recorded
+   * for another address or model no longer applies: the new one is asked with a schema again.
+   */
+  async schemaRefusal(id: string): Promise<string | null> {
+    const row = (
+      await this.db.query<{ kind: string; base_url: string; model: string; schema_refused: SchemaRefusal | null }>(
+        'SELECT kind, base_url, model, schema_refused FROM providers WHERE id = $1',
+        [id],
+      )
+    ).rows[0];
+    const r = row?.schema_refused;
+    return r && r.kind === row.kind && r.baseUrl === row.base_url && r.model === row.model ? r.said : null;
+  }
+
+  /** Remembers that this connection's server refused a JSON Schema (its words), for its current address and model. */
+  async rememberSchemaRefusal(id: string, said: string): Promise<void> {
+    await this.db.query(
+      `UPDATE providers SET schema_refused = jsonb_build_object('kind', kind, 'baseUrl', base_url, 'model', model, 'said', $2::text, 'at', now())
+        WHERE id = $1`,
+      [id, said.slice(0, 1000)],
+    );
   }
 
   /** Tests a saved connection (id) or unsaved form values: can we list models, and is the chosen one there? */
