@@ -37,7 +37,16 @@ export interface StreamRequest {
    * understands (OpenAI-style `response_format: json_schema`, Ollama's `format`, a forced tool call
    * for Anthropic). Absent for chat. A server that refuses it says so with a 400 naming the field.
    */
-  responseSchema?: { name: string; schema: Record<string, unknown> };
+  responseSchema?: {
+    name: string;
+    schema: Record<string, unknown>;
+    /**
+     * OpenAI's strict mode (the answer is guaranteed to match): only for a schema that follows its
+     * rules (every property required, `additionalProperties: false`). Servers that constrain decoding
+     * anyway (llama.cpp, vLLM, LM Studio) ignore it.
+     */
+    strict?: boolean;
+  };
   /** Aborts the request; the stream then throws ProviderError('cancelled'). */
   signal?: AbortSignal;
 }
