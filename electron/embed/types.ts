@@ -1,4 +1,4 @@
-// The contract between the on-device embedding model and what uses it (the embedding queue, recall,
+// The contract between an embedding model (on this device, or a model server's) and what uses it (the embedding queue, recall,
 // near-duplicate checks). Kept apart from the implementation so those can be written and read
 // without loading transformers.js.
 
@@ -22,7 +22,10 @@ export type EmbedErrorCode =
   | 'model_broken' // the files are there but the runtime refused them (truncated, wrong format)
   | 'runtime_missing' // transformers.js / onnxruntime cannot be loaded in this build
   | 'worker_crashed' // the worker died mid-call; the next call starts a fresh one
-  | 'cancelled';
+  | 'cancelled'
+  // A model server's embedding model (server-embedder.ts):
+  | 'server_unreachable' // refused the connection, timed out, or answered 5xx/429: try again later, words meanwhile
+  | 'server_refused'; // answered, but no (a wrong key, no such model, a connection that cannot embed, an answer that is no vector)
 
 export class EmbedError extends Error {
   constructor(
