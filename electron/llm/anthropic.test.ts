@@ -268,3 +268,40 @@ describe('listModels', () => {
     await expect(provider().listModels()).rejects.toMatchObject({ code: 'provider_auth' });
   });
 });
+
+describe('structured answers', () => {
+  const schema = { type: 'object', properties: { title: { type: 'string' } }, required: ['title'], additionalProperties: false };
+  const request: StreamRequest = { ...hello, responseSchema: { name: 'dream', schema, strict: true } };
+
+  it('forces a tool whose input schema is the answer, and streams its input back as the answer text', async () => {
+    fake.script({ kind: 'tool_call', name: 'dream', arguments: { title: 'A walk by the river' } });
+    const { events, error } = await collect(provider().stream(request));
+    expect(error).toBeUndefined();
+    expect(events.some((e) => e.type === 'tool_call')).toBe(false);
+    expect(JSON.parse(textOf(events))).toEqual({ title: 'A walk by the river' });
+    expect(events.at(-1)).toMatchObject({ type: 'done', finishReason: 'stop' });
+    const body = fake.requests[0]!.body as Record<string, unknown>;
+    expect(body.tools).toEqual([{ name: 'dream', description: expect.any(String), input_schema: schema }]);
+    expect(body.tool_choice).toEqual({ type: 'tool', name: 'dream' });
+  });
+
+  it('takes an input that came whole with the block start, and text from a server that ignored the tool', async () => {
+    const whole =
+      start +
+      event({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'dream', input: { title: 'Whole' } } }) +
+      event({ type: 'content_block_stop', index: 0 }) +
+      stop('tool_use');
+    fake.script({ kind: 'fixture', file: wireFile('whole.sse', whole) });
+    expect(JSON.parse(textOf((await collect(provider().stream(request))).events))).toEqual({ title: 'Whole' });
+    fake.script({ kind: 'text', text: '{"title":"As text"}' });
+    expect(textOf((await collect(provider().stream(request))).events)).toBe('{"title":"As text"}');
+  });
+
+  it('keeps other tools beside the answer tool, and reports their calls as calls', async () => {
+    const tools = [{ name: 'remember', description: 'Store a memory', parameters: { type: 'object', properties: {} } }];
+    fake.script({ kind: 'tool_call', name: 'remember', arguments: { text: 'a' } });
+    const { events } = await collect(provider().stream({ ...request, tools }));
+    expect(events[0]).toMatchObject({ type: 'tool_call', call: { name: 'remember' } });
+    expect((fake.requests[0]!.body as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['remember', 'dream']);
+  });
+});

@@ -57,7 +57,7 @@ async function* streamMessages(settings: HttpSettings, options: ProviderOptions,
         context,
       }),
     );
-    const turn = new Turn(context);
+    const turn = new Turn(context, request.responseSchema?.name);
     let events = 0;
     for await (const sse of parseSse(body)) {
       events++;
@@ -76,24 +76,29 @@ async function* streamMessages(settings: HttpSettings, options: ProviderOptions,
   }
 }
 
+/**
+ * The Messages API has no response format: a background answer's JSON Schema becomes one tool whose
+ * input is the answer, and `tool_choice` forces the model to call it (Anthropic's documented way to
+ * get JSON of a given shape). Its input then streams back as the answer's text (Turn).
+ */
+const ANSWER_TOOL_DESCRIPTION = 'Give your answer: the input is the whole answer, in the shape the instructions describe.';
+
 function requestBody(request: StreamRequest): JsonObject {
   const system = request.messages.flatMap((turn) => (turn.role === 'system' ? [turn.content] : []));
+  const answer = request.responseSchema;
+  const tools = [
+    ...(request.tools ?? []).map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters })),
+    ...(answer ? [{ name: answer.name, description: ANSWER_TOOL_DESCRIPTION, input_schema: answer.schema }] : []),
+  ];
+  const toolChoice = answer ? { type: 'tool', name: answer.name } : request.toolChoice === 'none' && tools.length ? { type: 'none' } : undefined;
   return {
     model: request.model,
     max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
     stream: true,
     ...(system.length > 0 ? { system: system.join('\n\n') } : {}),
     messages: toAnthropicMessages(request.messages),
-    ...(request.tools?.length
-      ? {
-          tools: request.tools.map((tool) => ({
-            name: tool.name,
-            description: tool.description,
-            input_schema: tool.parameters,
-          })),
-          ...(request.toolChoice === 'none' ? { tool_choice: { type: 'none' } } : {}),
-        }
-      : {}),
+    ...(tools.length ? { tools } : {}),
+    ...(toolChoice ? { tool_choice: toolChoice } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
   };
 }
@@ -135,6 +140,8 @@ interface ToolBlock {
   /** Concatenated partial_json fragments. */
   json: string;
   input: unknown;
+  /** The forced answer tool's call: its input is streamed as the answer's text, not reported as a tool call. */
+  answer: boolean;
 }
 
 /** The state of one streamed message. */
@@ -143,8 +150,13 @@ class Turn {
   private stopReason?: string;
   private usage: Usage = {};
   private readonly toolBlocks = new Map<number, ToolBlock>();
+  private answered = false;
 
-  constructor(private readonly context: ErrorContext) {}
+  constructor(
+    private readonly context: ErrorContext,
+    /** The forced answer tool's name, when the request asked for a structured answer. */
+    private readonly answerTool?: string,
+  ) {}
 
   *apply(payload: JsonObject): Generator<StreamEvent> {
     const index = typeof payload.index === 'number' ? payload.index : -1;
@@ -157,7 +169,14 @@ class Turn {
       case 'content_block_start': {
         const block = isRecord(payload.content_block) ? payload.content_block : {};
         if (block.type === 'tool_use') {
-          this.toolBlocks.set(index, { id: String(block.id ?? ''), name: String(block.name ?? ''), json: '', input: block.input });
+          const name = String(block.name ?? '');
+          this.toolBlocks.set(index, {
+            id: String(block.id ?? ''),
+            name,
+            json: '',
+            input: block.input,
+            answer: this.answerTool !== undefined && name === this.answerTool,
+          });
         }
         const startText = block.type === 'text' ? text(block.text) : undefined;
         if (startText) yield { type: 'text', text: startText };
@@ -170,6 +189,7 @@ class Turn {
         const block = this.toolBlocks.get(index);
         if (delta.type === 'input_json_delta' && block && typeof delta.partial_json === 'string') {
           block.json += delta.partial_json;
+          if (block.answer && delta.partial_json) yield { type: 'text', text: delta.partial_json };
         }
         return;
       }
@@ -194,13 +214,21 @@ class Turn {
   /** Tool blocks still open at message_stop (max_tokens mid-arguments) fail here if their JSON is torn. */
   *end(): Generator<StreamEvent> {
     for (const index of [...this.toolBlocks.keys()]) yield* this.closeToolBlock(index);
-    yield { type: 'done', finishReason: finishReasonOf(this.stopReason), ...(this.hasUsage() ? { usage: this.usage } : {}) };
+    // The forced answer tool ends the turn with "tool_use", but what came back is the answer, not a call to run.
+    const finishReason = this.answered && this.stopReason === 'tool_use' ? 'stop' : finishReasonOf(this.stopReason);
+    yield { type: 'done', finishReason, ...(this.hasUsage() ? { usage: this.usage } : {}) };
   }
 
   private *closeToolBlock(index: number): Generator<StreamEvent> {
     const block = this.toolBlocks.get(index);
     if (!block) return;
     this.toolBlocks.delete(index);
+    if (block.answer) {
+      this.answered = true;
+      // Streamed already; an input that came whole with the block's start (no deltas) is the answer here.
+      if (block.json === '') yield { type: 'text', text: JSON.stringify(block.input ?? {}) };
+      return;
+    }
     if (!block.name) throw badResponseError(this.context, 'a tool call without a tool name');
     // A tool called without arguments streams only `partial_json: ""`; its start block's `input` is then the answer.
     const args = block.json.trim() === '' ? parseToolArguments(block.input, block.name) : parseToolArguments(block.json, block.name);

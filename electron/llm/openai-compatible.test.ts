@@ -496,3 +496,22 @@ describe('listModels', () => {
     await expect(provider().listModels(AbortSignal.abort())).rejects.toMatchObject({ code: 'cancelled' });
   });
 });
+
+describe('structured answers', () => {
+  const schema = { type: 'object', properties: { title: { type: 'string' } }, required: ['title'], additionalProperties: false };
+
+  it('asks for the JSON Schema as response_format json_schema, with its strict flag', async () => {
+    fake.script({ kind: 'text', text: '{"title":"A walk"}' });
+    const { events } = await collect(provider().stream({ ...hello, responseSchema: { name: 'dream', schema, strict: true } }));
+    expect(textOf(events)).toBe('{"title":"A walk"}');
+    expect((fake.requests[0]!.body as { response_format: unknown }).response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'dream', schema, strict: true },
+    });
+    // Non-strict unless said; and nothing at all for a chat request.
+    await collect(provider().stream({ ...hello, responseSchema: { name: 'nap', schema } }));
+    expect((fake.requests[1]!.body as { response_format: { json_schema: { strict: boolean } } }).response_format.json_schema.strict).toBe(false);
+    await collect(provider().stream(hello));
+    expect(fake.requests[2]!.body).not.toHaveProperty('response_format');
+  });
+});

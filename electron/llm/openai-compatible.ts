@@ -96,7 +96,17 @@ function requestBody(request: StreamRequest): JsonObject {
       : {}),
     ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.responseSchema ? { response_format: responseFormat(request.responseSchema) } : {}),
   };
+}
+
+/**
+ * A background answer's JSON Schema, in the shape OpenAI defines for structured outputs and vLLM,
+ * llama.cpp's server and LM Studio accept alike: `{type: "json_schema", json_schema: {name, schema,
+ * strict}}`. `strict` matters to OpenAI only (the others constrain decoding to the schema anyway).
+ */
+function responseFormat(format: NonNullable<StreamRequest['responseSchema']>): JsonObject {
+  return { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, strict: format.strict ?? false } };
 }
 
 function toOpenAiMessage(turn: ChatTurn): JsonObject {
