@@ -2,12 +2,14 @@
 import { createAnthropicProvider } from './anthropic.js';
 import { boundedProvider, DEFAULT_DEADLINE_MS, DEFAULT_MAX_REPLY_CHARS, LOCAL_DEADLINE_MS } from './bounds.js';
 import { createLocalProvider } from './local.js';
+import { createOllamaProvider } from './ollama.js';
 import { createOpenAiCompatibleProvider } from './openai-compatible.js';
 import type { ChatProvider, ProviderOptions } from './types.js';
 
 export * from './types.js';
 export { createAnthropicProvider, anthropicBaseUrl } from './anthropic.js';
 export { createLocalProvider } from './local.js';
+export { createOllamaProvider, ollamaBaseUrl, OLLAMA_KEEP_ALIVE } from './ollama.js';
 export { createOpenAiCompatibleProvider, openAiBaseUrl } from './openai-compatible.js';
 
 /** The client for a connection: its wire protocol, with every reply bounded and made storable. */
@@ -28,5 +30,7 @@ function protocolClient(options: ProviderOptions): ChatProvider {
       return createAnthropicProvider(options);
     case 'local':
       return createLocalProvider(options);
+    case 'ollama':
+      return createOllamaProvider(options);
   }
 }

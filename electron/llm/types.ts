@@ -81,6 +81,12 @@ export interface ProviderOptions {
   replyDeadlineMs?: number;
   /** Most characters of text and reasoning in one reply. Default 1,000,000. */
   maxReplyChars?: number;
+  /**
+   * The context window Anima budgets for this connection. Ollama's native client sends it as
+   * `options.num_ctx`, so the server runs with the room the conversation was fitted into; other
+   * protocols cannot be told and ignore it.
+   */
+  contextTokens?: number;
   /** Injected for tests and for the local provider's data dir. */
   fetch?: typeof fetch;
   /** Where local models live (local provider only). */

@@ -71,6 +71,7 @@ export class Providers {
       model: r.model,
       contextTokens: r.context_tokens,
       hasApiKey: Boolean(await this.secrets.get(secretName(r.id))),
+      server: null,
     };
   }
 

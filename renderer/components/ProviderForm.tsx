@@ -73,7 +73,7 @@ export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest,
     const preset = PRESETS[key];
     setDraft((d) => ({
       ...d,
-      kind: 'openai-compatible',
+      kind: preset.kind,
       baseUrl: preset.baseUrl,
       name: !d.name.trim() || Object.values(PRESETS).some((p) => p.name === d.name) ? preset.name : d.name,
     }));
@@ -154,7 +154,7 @@ export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest,
     [uid],
   );
   const needsUrl = draft.kind !== 'local';
-  const keyOptional = draft.kind === 'openai-compatible' && looksLocal(draft.baseUrl);
+  const keyOptional = (draft.kind === 'openai-compatible' || draft.kind === 'ollama') && looksLocal(draft.baseUrl);
 
   return (
     <form className="provider-form" onSubmit={onSubmit} noValidate data-testid="provider-form">
@@ -179,7 +179,7 @@ export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest,
         </p>
       </div>
 
-      {draft.kind === 'openai-compatible' ? (
+      {draft.kind === 'openai-compatible' || draft.kind === 'ollama' ? (
         <div className="field">
           <span className="field-label" id={`${uid}-presets`}>
             {t('models.presetsLabel')}

@@ -460,11 +460,13 @@ const en = {
       'openai-compatible': 'OpenAI-compatible',
       anthropic: 'Anthropic',
       local: 'On-device',
+      ollama: 'Ollama',
     },
     kindHelp: {
-      'openai-compatible': 'Ollama, LM Studio, llama.cpp, vLLM, OpenAI and most other servers speak this.',
+      'openai-compatible': 'LM Studio, llama.cpp, vLLM, OpenAI and most other servers speak this.',
       anthropic: 'Claude models through Anthropic’s API.',
       local: 'A model that runs inside Anima itself. Download one under “On this computer” below.',
+      ollama: 'Ollama’s own API: Anima tells it how much of the conversation to keep in view, which its OpenAI-compatible route cannot.',
     },
     presetsLabel: 'Quick fill',
     presets: {

@@ -440,11 +440,13 @@ const zhCN: Messages = {
       'openai-compatible': 'OpenAI 兼容',
       anthropic: 'Anthropic',
       local: '本机模型',
+      ollama: 'Ollama',
     },
     kindHelp: {
-      'openai-compatible': 'Ollama、LM Studio、llama.cpp、vLLM、OpenAI 以及大多数其他服务都支持这种接口。',
+      'openai-compatible': 'LM Studio、llama.cpp、vLLM、OpenAI 以及大多数其他服务都支持这种接口。',
       anthropic: '通过 Anthropic 的 API 使用 Claude 模型。',
       local: '在 Anima 内部运行的模型。可以在下方“这台电脑上”下载。',
+      ollama: 'Ollama 自己的接口：Anima 会告诉它要看到多少对话内容，这是它的 OpenAI 兼容接口做不到的。',
     },
     presetsLabel: '快速填写',
     presets: {

@@ -1,17 +1,19 @@
 import type { ProviderKind } from '../../shared/api.js';
 
-export const PRESETS = {
-  ollama: { name: 'Ollama', baseUrl: 'http://127.0.0.1:11434/v1' },
-  lmstudio: { name: 'LM Studio', baseUrl: 'http://127.0.0.1:1234/v1' },
-  openai: { name: 'OpenAI', baseUrl: 'https://api.openai.com/v1' },
-} as const;
+export const PRESETS: Record<'ollama' | 'lmstudio' | 'openai', { name: string; baseUrl: string; kind: ProviderKind }> = {
+  // Ollama through its own API, which can be told the context to run with (its /v1 route cannot).
+  ollama: { name: 'Ollama', baseUrl: 'http://127.0.0.1:11434', kind: 'ollama' },
+  lmstudio: { name: 'LM Studio', baseUrl: 'http://127.0.0.1:1234/v1', kind: 'openai-compatible' },
+  openai: { name: 'OpenAI', baseUrl: 'https://api.openai.com/v1', kind: 'openai-compatible' },
+};
 export type PresetKey = keyof typeof PRESETS;
 
 export const DEFAULT_BASE_URL: Record<ProviderKind, string> = {
   // Most people who pick "OpenAI-compatible" without thinking further are running Ollama.
-  'openai-compatible': PRESETS.ollama.baseUrl,
+  'openai-compatible': 'http://127.0.0.1:11434/v1',
   anthropic: 'https://api.anthropic.com',
   local: '',
+  ollama: PRESETS.ollama.baseUrl,
 };
 
 const CLOUD = /api\.openai\.com|api\.anthropic\.com/;

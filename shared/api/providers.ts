@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { ErrorCode } from './errors.js';
 import { empty, id } from './fields.js';
 
-export const PROVIDER_KINDS = ['openai-compatible', 'anthropic', 'local'] as const;
+/** `ollama`: Ollama's own API (`/api/chat`), which, unlike its `/v1` route, can be told the context to run with. */
+export const PROVIDER_KINDS = ['openai-compatible', 'anthropic', 'local', 'ollama'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
 export interface ProviderConfig {
@@ -13,9 +14,33 @@ export interface ProviderConfig {
   name: string;
   baseUrl: string;
   model: string;
-  /** The model's context window in tokens; history beyond it is trimmed, oldest first. */
+  /** The model's context window in tokens as the person set it; history beyond it is trimmed, oldest first. */
   contextTokens: number;
   hasApiKey: boolean;
+  /** What the server itself said about this model when last asked; null when it has not been asked or said nothing. */
+  server: ServerFacts | null;
+}
+
+/** Model servers whose own endpoints say how large a context they really give. */
+export const SERVER_SOFTWARE = ['ollama', 'llama.cpp', 'lm-studio', 'vllm'] as const;
+export type ServerSoftware = (typeof SERVER_SOFTWARE)[number];
+
+/**
+ * What a server says about the connection's model: Ollama `/api/show` (and `/api/ps`), llama.cpp
+ * `/props`, LM Studio's model listing, vLLM `/v1/models`. Anima budgets the smaller of
+ * `contextTokens` here and the person's setting.
+ */
+export interface ServerFacts {
+  /** Which server answered, when it could be told apart. */
+  software: ServerSoftware | null;
+  /** The context window the server gives this model, in tokens; null when it does not say. */
+  contextTokens: number | null;
+  /** Ollama's words for what the model can do: completion, tools, vision, thinking, embedding, … */
+  capabilities: string[] | null;
+  /** The model's family as the server names it (Ollama's details.family: llama, qwen2, gemma3, …). */
+  family: string | null;
+  /** When the server was asked (ISO time). */
+  checkedAt: string;
 }
 
 export interface ConnectionTestResult {
@@ -24,6 +49,8 @@ export interface ConnectionTestResult {
   code?: ErrorCode;
   models: string[];
   latencyMs: number;
+  /** What the server said about the chosen model (its real context window, …), when it said anything. */
+  server?: ServerFacts;
 }
 
 export interface DetectedServer {
