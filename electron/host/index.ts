@@ -31,6 +31,7 @@ import { SettingsStore } from '../settings/settings.js';
 import { markImportedHistoryRead } from '../sleep/imported-history.js';
 import { Napper } from '../sleep/nap.js';
 import { SleepService } from '../sleep/service.js';
+import { VaultService } from '../vault/service.js';
 import { createHandlers, type HostServices } from './handlers/index.js';
 import type { Host, HostOptions } from './types.js';
 
@@ -115,6 +116,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
     await s.chat.stopAll();
     await s.napper.close();
     await s.trash.close();
+    await s.vault.close();
     await s.graphIndexer.close();
     await s.meaning.close();
     await db.close();
@@ -266,6 +268,8 @@ function buildServices(
   );
   // "Erase everything": a fresh database swapped in the way a restore swaps, then the old data removed.
   const erase = new EraseEverything({ dataDir, settings, backups, log, now, template: options.template, switchData });
+  // The vault folder both ways: the person's memory files read back through the store, then written to match.
+  const vault = new VaultService({ db, memories, settings, events, dataDir, now, log });
   return {
     version: appVersion(),
     dataDir,
@@ -294,6 +298,7 @@ function buildServices(
     erase,
     imports,
     trash,
+    vault,
   };
 }
 
@@ -314,4 +319,5 @@ async function startServices(s: HostServices & { graphIndexer: GraphIndexer }): 
   s.napper.start();
   s.backups.start();
   s.trash.start();
+  s.vault.start();
 }

@@ -25,6 +25,7 @@ export const DEFAULT_SLEEP_SETTINGS: SleepSettings = {
   napQuietMinutes: 10,
 };
 import { backupSettings } from '../../shared/api/backups.js';
+import { vaultSettings } from '../../shared/api/vault.js';
 import { DEFAULT_SLEEP_TIME, isValidTimeZone } from '../../shared/sleep-day.js';
 import type { Database } from '../db/open.js';
 import { DEFAULT_MODEL_HOST } from '../models/download.js';
@@ -48,6 +49,7 @@ const schemas = {
   sleep: sleepSettings,
   models: modelSettings,
   backups: backupSettings,
+  vault: vaultSettings,
 } satisfies { [K in keyof Settings]: z.ZodType<Settings[K]> };
 
 function systemTimeZone(): string {
@@ -69,6 +71,7 @@ export function defaultSettings(): Settings {
     sleep: { ...DEFAULT_SLEEP_SETTINGS },
     models: { ...DEFAULT_MODEL_SETTINGS },
     backups: backupSettings.parse({}),
+    vault: vaultSettings.parse({}),
   };
 }
 

@@ -16,6 +16,7 @@ import { providersInputs, type ProvidersOutputs } from './providers.js';
 import { selfInputs, type SelfOutputs } from './self.js';
 import { settingsInputs, type SettingsOutputs } from './settings.js';
 import { sleepInputs, type SleepOutputs } from './sleep.js';
+import { vaultInputs, type VaultOutputs } from './vault.js';
 
 export const inputs = {
   ...appInputs,
@@ -31,6 +32,7 @@ export const inputs = {
   ...archiveInputs,
   ...importsInputs,
   ...backupsInputs,
+  ...vaultInputs,
 } as const;
 
 export type ApiMethod = keyof typeof inputs;
@@ -51,7 +53,8 @@ export interface ApiOutputs
     ArchiveOutputs,
     GraphOutputs,
     ImportsOutputs,
-    BackupsOutputs {}
+    BackupsOutputs,
+    VaultOutputs {}
 
 // Compile-time check that every method has an output type and vice versa.
 type _SameKeys = [ApiMethod] extends [keyof ApiOutputs] ? ([keyof ApiOutputs] extends [ApiMethod] ? true : never) : never;

@@ -2,6 +2,7 @@
 // the settings.* methods.
 import { z } from 'zod';
 import type { BackupSettings } from './backups.js';
+import type { VaultSettings } from './vault.js';
 import { empty, id, localModelId } from './fields.js';
 
 export type Language = 'system' | 'en' | 'zh-CN';
@@ -24,6 +25,8 @@ export interface Settings {
   models: ModelSettings;
   /** The person's own backup folder and its schedule (set through backups.setFolder / setSchedule). */
   backups: BackupSettings;
+  /** The vault folder kept in step (set through vault.configure). */
+  vault: VaultSettings;
 }
 
 /** On-device models: where they download from and which one memory search uses. */

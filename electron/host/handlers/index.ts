@@ -14,6 +14,7 @@ import { selfHandlers } from './self.js';
 import { settingsHandlers } from './settings.js';
 import { diaryHandlers, sleepHandlers } from './sleep.js';
 import type { Handlers, HostServices } from './types.js';
+import { vaultHandlers } from './vault.js';
 
 export type { Handlers, HostServices } from './types.js';
 
@@ -33,5 +34,6 @@ export function createHandlers(s: HostServices): Handlers {
     ...archiveHandlers(s),
     ...importsHandlers(s),
     ...backupsHandlers(s),
+    ...vaultHandlers(s),
   };
 }

@@ -20,6 +20,7 @@ import type { SecretStore } from '../../settings/secrets.js';
 import type { SettingsStore } from '../../settings/settings.js';
 import type { Napper } from '../../sleep/nap.js';
 import type { SleepService } from '../../sleep/service.js';
+import type { VaultService } from '../../vault/service.js';
 import type { Log } from '../../../shared/log.js';
 
 /** The typed handler map: each method receives its already-validated input. */
@@ -64,4 +65,6 @@ export interface HostServices {
   imports: ImportService;
   /** Deleting conversations (the trash, its purge) and keeping them off the record. */
   trash: Trash;
+  /** The vault folder kept in step with memory. */
+  vault: VaultService;
 }
