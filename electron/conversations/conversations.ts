@@ -52,9 +52,10 @@ const MESSAGE_COLUMNS = 'id, conversation_id, role, content, status, error, mode
 
 /**
  * What a message must be for anything that feeds memory to read it: not in a deleted conversation,
- * not said off the record. On the messages table alone (the delete stamps its messages too).
+ * not said off the record, not hidden from recall by a forgotten memory it was behind. On the
+ * messages table alone (the delete stamps its messages too). `alias` may be the table's own name.
  */
-export const READABLE_MESSAGE = (alias: string) => `${alias}.deleted_at IS NULL AND NOT ${alias}.off_record`;
+export const READABLE_MESSAGE = (alias: string) => `${alias}.deleted_at IS NULL AND NOT ${alias}.off_record AND ${alias}.recall_hidden_at IS NULL`;
 
 /** A chat message as the sleep cycle reads it: with its conversation's title and its place in the order (seq). */
 export interface TranscriptMessage {
@@ -293,6 +294,46 @@ export class Conversations {
       return r.rows.map((x) => ({ id: x.id, seq: Number(x.seq) }));
     });
     return { conversation: await this.get(id), switchedOff };
+  }
+
+  // ---- hidden from recall: forgetting a memory "…and what it came from" ----
+
+  /** Of these message ids, the ones that still exist outside the trash (what a forget can hide), in id order. */
+  async liveMessageIds(ids: string[]): Promise<string[]> {
+    if (!ids.length) return [];
+    const r = await this.db.query<{ id: string }>('SELECT id FROM messages WHERE id = ANY($1::text[]) AND deleted_at IS NULL ORDER BY id', [ids]);
+    return r.rows.map((x) => x.id);
+  }
+
+  /**
+   * Hides these messages from recall on behalf of the forget `changeId` (a memory journal entry), in
+   * the caller's transaction; the conversation view still shows them. Returns the seqs of the
+   * messages now hidden by it.
+   */
+  async hideFromRecall(q: Pick<Database, 'query'>, ids: string[], changeId: number, at: Date): Promise<number[]> {
+    if (!ids.length) return [];
+    const r = await q.query<{ seq: number }>(
+      `UPDATE messages SET recall_hidden_at = coalesce(recall_hidden_at, $3), recall_hidden_by = array_append(coalesce(recall_hidden_by, '{}'), $2::bigint)
+        WHERE id = ANY($1::text[]) AND deleted_at IS NULL AND NOT coalesce(recall_hidden_by, '{}') @> ARRAY[$2::bigint]
+        RETURNING seq::float8 AS seq`,
+      [ids, changeId, at.toISOString()],
+    );
+    return r.rows.map((x) => Number(x.seq));
+  }
+
+  /**
+   * Takes back what these forgets (memory journal ids) hid, in the caller's transaction: a message
+   * returns to recall once no forget that still stands hides it. Returns how many returned.
+   */
+  async unhideFromRecall(q: Pick<Database, 'query'>, changeIds: number[]): Promise<number> {
+    if (!changeIds.length) return 0;
+    await q.query(
+      `UPDATE messages SET recall_hidden_by = (SELECT array_agg(x ORDER BY x) FROM unnest(recall_hidden_by) x WHERE x <> ALL($1::bigint[]))
+        WHERE recall_hidden_at IS NOT NULL AND recall_hidden_by && $1::bigint[]`,
+      [changeIds],
+    );
+    const r = await q.query(`UPDATE messages SET recall_hidden_at = NULL WHERE recall_hidden_at IS NOT NULL AND recall_hidden_by IS NULL`);
+    return r.affectedRows ?? 0;
   }
 
   // ---- the trash ----

@@ -12,7 +12,7 @@
 // Off the record: the messages are stamped (Conversations), their vectors and mentions go; the
 // readers (recall, the sleep cycle, the embedder, the graph indexer) leave stamped messages out.
 import { randomUUID } from 'node:crypto';
-import { ApiError, type Conversation, type DeleteResult, type TrashedConversation } from '../../shared/api.js';
+import { ApiError, type Conversation, type DeleteResult, type Memory, type SaveMemoryResult, type TrashedConversation } from '../../shared/api.js';
 import type { Log } from '../../shared/log.js';
 import type { Conversations } from '../conversations/conversations.js';
 import type { Database } from '../db/open.js';
@@ -22,6 +22,7 @@ import type { EntityStore } from '../graph/store.js';
 import { dropReferencesOf, memoriesOnlyFrom } from '../memory/sources.js';
 import type { MemoryStore } from '../memory/store.js';
 import { hideBlocksOnlyFrom, unhideBlocks } from '../sleep/forget.js';
+import { forgetMemory, memorySources, undoMemoryChange } from './with-sources.js';
 
 /** How often the host looks for conversations whose time in the trash is over. */
 export const PURGE_EVERY_MS = 24 * 3_600_000;
@@ -139,6 +140,21 @@ export class Trash {
       this.deps.embedCatchUp();
       return conversation;
     });
+  }
+
+  /** The messages a forget "…and what it came from" would hide (with-sources.ts). */
+  memorySources(memoryId: number): Promise<string[]> {
+    return memorySources(this.deps, memoryId);
+  }
+
+  /** The person forgets a memory, with the messages it came from when `withSources` (with-sources.ts). */
+  forgetMemory(id: number, withSources: boolean): Promise<SaveMemoryResult> {
+    return this.serial(() => forgetMemory(this.deps, id, withSources));
+  }
+
+  /** The person undoes a memory change; what an undone forget hid from recall comes back (with-sources.ts). */
+  undoMemoryChange(changeId: number): Promise<Memory> {
+    return this.serial(() => undoMemoryChange(this.deps, changeId));
   }
 
   list(): Promise<TrashedConversation[]> {

@@ -78,6 +78,10 @@ export interface MemoryBatch {
   /** Like MemoryStore.supersede: a new memory replaces an active one (no near-duplicate probe), in the batch's transaction. */
   supersede(oldId: number, newWrite: MemoryWrite, actor: MemoryActor): Promise<SaveMemoryResult>;
   get(id: number): Promise<Memory | null>;
+  /** Like MemoryStore.forget, in the batch's transaction (what else the forget takes along commits with it). */
+  forget(id: number, actor: MemoryActor, reason?: string): Promise<SaveMemoryResult>;
+  /** Like MemoryStore.undo, in the batch's transaction; `undone` lists every change taken back (its batch's too). */
+  undo(changeId: number, actor: MemoryActor): Promise<{ memory: Memory; undone: number[] }>;
 }
 
 export interface MemoryPatch {
@@ -135,6 +139,8 @@ export class MemoryStore {
         },
         supersede: (oldId, newWrite, actor) => this.supersedeIn(tx, journal, oldId, checkWrite(newWrite), newWrite.pinned, actor),
         get: (id) => findMemory(tx, id),
+        forget: (id, actor, reason) => this.forgetIn(tx, journal, id, actor, reason),
+        undo: (changeId, actor) => this.undoIn(tx, journal, changeId, actor),
       });
     });
   }
@@ -294,13 +300,15 @@ export class MemoryStore {
 
   /** Forgetting expires a memory (out of recall and the resident block); the row stays, and undo brings it back. */
   async forget(id: number, actor: MemoryActor, reason?: string): Promise<SaveMemoryResult> {
-    return this.write(async (tx, journal) => {
-      const current = await requireActive(tx, id, 'forgotten');
-      const { before, after } = diff(current, { status: 'expired', validTo: new Date().toISOString() });
-      const memory = await applyFields(tx, id, after);
-      const change = await journal(tx, id, 'forget', actor, before, after, undefined, reason);
-      return { memory, outcome: 'updated' as const, changeId: change.id };
-    });
+    return this.write((tx, journal) => this.forgetIn(tx, journal, id, actor, reason));
+  }
+
+  private async forgetIn(tx: Transaction, journal: Journal, id: number, actor: MemoryActor, reason?: string): Promise<SaveMemoryResult> {
+    const current = await requireActive(tx, id, 'forgotten');
+    const { before, after } = diff(current, { status: 'expired', validTo: new Date().toISOString() });
+    const memory = await applyFields(tx, id, after);
+    const change = await journal(tx, id, 'forget', actor, before, after, undefined, reason);
+    return { memory, outcome: 'updated' as const, changeId: change.id };
   }
 
   async pin(id: number, pinned: boolean, actor: MemoryActor): Promise<SaveMemoryResult> {
@@ -384,30 +392,32 @@ export class MemoryStore {
    * is already undone, or whose fields were changed again since, is a conflict: undo the later one first.
    */
   async undo(changeId: number, actor: MemoryActor): Promise<Memory> {
-    return this.write(async (tx, journal) => {
-      const target = await requireChange(tx, changeId);
-      if (target.action === 'undo') invalid('changeId', 'An undo cannot itself be undone; make the change again instead.');
-      if (target.undoneBy !== null) throw new ApiError('conflict', `Change ${changeId} was already undone.`);
-      const batch = target.batchId
-        ? (
-            await tx.query<ChangeRow>(`SELECT * FROM memory_changes WHERE batch_id = $1 AND undone_by IS NULL AND action <> 'undo' ORDER BY id DESC`, [
-              target.batchId,
-            ])
-          ).rows.map(toChange)
-        : [target];
-      for (const c of batch) await assertNotChangedSince(tx, c);
+    return (await this.write((tx, journal) => this.undoIn(tx, journal, changeId, actor))).memory;
+  }
 
-      const undoBatch = batch.length > 1 ? randomUUID() : undefined;
-      for (const c of batch) {
-        const current = await requireMemory(tx, c.memoryId);
-        const restore: Fields = c.action === 'create' ? { status: 'expired', validTo: new Date().toISOString() } : (c.before ?? {});
-        const { before, after } = diff(current, restore);
-        await applyFields(tx, c.memoryId, after);
-        const undo = await journal(tx, c.memoryId, 'undo', actor, before, after, undoBatch, `undo of change ${c.id} (${c.action})`);
-        await tx.query('UPDATE memory_changes SET undone_by = $2 WHERE id = $1', [c.id, undo.id]);
-      }
-      return requireMemory(tx, target.memoryId);
-    });
+  private async undoIn(tx: Transaction, journal: Journal, changeId: number, actor: MemoryActor): Promise<{ memory: Memory; undone: number[] }> {
+    const target = await requireChange(tx, changeId);
+    if (target.action === 'undo') invalid('changeId', 'An undo cannot itself be undone; make the change again instead.');
+    if (target.undoneBy !== null) throw new ApiError('conflict', `Change ${changeId} was already undone.`);
+    const batch = target.batchId
+      ? (
+          await tx.query<ChangeRow>(`SELECT * FROM memory_changes WHERE batch_id = $1 AND undone_by IS NULL AND action <> 'undo' ORDER BY id DESC`, [
+            target.batchId,
+          ])
+        ).rows.map(toChange)
+      : [target];
+    for (const c of batch) await assertNotChangedSince(tx, c);
+
+    const undoBatch = batch.length > 1 ? randomUUID() : undefined;
+    for (const c of batch) {
+      const current = await requireMemory(tx, c.memoryId);
+      const restore: Fields = c.action === 'create' ? { status: 'expired', validTo: new Date().toISOString() } : (c.before ?? {});
+      const { before, after } = diff(current, restore);
+      await applyFields(tx, c.memoryId, after);
+      const undo = await journal(tx, c.memoryId, 'undo', actor, before, after, undoBatch, `undo of change ${c.id} (${c.action})`);
+      await tx.query('UPDATE memory_changes SET undone_by = $2 WHERE id = $1', [c.id, undo.id]);
+    }
+    return { memory: await requireMemory(tx, target.memoryId), undone: batch.map((c) => c.id) };
   }
 
   // ---- reads (reads.ts): the Memories view's list and detail, and what the entity graph records mentions of ----

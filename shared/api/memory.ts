@@ -85,6 +85,8 @@ export interface SaveMemoryResult {
   superseded?: number;
   /** Why nothing was written. */
   skipped?: 'forgotten';
+  /** A forget "…and what it came from": how many messages it hid from recall (they stay in their conversations). */
+  hiddenMessages?: number;
 }
 
 const memoryId = z.number().int().positive();
@@ -120,8 +122,12 @@ export const memoryInputs = {
       validTo: isoDate.nullable().optional(),
     })
     .strict(),
-  /** Forget: the memory is expired (kept, out of recall) and can be brought back with undo. */
-  'memories.forget': z.object({ id: memoryId }).strict(),
+  /**
+   * Forget: the memory is expired (kept, out of recall) and can be brought back with undo. With
+   * `withSources`, the messages it came from and the replies that cited it leave recall too (the
+   * conversation still shows them); the same undo brings them back.
+   */
+  'memories.forget': z.object({ id: memoryId, withSources: z.boolean().optional() }).strict(),
   'memories.pin': z.object({ id: memoryId, pinned: z.boolean() }).strict(),
   'memories.reorderPins': z.object({ ids: z.array(memoryId).max(500) }).strict(),
   /** Undo one journal entry (and the rest of its batch). */
@@ -139,7 +145,14 @@ export const memoryInputs = {
 
 export interface MemoryOutputs {
   'memories.list': { items: Memory[]; total: number };
-  'memories.get': { memory: Memory; history: MemoryChange[]; /** oldest first: what it superseded, it, what superseded it */ chain: Memory[] };
+  'memories.get': {
+    memory: Memory;
+    history: MemoryChange[];
+    /** oldest first: what it superseded, it, what superseded it */
+    chain: Memory[];
+    /** How many messages a forget "…and what it came from" would hide: those it came from and those that cited it. */
+    sourceMessages?: number;
+  };
   'memories.create': SaveMemoryResult;
   'memories.update': SaveMemoryResult;
   'memories.forget': SaveMemoryResult;

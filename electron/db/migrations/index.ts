@@ -13,6 +13,9 @@ import rollingSummary from './011_rolling_summary.sql';
 import memoryTrgmDirect from './013_memory_trgm_direct.sql';
 import trashOffRecord from './014_trash_off_record.sql';
 import imports from './015_imports.sql';
+import hiddenFromRecall from './016_hidden_from_recall.sql';
+import importedHistory from './018_imported_history.sql';
+import serverFacts from './019_server_facts.sql';
 import structuredAnswers from './020_structured_answers.sql';
 
 export interface Migration {
@@ -36,5 +39,8 @@ export const migrations: Migration[] = [
   { version: 13, name: 'memory_trgm_direct', sql: memoryTrgmDirect },
   { version: 14, name: 'trash_off_record', sql: trashOffRecord },
   { version: 15, name: 'imports', sql: imports },
+  { version: 16, name: 'hidden_from_recall', sql: hiddenFromRecall },
+  { version: 18, name: 'imported_history', sql: importedHistory },
+  { version: 19, name: 'server_facts', sql: serverFacts },
   { version: 20, name: 'structured_answers', sql: structuredAnswers },
 ];

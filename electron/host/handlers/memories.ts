@@ -11,7 +11,7 @@ export const memoriesHandlers = (s: HostServices): DomainHandlers<'memories' | '
     const items = ids.flatMap((id) => (found.has(id) ? [found.get(id)!] : [])).filter((m) => input.pinned === undefined || m.pinned === input.pinned);
     return { items, total: items.length };
   },
-  'memories.get': (input) => s.memories.get(input.id),
+  'memories.get': async (input) => ({ ...(await s.memories.get(input.id)), sourceMessages: (await s.trash.memorySources(input.id)).length }),
   'memories.create': (input) =>
     s.memories.create({
       type: input.type,
@@ -23,10 +23,11 @@ export const memoriesHandlers = (s: HostServices): DomainHandlers<'memories' | '
       actor: 'person',
     }),
   'memories.update': ({ id, ...patch }) => s.memories.update(id, patch, 'person'),
-  'memories.forget': (input) => s.memories.forget(input.id, 'person'),
+  // Forgetting (with what it came from) and undo go through the forgetting room: an undone forget brings back the messages it hid.
+  'memories.forget': (input) => s.trash.forgetMemory(input.id, input.withSources === true),
   'memories.pin': (input) => s.memories.pin(input.id, input.pinned, 'person'),
   'memories.reorderPins': (input) => s.memories.reorderPins(input.ids, 'person'),
-  'memories.undo': (input) => s.memories.undo(input.changeId, 'person'),
+  'memories.undo': (input) => s.trash.undoMemoryChange(input.changeId),
   'memories.resident': async () => {
     const settings = await s.settings.get();
     const { ids: _ids, ...preview } = await buildResident(s.db, { topN: settings.memory.residentTopN, log: s.log });

@@ -2,6 +2,7 @@
 // replaced, a diary block not hidden) and returned with its text, time and a link to its source. A
 // row the in-memory index still held but the table no longer offers is taken out of the index.
 import type { MemoryType, RecallSource } from '../../../shared/api.js';
+import { READABLE_MESSAGE } from '../../conversations/conversations.js';
 import type { Database } from '../../db/open.js';
 import type { Prepared } from './candidates.js';
 import type { fuse } from './fusion.js';
@@ -56,7 +57,7 @@ export async function fetchHits(
             status: string;
           }>(
             `SELECT seq::float8 AS seq, id, conversation_id, role, speaker, content, created_at, replaced_by IS NOT NULL AS replaced, status,
-                    (deleted_at IS NOT NULL OR off_record) AS withheld
+                    NOT (${READABLE_MESSAGE('messages')}) AS withheld
              FROM messages WHERE seq = ANY($1::bigint[])`,
             [sessionKeys],
           )
@@ -64,7 +65,7 @@ export async function fetchHits(
         for (const r of rows) {
           const key = Number(r.seq);
           if (r.replaced || r.withheld || r.status === 'streaming' || (o.conversationIds && !o.conversationIds.includes(r.conversation_id))) {
-            // Deleted or off the record: out of the index too (a restore rebuilds it).
+            // Deleted, off the record or hidden from recall: out of the index too (a restore or an undo rebuilds it).
             if (r.replaced || r.withheld) {
               side.session.index.remove(key);
               stale = true;

@@ -13,6 +13,7 @@
 // - diary blocks: append-only (002_memory.sql); digests are not recalled.
 // Cost of one pull when nothing changed: a single query of four index-only max() lookups, folded into
 // the query that normalises the search words (index.ts).
+import { READABLE_MESSAGE } from '../../conversations/conversations.js';
 import type { Database } from '../../db/open.js';
 import { DIARY_KINDS, MEMORY_TYPES, type DiaryKind, type MemoryType } from '../../../shared/api.js';
 import { LexicalIndex, parseTsvector } from './lexical-index.js';
@@ -185,7 +186,7 @@ export class Sidecar {
       // statistics in PGlite, loop over every conversation — 19 ms for a 3-row pull at 100k.
       const rows = (
         await this.db.query<SessionRow>(
-          `SELECT seq::float8 AS seq, conversation_id, status, replaced_by IS NOT NULL OR deleted_at IS NOT NULL OR off_record AS replaced, speaker,
+          `SELECT seq::float8 AS seq, conversation_id, status, replaced_by IS NOT NULL OR NOT (${READABLE_MESSAGE('messages')}) AS replaced, speaker,
                   content_fts::text AS v, content
            FROM messages WHERE seq > $1 AND seq <= $2 ORDER BY seq`,
           [from, Math.min(maxSeq, from + CHUNK)],
@@ -200,7 +201,7 @@ export class Sidecar {
     if (session.pending.size) {
       const rows = (
         await this.db.query<SessionRow>(
-          `SELECT seq::float8 AS seq, conversation_id, status, replaced_by IS NOT NULL OR deleted_at IS NOT NULL OR off_record AS replaced, speaker,
+          `SELECT seq::float8 AS seq, conversation_id, status, replaced_by IS NOT NULL OR NOT (${READABLE_MESSAGE('messages')}) AS replaced, speaker,
                   content_fts::text AS v, content
            FROM messages WHERE seq = ANY($1::bigint[])`,
           [[...session.pending]],

@@ -180,6 +180,24 @@ describe.skipIf(!VECTORS)('the vector branch', () => {
     expect(hits.map((d) => link(d.hit))).toContain(exact.id);
     expect(hits.map((d) => link(d.hit))).not.toContain(elsewhere.id);
   });
+
+  it('leaves out a message hidden from recall (a forget with what it came from) until the forget is undone', async () => {
+    await service.setEmbedder(tiny);
+    const a = (await conversations.create('a')).id;
+    const said = await conversations.append({ conversationId: a, role: 'user', content: 'The kettle whistles at dawn.', status: 'complete' });
+    await service.backfill();
+    await service.idle();
+    const seq = Number((await db.query<{ s: number }>('SELECT seq::float8 AS s FROM messages WHERE id = $1', [said.id])).rows[0]!.s);
+    const vector = (await vectors.get()!.embedQuery('The kettle whistles at dawn.', 5000))!;
+    // No neighbour left: no branch at all.
+    const keys = async () =>
+      (await vectorBranches(db, { vector, modelId: MODEL, dimensions: 32, sources: ['session' as const], depth: 10 }))[0]?.items.map((i) => i.key) ?? [];
+    expect(await keys()).toContain(seq);
+    await db.transaction((tx) => conversations.hideFromRecall(tx, [said.id], 41, new Date()));
+    expect(await keys()).not.toContain(seq);
+    await db.transaction((tx) => conversations.unhideFromRecall(tx, [41]));
+    expect(await keys()).toContain(seq);
+  });
 });
 
 describe.skipIf(!VECTORS)('near-duplicates by meaning', () => {

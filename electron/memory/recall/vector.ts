@@ -7,6 +7,7 @@
 // must be back within VECTOR_BUDGET_MS of the search's start (passive recall has 250 ms for
 // everything): a model busy or slow leaves the branch out of that one search, never the search late.
 import type { MemoryType, RecallSource } from '../../../shared/api.js';
+import { READABLE_MESSAGE } from '../../conversations/conversations.js';
 import type { Database } from '../../db/open.js';
 import { castExpr, knnSql, predicate, vectorLiteral } from '../../embed/vectors.js';
 import type { BranchList } from './fusion.js';
@@ -91,7 +92,7 @@ export async function vectorBranches(db: Database, s: VectorSearch): Promise<Bra
           db.query<{ id: number; d: number }>(
             `SELECT m.seq::float8 AS id, ${castExpr(s.dimensions, 'e.embedding')} <=> $1::vector(${s.dimensions}) AS d
              FROM messages m JOIN embeddings e ON ${predicate(s.modelId, 'message', s.dimensions, 'e')} AND e.source_id = m.seq
-             WHERE m.conversation_id = ANY($3::text[]) AND m.replaced_by IS NULL AND m.status <> 'streaming' AND m.deleted_at IS NULL AND NOT m.off_record
+             WHERE m.conversation_id = ANY($3::text[]) AND m.replaced_by IS NULL AND m.status <> 'streaming' AND ${READABLE_MESSAGE('m')}
                AND ${castExpr(s.dimensions, 'e.embedding')} <=> $1::vector(${s.dimensions}) <= $2
              ORDER BY d, m.seq LIMIT ${k}`,
             [vec, maxDistance, s.conversationIds],
@@ -99,7 +100,7 @@ export async function vectorBranches(db: Database, s: VectorSearch): Promise<Bra
         : db.query<{ id: number; d: number }>(
             `WITH near AS MATERIALIZED (${knnSql(s.modelId, s.dimensions, 'message', '$1', k)})
              SELECT m.seq::float8 AS id, near.d FROM near JOIN messages m ON m.seq = near.sid
-             WHERE near.d <= $2 AND m.replaced_by IS NULL AND m.status <> 'streaming' AND m.deleted_at IS NULL AND NOT m.off_record
+             WHERE near.d <= $2 AND m.replaced_by IS NULL AND m.status <> 'streaming' AND ${READABLE_MESSAGE('m')}
              ORDER BY near.d, m.seq`,
             [vec, maxDistance],
           )

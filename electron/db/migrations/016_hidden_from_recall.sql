@@ -1,0 +1,13 @@
+-- Forgetting a memory "…and what it came from": its source messages (and the replies that cited it)
+-- leave recall while the conversation still shows them.
+--
+-- `recall_hidden_by` holds the memory journal's forget changes (memory_changes ids) that hid the
+-- message — one message can be the source of several forgotten memories; undoing one forget takes
+-- only its own id out, and the message returns to recall when none is left. `recall_hidden_at` is
+-- set while any is: the one column every reader of the text filters on (with `deleted_at` and
+-- `off_record`, on the messages table alone).
+ALTER TABLE messages
+  ADD COLUMN recall_hidden_at timestamptz,
+  ADD COLUMN recall_hidden_by bigint[];
+
+CREATE INDEX messages_recall_hidden_idx ON messages (seq) WHERE recall_hidden_at IS NOT NULL;
