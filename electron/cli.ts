@@ -12,10 +12,12 @@ import { exportFolder } from './archive/export-folder.js';
 import { defaultDataDir } from './host/data-dir.js';
 import { createHost } from './host/index.js';
 import { startServer } from './serve/server.js';
+import { describeReport, hasAnimaData } from './vault/command.js';
 
 const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--no-open]
        anima import FILE [--data-dir DIR] [--yes]
        anima export --out FILE [--data-dir DIR] [--force]
+       anima vault sync --dir DIR [--dry-run] [--data-dir DIR]
 
   serve     Run Anima in your browser: prints the address to open.
             --port       port on 127.0.0.1 (default: a free one, or ANIMA_PORT)
@@ -32,7 +34,14 @@ const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--no-open]
             API key), a markdown vault/ and anima.sql for PostgreSQL. Ctrl+C stops and leaves no file.
             --out        the archive to write (written as FILE.partial, renamed when complete)
             --data-dir   as for serve (Anima must not be running on it)
-            --force      replace an existing FILE (only once the new archive is complete)`;
+            --force      replace an existing FILE (only once the new archive is complete)
+  vault sync  Keep a folder of memory files (one markdown file per memory, as in the export) in step
+            with memory: your edits there become edits, new files new memories, deleted files forgotten
+            memories (each undoable in Memories); then the folder is written to match. Files Anima did
+            not write, or cannot read, are reported and left alone.
+            --dir        the folder (made if missing)
+            --dry-run    only list what would change; nothing is changed
+            --data-dir   as for serve (Anima must not be running on it)`;
 
 /** The built renderer: next to this bundle (dist/renderer), or dist/ at the repo root when run from source. */
 function findStaticDir(): string {
@@ -313,6 +322,40 @@ async function exportCommand(argv: string[]): Promise<number> {
   }
 }
 
+async function vaultCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { dir: { type: 'string' }, 'dry-run': { type: 'boolean', default: false }, 'data-dir': { type: 'string' } },
+  });
+  if (positionals[0] !== 'sync' || positionals.length > 1 || !values.dir) {
+    console.error(`anima vault sync needs --dir DIR.\n\n${USAGE}`);
+    return 2;
+  }
+  const dataDir = values['data-dir'] ? path.resolve(values['data-dir']) : defaultDataDir();
+  const log = (level: 'info' | 'warn' | 'error', message: string) => {
+    if (level === 'info' && !process.env.ANIMA_DEBUG) return;
+    console.error(`[anima ${level}] ${message}`);
+  };
+  if (!hasAnimaData(dataDir)) {
+    console.error(`There is no Anima data in ${dataDir}.`);
+    return 1;
+  }
+  let host;
+  try {
+    // The whole app on this folder (its lock keeps a running Anima away), with nothing in the background.
+    host = await createHost({ dataDir, mode: 'browser', log, sleep: { tickMs: 0 }, backups: { tickMs: 0 }, vaultAuto: false, detectLocalServers: false });
+    const report = await host.api['vault.sync']({ dir: path.resolve(values.dir), dryRun: values['dry-run'] });
+    for (const text of describeReport(report)) console.log(text);
+    return 0;
+  } catch (err) {
+    console.error(`Anima could not sync the vault: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  } finally {
+    await host?.close();
+  }
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
@@ -323,6 +366,9 @@ async function main(): Promise<void> {
       return;
     case 'export':
       process.exitCode = await exportCommand(rest);
+      return;
+    case 'vault':
+      process.exitCode = await vaultCommand(rest);
       return;
     case undefined:
     case 'help':

@@ -269,7 +269,7 @@ function buildServices(
   // "Erase everything": a fresh database swapped in the way a restore swaps, then the old data removed.
   const erase = new EraseEverything({ dataDir, settings, backups, log, now, template: options.template, switchData });
   // The vault folder both ways: the person's memory files read back through the store, then written to match.
-  const vault = new VaultService({ db, memories, settings, events, dataDir, now, log });
+  const vault = new VaultService({ db, memories, settings, events, dataDir, now, log, auto: options.vaultAuto !== false });
   return {
     version: appVersion(),
     dataDir,

@@ -18,6 +18,8 @@ export interface VaultServiceDeps {
   dataDir: string;
   now: () => Date;
   log: Log;
+  /** Sync the chosen folder at start and after each night when it is kept in step (the app; not the CLI). */
+  auto?: boolean;
 }
 
 export class VaultService {
@@ -32,6 +34,7 @@ export class VaultService {
 
   /** Kept in step: a sync now, and after every night's sleep. */
   start(): void {
+    if (this.deps.auto === false) return;
     this.off = this.deps.events.on((event, payload) => {
       if (event === 'sleep.finished' && payload.status === 'done') void this.auto('after the night');
     });
