@@ -33,6 +33,9 @@ async function hostWithSavedKey() {
     model: 'fake-model',
     apiKey: 'sk-saved-secret',
   });
+  // Saving asked the server about its model, with the key; what follows starts from a clean record.
+  expect(sawKey(owner)).toBe(true);
+  owner.requests.length = 0;
   return { host, saved };
 }
 

@@ -10,10 +10,12 @@ import {
   type ProviderConfig,
   type ProviderKind,
 } from '../../shared/api.js';
+import type { ServerFacts, ServerSoftware } from '../../shared/api/providers.js';
 import type { Database } from '../db/open.js';
 import { createProvider } from '../llm/index.js';
 import { ProviderError, type ChatProvider } from '../llm/types.js';
 import type { SecretStore } from '../settings/secrets.js';
+import { askServer } from './server-facts.js';
 
 interface Row {
   id: string;
@@ -22,6 +24,11 @@ interface Row {
   base_url: string;
   model: string;
   context_tokens: number;
+  server_software: ServerSoftware | null;
+  server_context_tokens: number | null;
+  capabilities: string[] | null;
+  model_family: string | null;
+  server_checked_at: Date | null;
 }
 
 export const DEFAULT_CONTEXT_TOKENS = 8192;
@@ -35,17 +42,31 @@ interface SchemaRefusal {
   at: string;
 }
 
-/** Local servers worth probing on first run. */
+/** What a server said is asked again after this long, when the connection is used (a server restarted with another window). */
+export const SERVER_FACTS_MAX_AGE_MS = 60 * 60 * 1000;
+
+/** Local servers worth probing on first run. Ollama is offered through its own API, which can be told the context to use. */
 export const LOCAL_SERVERS: { name: string; kind: ProviderKind; baseUrl: string }[] = [
-  { name: 'Ollama', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1' },
+  { name: 'Ollama', kind: 'ollama', baseUrl: 'http://127.0.0.1:11434' },
   { name: 'LM Studio', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:1234/v1' },
 ];
 
 const secretName = (id: string) => `provider:${id}:apiKey`;
 
 export interface ResolvedProvider {
+  /**
+   * The connection, its `contextTokens` being the budget: the smaller of the person's setting and
+   * the window its server says it gives — what the conversation is fitted into (and, for Ollama,
+   * the num_ctx it is asked to run with).
+   */
   config: ProviderConfig;
   client: ChatProvider;
+}
+
+/** The context Anima budgets: the person's setting, unless the server gives less. */
+export function contextBudget(config: Pick<ProviderConfig, 'contextTokens' | 'server'>): number {
+  const server = config.server?.contextTokens;
+  return server ? Math.min(server, config.contextTokens) : config.contextTokens;
 }
 
 export interface ProviderServiceOptions {
@@ -71,7 +92,15 @@ export class Providers {
       model: r.model,
       contextTokens: r.context_tokens,
       hasApiKey: Boolean(await this.secrets.get(secretName(r.id))),
-      server: null,
+      server: r.server_checked_at
+        ? {
+            software: r.server_software,
+            contextTokens: r.server_context_tokens,
+            capabilities: r.capabilities,
+            family: r.model_family,
+            checkedAt: r.server_checked_at.toISOString(),
+          }
+        : null,
     };
   }
 
@@ -100,7 +129,32 @@ export class Providers {
       if (input.apiKey.trim()) await this.secrets.set(secretName(id), input.apiKey.trim());
       else await this.secrets.delete(secretName(id));
     }
+    // On connect and on every change of address or model: what the server really gives this model.
+    await this.askServerFor(id);
     return this.get(id);
+  }
+
+  /**
+   * Asks the connection's server about its model and stores the answer (or forgets an old one that
+   * was about another address or model, when the server cannot be reached now). Quiet and bounded:
+   * a save or a turn never fails because of it.
+   */
+  private async askServerFor(id: string): Promise<void> {
+    const config = await this.get(id);
+    const apiKey = await this.secrets.get(secretName(id));
+    const facts = await askServer({ kind: config.kind, baseUrl: config.baseUrl, model: config.model, apiKey, fetch: this.options.fetch });
+    await this.db.query(
+      `UPDATE providers SET server_software = $2, server_context_tokens = $3, capabilities = $4::jsonb, model_family = $5,
+         server_checked_at = $6 WHERE id = $1`,
+      [
+        id,
+        facts?.software ?? null,
+        facts?.contextTokens ?? null,
+        facts?.capabilities ? JSON.stringify(facts.capabilities) : null,
+        facts?.family ?? null,
+        facts ? facts.checkedAt : null,
+      ],
+    );
   }
 
   async delete(id: string): Promise<void> {
@@ -119,11 +173,12 @@ export class Providers {
     throw new ApiError('invalid_input', 'The saved API key is only sent to the server it was saved for. Enter the key again to use another address.', 'apiKey');
   }
 
-  private client(kind: ProviderKind, baseUrl: string, apiKey: string | undefined): ChatProvider {
+  private client(kind: ProviderKind, baseUrl: string, apiKey: string | undefined, contextTokens?: number): ChatProvider {
     return createProvider({
       kind,
       baseUrl,
       apiKey,
+      contextTokens,
       fetch: this.options.fetch,
       timeoutMs: this.options.timeoutMs,
       modelsDir: this.options.modelsDir,
@@ -131,9 +186,18 @@ export class Providers {
   }
 
   async resolve(id: string): Promise<ResolvedProvider> {
-    const config = await this.get(id);
+    let config = await this.get(id);
+    // Never asked (a connection from before Anima asked), or long ago: ask before budgeting.
+    if (
+      (config.kind === 'ollama' || config.kind === 'openai-compatible') &&
+      (!config.server || Date.now() - Date.parse(config.server.checkedAt) > SERVER_FACTS_MAX_AGE_MS)
+    ) {
+      await this.askServerFor(id);
+      config = await this.get(id);
+    }
     const apiKey = await this.secrets.get(secretName(id));
-    return { config, client: this.client(config.kind, config.baseUrl, apiKey) };
+    const budget = contextBudget(config);
+    return { config: { ...config, contextTokens: budget }, client: this.client(config.kind, config.baseUrl, apiKey, budget) };
   }
 
   /**
@@ -183,11 +247,13 @@ export class Providers {
           latencyMs,
         };
       }
+      const server = model ? await askServer({ kind, baseUrl, model, apiKey, fetch: this.options.fetch }) : null;
       return {
         ok: true,
         message: models.length ? `Connected — ${models.length} model${models.length === 1 ? '' : 's'} available.` : 'Connected.',
         models,
         latencyMs,
+        ...(server ? { server } : {}),
       };
     } catch (err) {
       const latencyMs = Math.round(performance.now() - started);
@@ -213,9 +279,13 @@ export class Providers {
   }
 }
 
-/** Same kind and same origin (scheme, host, port): where a saved key may travel. */
+/**
+ * Same kind and same origin (scheme, host, port): where a saved key may travel. Ollama's own API
+ * and its OpenAI-compatible route are one server: switching a connection between them keeps its key.
+ */
 function sameServer(kindA: ProviderKind, urlA: string, kindB: ProviderKind, urlB: string): boolean {
-  if (kindA !== kindB) return false;
+  const family = (kind: ProviderKind) => (kind === 'ollama' ? 'openai-compatible' : kind);
+  if (family(kindA) !== family(kindB)) return false;
   if (kindA === 'local') return urlA === urlB;
   try {
     return new URL(urlA).origin === new URL(urlB).origin;
