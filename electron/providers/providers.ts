@@ -10,7 +10,7 @@ import {
   type ProviderConfig,
   type ProviderKind,
 } from '../../shared/api.js';
-import type { ServerFacts, ServerSoftware } from '../../shared/api/providers.js';
+import type { ServerSoftware } from '../../shared/api/providers.js';
 import type { Database } from '../db/open.js';
 import { createProvider } from '../llm/index.js';
 import { ProviderError, type ChatProvider } from '../llm/types.js';
