@@ -49,6 +49,8 @@ export type {
   AuditEntry,
   AuditEntryDetail,
   DigestChange,
+  ImportedHistoryState,
+  ImportedHistoryStatus,
   SleepBudgetUse,
   SleepDigest,
   SleepProgressEvent,
@@ -64,5 +66,14 @@ export type {
 export { SLEEP_STEP_IDS } from './api/sleep.js';
 export { DIARY_KINDS, type DiaryBlock, type DiaryDay, type DiaryKind, type Mood, type MoodPoint } from './api/diary.js';
 export { ENTITY_KINDS, type Entity, type EntityChange, type EntityDetail, type EntityEdge, type EntityKind, type GraphSlice } from './api/graph.js';
-export type { AppliedCardResult, ImportCardPreview, ImportFormatName, ImportPreview, ImportProgress, ImportState } from './api/imports.js';
-export { IMPORT_CHUNK_BYTES, IMPORT_FORMATS, MAX_IMPORT_BYTES } from './api/imports.js';
+export type {
+  AppliedCardResult,
+  ImportArchivePart,
+  ImportArchivePreview,
+  ImportCardPreview,
+  ImportFormatName,
+  ImportPreview,
+  ImportProgress,
+  ImportState,
+} from './api/imports.js';
+export { IMPORT_ARCHIVE_PARTS, IMPORT_CHUNK_BYTES, IMPORT_FORMATS, MAX_IMPORT_BYTES } from './api/imports.js';

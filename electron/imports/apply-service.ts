@@ -20,7 +20,11 @@ import {
 } from '../../shared/api.js';
 import type { SelfLayer } from '../companion/self-layer.js';
 import { importSourceKey, type TranscriptImports } from '../conversations/import-transcript.js';
+import type { Database } from '../db/open.js';
 import type { HostEvents } from '../events/events.js';
+import type { SettingsStore } from '../settings/settings.js';
+import { archiveSpan } from './anima-archive.js';
+import { archiveCounts, restoreArchive, type ArchiveProgress } from './anima-archive-restore.js';
 import { apply, applyCard, summarise, type ApplyDeps, type ApplyProgress } from './apply.js';
 import { storedConversations } from './apply-summary.js';
 import { parseImport } from './detect.js';
@@ -66,7 +70,15 @@ export interface ImportServiceDeps extends Omit<ApplyDeps, 'onStored'> {
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Told of each stored conversation's messages (the graph and the embedder queue them). */
   onStored?: (messageIds: string[]) => void;
+  /** What storing Anima's own archive needs (it writes every room's rows in one transaction); without it such an archive is refused. */
+  archive?: { db: Database; settings: Pick<SettingsStore, 'restoreMissing'> };
 }
+
+/** How an import ended (what apply returns, and an archive's restore). */
+type Outcome = { status: 'done' | 'cancelled' | 'failed'; error: Error | null; failedAt: string | null; imported: number; already: number };
+
+/** Where an archive's import stopped, for the message: the archive as a whole (it is stored in one piece). */
+const archiveName = (result: ParseResult) => `the archive (${result.archive?.sections.conversations.length ?? 0} conversations)`;
 
 /** An ImportError in the API's words: a file that cannot be imported is the person's input, said plainly. */
 function asApiError(err: unknown): Error {
@@ -155,6 +167,7 @@ export class ImportService {
     } catch (err) {
       throw asApiError(err);
     }
+    if (result.archive) return this.keepPreview(name, result, await this.archivePreview(name, result));
     const s = summarise(result);
     const keys = storedConversations(result).map(importSourceKey);
     const existing = await this.transcripts.existing(result.format, keys);
@@ -174,13 +187,42 @@ export class ImportService {
       card: s.card ? { name: s.card.name, spec: s.card.spec, blocks: s.card.blocks, greeting: s.card.greeting ?? null } : null,
       warnings: s.warnings,
     };
+    return this.keepPreview(name, result, summary);
+  }
+
+  private keepPreview(name: string, result: ParseResult, summary: ImportPreview): ImportPreview {
     // Each preview holds a parsed export: the oldest not being imported gives way.
     for (const id of [...this.previews.keys()]) {
       if (this.previews.size < MAX_PREVIEWS) break;
       if (this.job?.progress.previewId !== id) this.previews.delete(id);
     }
-    this.previews.set(previewId, { name, result, summary, touchedAt: this.deps.now().getTime() });
+    this.previews.set(summary.previewId, { name, result, summary, touchedAt: this.deps.now().getTime() });
     return summary;
+  }
+
+  /** Anima's own archive: what it holds, part by part, and what of it is here already. */
+  private async archivePreview(name: string, result: ParseResult): Promise<ImportPreview> {
+    const archive = result.archive!;
+    if (!this.deps.archive) throw new ApiError('invalid_input', 'This Anima cannot import its own archives here.', 'file');
+    const parts = await archiveCounts(this.deps.archive.db, archive);
+    const versions = archive.sections.messages.filter((m) => typeof m.replaced_by === 'string').length;
+    const span = archiveSpan(archive);
+    return {
+      previewId: randomUUID(),
+      file: name.split(/[\\/]/).pop() || name,
+      format: 'anima',
+      conversations: parts.conversations.total,
+      alreadyImported: parts.conversations.already,
+      inTrash: 0,
+      messages: parts.messages.total - versions,
+      versions,
+      from: span.from,
+      to: span.to,
+      undated: 0,
+      card: null,
+      archive: { appVersion: archive.appVersion, schemaVersion: archive.schemaVersion, exportedAt: archive.exportedAt, parts },
+      warnings: result.warnings,
+    };
   }
 
   /** Starts storing a preview's conversations; returns at once with the first progress. */
@@ -189,7 +231,7 @@ export class ImportService {
     if (this.job) throw new ApiError('conflict', 'An import is already running. Wait for it or cancel it first.');
     const preview = this.previews.get(input.previewId);
     if (!preview) throw new ApiError('not_found', 'That preview is no longer here. Choose the file again.', 'previewId');
-    if (storedConversations(preview.result).length === 0) {
+    if (!preview.result.archive && storedConversations(preview.result).length === 0) {
       throw new ApiError(
         'invalid_input',
         preview.result.card ? 'This file is a character card: review its blocks and save them instead.' : 'There is no conversation to import in this file.',
@@ -229,11 +271,14 @@ export class ImportService {
     // The graph and the embedder hear of the stored messages once the import ends: their work (mention
     // detection, vectors) shares the database's one thread, and in the middle it would halve the import's pace.
     const storedIds: string[] = [];
-    const done = apply(
-      preview.result,
-      { transcripts: this.transcripts, markRead: this.deps.markRead, onStored: (ids) => ids.forEach((id) => storedIds.push(id)) },
-      { onProgress, signal: controller.signal },
-    )
+    const run: Promise<Outcome> = preview.result.archive
+      ? this.restore(preview.result, progress, emit, controller.signal, storedIds)
+      : apply(
+          preview.result,
+          { transcripts: this.transcripts, markRead: this.deps.markRead, onStored: (ids) => ids.forEach((id) => storedIds.push(id)) },
+          { onProgress, signal: controller.signal },
+        );
+    const done = run
       .then((r) => {
         progress.state = r.status;
         if (r.error) {
@@ -263,6 +308,34 @@ export class ImportService {
     this.job = { progress, controller, done };
     emit(true);
     return { ...progress };
+  }
+
+  /** Anima's own archive, in one transaction: done with everything, or cancelled / failed with nothing stored. */
+  private async restore(
+    result: ParseResult,
+    progress: ImportProgress,
+    emit: (force: boolean) => void,
+    signal: AbortSignal,
+    storedIds: string[],
+  ): Promise<Outcome> {
+    const deps = this.deps.archive;
+    const nothing = { imported: 0, already: 0, failedAt: null };
+    if (!deps) return { ...nothing, status: 'failed', error: new ApiError('invalid_input', 'This Anima cannot import its own archives here.') };
+    const onProgress = (p: ArchiveProgress) => {
+      Object.assign(progress, p);
+      emit(p.done === p.total);
+    };
+    try {
+      const r = await restoreArchive(result.archive!, { ...deps, markRead: this.deps.markRead }, { onProgress, signal });
+      storedIds.push(...r.messageIds);
+      this.deps.log('info', `archive import: ${JSON.stringify(r.counts)}`);
+      return { status: 'done', error: null, failedAt: null, imported: r.imported, already: r.already };
+    } catch (err) {
+      // The transaction went back: nothing of the archive is here.
+      Object.assign(progress, { done: 0, imported: 0, already: 0, inTrash: 0, messages: 0, versions: 0 });
+      if (err instanceof ApiError && err.code === 'cancelled') return { ...nothing, status: 'cancelled', error: null };
+      return { ...nothing, status: 'failed', error: err instanceof Error ? err : new Error(String(err)), failedAt: archiveName(result) };
+    }
   }
 
   private stored(ids: string[]): void {

@@ -8,7 +8,10 @@
 // - Duplicated conversation or message ids refuse the file: a merged or repeated export would
 //   otherwise import the same history twice.
 // - Empty messages and conversations with no text are skipped and counted in the warnings.
+// - Anima's own archive (the zip `anima export` writes, or its anima.json alone) is read whole by
+//   anima-archive.ts: its format and schema version, every section's rows and references.
 import { TooDeeplyNested } from '../../shared/text.js';
+import { animaJsonInZip, isAnimaArchiveJson, readAnimaArchive } from './anima-archive.js';
 import { ParseContext, isRecord, megabytes, type ParseOptions } from './context.js';
 import { ImportError } from './errors.js';
 import { cardFrom, isCard, parseCardPng } from './parsers/card.js';
@@ -33,13 +36,14 @@ export const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
 export const MAX_CARD_BYTES = 32 * 1024 * 1024;
 
 const KNOWN =
-  "ChatGPT's conversations.json, Claude's conversations.json, a SillyTavern chat (.jsonl), a character card (.png or .json), an Open WebUI or a LibreChat export";
+  "Anima's own archive, ChatGPT's conversations.json, Claude's conversations.json, a SillyTavern chat (.jsonl), a character card (.png or .json), an Open WebUI or a LibreChat export";
 
 /** What the file is, from its bytes (and its name for .jsonl), with the JSON it holds; null when it is none of the known formats. A peek: it throws nothing and checks no more than the first item's shape (parseImport checks everything). */
 export function detectFormat(buf: Buffer, name: string): { format: ImportFormat; parsed: unknown } | null {
   if (isPng(buf)) return { format: 'card', parsed: null };
   if (isZip(buf)) {
     try {
+      if (animaJsonInZip(buf, new ParseContext(name), MAX_IMPORT_BYTES)) return { format: 'anima', parsed: null };
       const inner = importableEntry(buf, new ParseContext(name), MAX_IMPORT_BYTES);
       return isZip(inner.bytes) ? null : detectFormat(inner.bytes, inner.name);
     } catch {
@@ -60,6 +64,7 @@ export function detectFormat(buf: Buffer, name: string): { format: ImportFormat;
 }
 
 function formatOf(parsed: unknown, name: string): ImportFormat | null {
+  if (isAnimaArchiveJson(parsed)) return 'anima';
   const first: unknown = Array.isArray(parsed) ? parsed[0] : parsed;
   // A ChatGPT export may open with a conversation listed without messages (no mapping).
   if (Array.isArray(parsed) ? parsed.some(isChatGptConversation) : isChatGptConversation(parsed)) return 'chatgpt';
@@ -124,6 +129,8 @@ function parse(buf: Buffer, file: string, ctx: ParseContext, insideZip = false):
   checkImportSize(buf.length, file);
   if (isZip(buf)) {
     if (insideZip) ctx.fail('unknown_format', `${file} is a zip archive inside the zip archive; open them and import the conversations file inside.`);
+    const anima = animaJsonInZip(buf, ctx, MAX_IMPORT_BYTES);
+    if (anima) return parse(anima, 'anima.json', ctx, true);
     const inner = importableEntry(buf, ctx, MAX_IMPORT_BYTES);
     return parse(inner.bytes, inner.name, ctx, true);
   }
@@ -169,6 +176,10 @@ function parse(buf: Buffer, file: string, ctx: ParseContext, insideZip = false):
       return finish(format, parseSillyTavern([parsed as Record<string, unknown>], file, ctx), ctx);
     case 'card':
       return { format, conversations: [], card: cardFrom(parsed, ctx), warnings: ctx.finish() };
+    case 'anima': {
+      const archive = readAnimaArchive(parsed, ctx);
+      return { format, conversations: [], archive, warnings: ctx.finish() };
+    }
     case null:
       return ctx.fail('wrong_shape', `the file is valid JSON but not an export Anima knows. Anima can import ${KNOWN}.`);
   }

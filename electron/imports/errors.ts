@@ -19,6 +19,8 @@ export type ImportErrorCode =
   | 'card_missing'
   /** A zip archive that is cut off or damaged, or whose entry claims an implausible size (a zip bomb). */
   | 'broken_zip'
+  /** An Anima archive written by a newer version of Anima than this one (a schema this app cannot read). */
+  | 'newer_version'
   /** Neither the name nor the bytes say what this file is. */
   | 'unknown_format';
 

@@ -2,9 +2,10 @@
 // store, before anything is stored. Parsers are pure (bytes in, this out); storing it is another
 // module's job. Every string here has already been made storable (shared/text.ts storableText).
 import type { SelfBlockKey } from '../../shared/api.js';
+import type { AnimaArchive } from './anima-archive.js';
 
 /** The formats parseImport recognises. */
-export type ImportFormat = 'chatgpt' | 'claude' | 'sillytavern' | 'card' | 'openwebui' | 'librechat';
+export type ImportFormat = 'chatgpt' | 'claude' | 'sillytavern' | 'card' | 'openwebui' | 'librechat' | 'anima';
 
 export interface ImportedMessage {
   role: 'user' | 'assistant';
@@ -52,6 +53,8 @@ export interface ParseResult {
   conversations: ImportedConversation[];
   /** Present only when format is 'card'. */
   card?: ImportedCard;
+  /** Present only when format is 'anima': Anima's own archive, stored whole by anima-archive-restore.ts (`conversations` is empty). */
+  archive?: AnimaArchive;
   /** Things a person should know that did not stop the import (dates read as local time, dates set aside, items skipped). */
   warnings: string[];
 }

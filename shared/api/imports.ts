@@ -9,7 +9,7 @@ import type { ApiErrorShape } from './errors.js';
 import { empty, id } from './fields.js';
 import { SELF_BLOCK_KEYS, type SelfBlock, type SelfBlockKey } from './self.js';
 
-export const IMPORT_FORMATS = ['chatgpt', 'claude', 'sillytavern', 'card', 'openwebui', 'librechat'] as const;
+export const IMPORT_FORMATS = ['chatgpt', 'claude', 'sillytavern', 'card', 'openwebui', 'librechat', 'anima'] as const;
 export type ImportFormatName = (typeof IMPORT_FORMATS)[number];
 
 /** The largest file an import reads (the parsers hold a whole export in memory). */
@@ -23,6 +23,32 @@ export interface ImportCardPreview {
   spec: 'v1' | 'v2' | 'v3';
   blocks: Partial<Record<SelfBlockKey, string>>;
   greeting: string | null;
+}
+
+/** The parts of Anima's own archive a preview counts. */
+export const IMPORT_ARCHIVE_PARTS = [
+  'conversations',
+  'messages',
+  'memories',
+  'memoryChanges',
+  'references',
+  'diaryBlocks',
+  'moodDays',
+  'entities',
+  'aliases',
+  'relations',
+  'selfBlocks',
+  'settings',
+  'providers',
+] as const;
+export type ImportArchivePart = (typeof IMPORT_ARCHIVE_PARTS)[number];
+
+/** Anima's own archive: what wrote it, and per part the rows it holds and how many of them are here already (skipped). */
+export interface ImportArchivePreview {
+  appVersion: string;
+  schemaVersion: number;
+  exportedAt: string;
+  parts: Record<ImportArchivePart, { total: number; already: number }>;
 }
 
 /** What a file would bring in, before anything is stored. */
@@ -46,6 +72,8 @@ export interface ImportPreview {
   /** Messages without a date (stored with the date of the message before them). */
   undated: number;
   card: ImportCardPreview | null;
+  /** Anima's own archive (format 'anima'): everything it holds besides conversations; null for other formats. */
+  archive?: ImportArchivePreview | null;
   /** What the person should know (dates set aside, items skipped), in the parser's words. */
   warnings: string[];
 }
@@ -67,6 +95,11 @@ export interface ImportProgress {
   inTrash: number;
   messages: number;
   versions: number;
+  /** Conversations here already that the file carries further: how many got new messages, and how many messages (part of `messages`). */
+  grown?: number;
+  added?: number;
+  /** Conversations here already that the file tells differently from an earlier message on: ours kept, nothing added (counted in `already`). */
+  diverged?: number;
   /** Why it stopped, when it failed; what was stored before stays (a second import goes on from there). */
   error: ApiErrorShape | null;
   /** The conversation that failed: nothing of it was stored. */

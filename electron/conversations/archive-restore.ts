@@ -1,0 +1,87 @@
+// Restoring conversations and messages from Anima's own archive (electron/imports/anima-archive.ts):
+// the rows exactly as the export wrote them (anima.json, one JSON object per row, every column but
+// the derived ones), put back in bulk — many rows per statement, inside the importer's one transaction.
+// Ids are kept (they are UUIDs: the same id is the same conversation); the segmented search text is
+// made again here, as for any message written.
+import type { Transaction } from '@electric-sql/pglite';
+import { restoreColumns } from '../db/columns.js';
+import { segmentForIndex } from '../memory/segment.js';
+
+type Row = Record<string, unknown>;
+/** The importer's transaction (or, for the reads a preview makes, the database). */
+type Tx = Pick<Transaction, 'query'>;
+
+const list = (columns: readonly string[]) => columns.map((c) => `r.${c}`).join(', ');
+
+/** Which of these conversation ids are in the data folder already. */
+export async function existingConversationIds(tx: Tx, ids: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const { rows } = await tx.query<{ id: string }>('SELECT id FROM conversations WHERE id = ANY($1::text[])', [ids]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Which of these message ids are in the data folder already. */
+export async function existingMessageIds(tx: Tx, ids: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const { rows } = await tx.query<{ id: string }>('SELECT id FROM messages WHERE id = ANY($1::text[])', [ids]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Inserts conversation rows; one already here (same id) is left as it is. Returns how many were written. */
+export async function restoreConversations(tx: Tx, rows: Row[]): Promise<number> {
+  if (!rows.length) return 0;
+  const columns = await restoreColumns(tx, 'conversations', rows);
+  const r = await tx.query<{ n: number }>(
+    `WITH ins AS (
+       INSERT INTO conversations (${columns.join(', ')})
+       SELECT ${list(columns)} FROM jsonb_populate_recordset(NULL::conversations, $1::jsonb) AS r
+       ON CONFLICT (id) DO NOTHING RETURNING 1)
+     SELECT count(*)::int AS n FROM ins`,
+    [JSON.stringify(rows)],
+  );
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+/**
+ * Inserts message rows in their order. `keepSeq`: the rows keep their seq (a folder with no messages);
+ * otherwise each takes the next one, in the same order. `replaced_by` is set by a second statement
+ * once every row of the batch list is in (a version names a later row). Returns the seq of each row
+ * written, by id.
+ */
+export async function restoreMessages(tx: Tx, rows: Row[], keepSeq: boolean): Promise<Map<string, number>> {
+  const written = new Map<string, number>();
+  if (!rows.length) return written;
+  const prepared = rows.map((row) => ({ ...row, replaced_by: null, fts_segmented: segmentForIndex(String(row.content ?? '')) }));
+  const columns = await restoreColumns(tx, 'messages', prepared, keepSeq ? ['replaced_by'] : ['replaced_by', 'seq']);
+  const r = await tx.query<{ id: string; seq: number }>(
+    `INSERT INTO messages (${columns.join(', ')})
+     SELECT ${list(columns)} FROM jsonb_populate_recordset(NULL::messages, $1::jsonb) WITH ORDINALITY AS r
+      ORDER BY r.ordinality
+     ON CONFLICT (id) DO NOTHING RETURNING id, seq::float8 AS seq`,
+    [JSON.stringify(prepared)],
+  );
+  for (const row of r.rows) written.set(row.id, Number(row.seq));
+  return written;
+}
+
+/** Sets replaced_by on restored messages (only these rows, only where it is still unset). */
+export async function restoreReplacedBy(tx: Tx, pairs: { id: string; replaced_by: string }[]): Promise<void> {
+  if (!pairs.length) return;
+  await tx.query(
+    `UPDATE messages m SET replaced_by = u.replaced_by
+       FROM jsonb_to_recordset($1::jsonb) AS u(id text, replaced_by text)
+      WHERE m.id = u.id AND m.replaced_by IS NULL`,
+    [JSON.stringify(pairs)],
+  );
+}
+
+/** After rows were written with their own seq: the next message takes a seq past them. */
+export async function advanceMessageSeq(tx: Tx): Promise<void> {
+  await tx.query(`SELECT setval(pg_get_serial_sequence('messages', 'seq'), greatest((SELECT max(seq) FROM messages), 1))`);
+}
+
+/** Whether the data folder holds any message at all (a restore into it may keep the archive's seq). */
+export async function anyMessages(tx: Tx): Promise<boolean> {
+  const { rows } = await tx.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM messages) AS any');
+  return Boolean(rows[0]?.any);
+}
