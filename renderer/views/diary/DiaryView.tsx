@@ -6,16 +6,13 @@ import { useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DiaryBlock, DiaryDay, Mood, RecallHit } from '../../../shared/api.js';
 import { useDayLabels, useFleeting, useTimeFormat } from '../../app/hooks.js';
-import { Illustration } from '../../components/Illustration.js';
 import { Loading, RetryNote } from '../../components/LoadPanel.js';
 import { SearchField } from '../../components/SearchField.js';
-import { SleepNowButton, useNextSleepWords } from '../../components/SleepNow.js';
 import { paragraphs } from '../../lib/days.js';
 import { arousalWord, moodColor, moodLabels, valenceWord } from '../../lib/mood.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { dayIsEmpty, hitDay, useDiary } from '../../stores/diary.js';
-import { useSleep } from '../../stores/sleep.js';
-import { LastNightFailed } from '../sleep/FailedNight.js';
+import { NightsEmpty } from '../sleep/NightsEmpty.js';
 import { MoodChart } from './MoodChart.js';
 
 function MoodSwatch({ mood, size = 'large' }: { mood: Mood; size?: 'large' | 'small' }) {
@@ -219,25 +216,11 @@ function SearchResults() {
 
 function Empty() {
   const { t } = useTranslation();
-  const words = useNextSleepWords();
-  const auto = useApp((s) => s.settings?.sleep?.auto ?? true);
-  // The last night failed: say so and why, with the way to Sleep, rather than promise a night to come.
-  const failed = useSleep((s) => s.status.data?.lastRun?.status === 'failed');
-  if (failed) {
-    return (
-      <div className="diary-empty" data-testid="diary-empty" data-night="failed">
-        <Illustration view="diary" />
-        <LastNightFailed testId="diary-night-failed" />
-      </div>
-    );
-  }
   return (
-    <div className="diary-empty" data-testid="diary-empty">
-      <Illustration view="diary" />
-      <h2 className="diary-empty-title">{auto ? t('diary.emptyTitle', { when: words }) : t('diary.emptyTitleManual')}</h2>
-      <p className="diary-empty-body">{t('diary.emptyBody')}</p>
-      <SleepNowButton testId="diary-sleep-now" goToSleep />
-    </div>
+    <NightsEmpty
+      view="diary"
+      words={(auto, when) => ({ title: auto ? t('diary.emptyTitle', { when }) : t('diary.emptyTitleManual'), body: t('diary.emptyBody') })}
+    />
   );
 }
 

@@ -5,14 +5,10 @@ import { useTranslation } from 'react-i18next';
 import type { DiaryBlock } from '../../../shared/api.js';
 import { useDayLabels } from '../../app/hooks.js';
 import { Icon } from '../../components/Icon.js';
-import { Illustration } from '../../components/Illustration.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
-import { SleepNowButton, useNextSleepWords } from '../../components/SleepNow.js';
 import { paragraphs } from '../../lib/days.js';
-import { useApp } from '../../stores/app.js';
 import { useDiary } from '../../stores/diary.js';
-import { useSleep } from '../../stores/sleep.js';
-import { LastNightFailed } from '../sleep/FailedNight.js';
+import { NightsEmpty } from '../sleep/NightsEmpty.js';
 
 /** Arrow keys, Home and End move through the contents, as in any list. */
 function onListKey(e: KeyboardEvent<HTMLOListElement>) {
@@ -143,25 +139,12 @@ function DreamReader({ dream, older, newer }: { dream: DiaryBlock; older: DiaryB
 
 function Empty() {
   const { t } = useTranslation();
-  const words = useNextSleepWords();
-  const auto = useApp((s) => s.settings?.sleep?.auto ?? true);
-  // The last night failed: say so and why, with the way to Sleep, rather than promise a night to come.
-  const failed = useSleep((s) => s.status.data?.lastRun?.status === 'failed');
-  if (failed) {
-    return (
-      <div className="diary-empty" data-testid="dreams-empty" data-night="failed">
-        <Illustration view="dreams" />
-        <LastNightFailed testId="dreams-night-failed" />
-      </div>
-    );
-  }
   return (
-    <div className="diary-empty" data-testid="dreams-empty">
-      <Illustration view="dreams" />
-      <h2 className="diary-empty-title">{t('dreams.emptyTitle')}</h2>
-      <p className="diary-empty-body">{auto ? t('dreams.emptyBody', { when: words }) : t('dreams.emptyBodyManual')}</p>
-      <SleepNowButton testId="dreams-sleep-now" className="button" goToSleep />
-    </div>
+    <NightsEmpty
+      view="dreams"
+      buttonClassName="button"
+      words={(auto, when) => ({ title: t('dreams.emptyTitle'), body: auto ? t('dreams.emptyBody', { when }) : t('dreams.emptyBodyManual') })}
+    />
   );
 }
 
