@@ -3,16 +3,15 @@
 // shares with restore), then the folder is opened again with createHost as the next launch would. It
 // must hold either the old data, whole and usable, or a fresh companion with nothing of the old left
 // in the folder — never a mix.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCK_FILE } from '../db/lock.js';
 import type { Host } from '../host/types.js';
+import { spawnScript, type ScriptChild } from '../testing/child.js';
 import { startTestHost, tempDataDir } from '../testing/host.js';
 
-const REPO = path.resolve(import.meta.dirname, '..', '..');
-const CHILD = path.join(REPO, 'electron', 'backups', 'testing', 'erase-child.ts');
+const CHILD = path.join(import.meta.dirname, 'testing', 'erase-child.ts');
 /** Child processes boot tsx and PGlite on a small, shared machine: their waits are long. */
 const CHILD_WAIT_MS = 300_000;
 const KEY = 'sk-erase-drill-3f9a1c7e5b2d4f6a8c0e1a3b5d7f9e2c';
@@ -24,58 +23,8 @@ const scratch = (prefix: string) => {
   return d;
 };
 
-interface Child {
-  process: ChildProcess;
-  waitFor(pattern: RegExp): Promise<string>;
-  exited: Promise<void>;
-}
-
-function spawnChild(dataDir: string, pauseAt: string): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', './scripts/register-sql.mjs', CHILD, dataDir, inject('dbTemplatePath')], {
-    cwd: REPO,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ANIMA_DEBUG: '', ANIMA_RESTORE_PAUSE_AT: pauseAt },
-  });
-  const lines: string[] = [];
-  let partial = '';
-  let stderr = '';
-  let gone = false;
-  const waiters = new Set<() => void>();
-  const wake = () => waiters.forEach((w) => w());
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    const parts = (partial + chunk).split('\n');
-    partial = parts.pop()!;
-    lines.push(...parts);
-    wake();
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      gone = true;
-      wake();
-      resolve();
-    }),
-  );
-  return {
-    process: child,
-    exited,
-    waitFor(pattern) {
-      return new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}\n${lines.join('\n')}\n${stderr}`)), CHILD_WAIT_MS);
-        const check = () => {
-          const line = lines.find((l) => pattern.test(l));
-          if (line !== undefined || gone) {
-            clearTimeout(timer);
-            waiters.delete(check);
-            if (line !== undefined) resolve(line);
-            else reject(new Error(`the child exited before ${pattern}\n--- stdout ---\n${lines.join('\n')}\n--- stderr ---\n${stderr}`));
-          }
-        };
-        waiters.add(check);
-        check();
-      });
-    },
-  };
+function spawnChild(dataDir: string, pauseAt: string): ScriptChild {
+  return spawnScript(CHILD, [dataDir, inject('dbTemplatePath')], { env: { ANIMA_RESTORE_PAUSE_AT: pauseAt }, waitMs: CHILD_WAIT_MS });
 }
 
 /** What a person would notice. */
@@ -122,11 +71,10 @@ const POINTS: [string, 'old' | 'fresh'][] = [
 ];
 
 describe('kill -9 in the middle of an erase', () => {
-  const children: Child[] = [];
+  const children: ScriptChild[] = [];
 
   afterAll(async () => {
-    for (const c of children) c.process.kill('SIGKILL');
-    await Promise.all(children.map((c) => c.exited));
+    await Promise.all(children.map((c) => c.kill()));
   });
 
   it.each(POINTS)(
@@ -137,8 +85,7 @@ describe('kill -9 in the middle of an erase', () => {
       const child = spawnChild(dir, point);
       children.push(child);
       await child.waitFor(new RegExp(`^restore-paused ${point}$`));
-      child.process.kill('SIGKILL');
-      await child.exited;
+      await child.kill();
 
       const host = await startTestHost({ dataDir: dir, sleep: { tickMs: 0 }, backups: { tickMs: 0 } });
       hosts.push(host);

@@ -2,17 +2,16 @@
 // point of the restore (testing/restore-child.ts, backups/pause.ts), then the folder is opened again
 // with createHost as the next launch would. It must hold either the old data, intact and usable, or
 // the whole restored copy — never a mix, never nothing — and no half-made folder may be left.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PausePoint } from './pause.js';
 import type { Host } from '../host/types.js';
+import { spawnScript, type ScriptChild } from '../testing/child.js';
 import { startTestHost, tempDataDir } from '../testing/host.js';
 import { JOURNAL_FILE } from './switch.js';
 
-const REPO = path.resolve(import.meta.dirname, '..', '..');
-const CHILD = path.join(REPO, 'electron', 'backups', 'testing', 'restore-child.ts');
+const CHILD = path.join(import.meta.dirname, 'testing', 'restore-child.ts');
 /** Child processes boot tsx and PGlite, several at once on a small machine: their waits are long. */
 const CHILD_WAIT_MS = 300_000;
 
@@ -23,59 +22,8 @@ const scratch = (prefix: string) => {
   return d;
 };
 
-interface Child {
-  process: ChildProcess;
-  /** Resolves with the first line matching, rejects when the child exits first or after CHILD_WAIT_MS. */
-  waitFor(pattern: RegExp): Promise<string>;
-  exited: Promise<void>;
-}
-
-function spawnChild(dataDir: string, copyId: string, pauseAt: PausePoint | null): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', './scripts/register-sql.mjs', CHILD, dataDir, copyId], {
-    cwd: REPO,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ANIMA_DEBUG: '', ANIMA_RESTORE_PAUSE_AT: pauseAt ?? '' },
-  });
-  const lines: string[] = [];
-  let partial = '';
-  let stderr = '';
-  let gone = false;
-  const waiters = new Set<() => void>();
-  const wake = () => waiters.forEach((w) => w());
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    const parts = (partial + chunk).split('\n');
-    partial = parts.pop()!;
-    lines.push(...parts);
-    wake();
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      gone = true;
-      wake();
-      resolve();
-    }),
-  );
-  return {
-    process: child,
-    exited,
-    waitFor(pattern) {
-      return new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}\n${lines.join('\n')}\n${stderr}`)), CHILD_WAIT_MS);
-        const check = () => {
-          const line = lines.find((l) => pattern.test(l));
-          if (line !== undefined || gone) {
-            clearTimeout(timer);
-            waiters.delete(check);
-            if (line !== undefined) resolve(line);
-            else reject(new Error(`the child exited before ${pattern}\n--- stdout ---\n${lines.join('\n')}\n--- stderr ---\n${stderr}`));
-          }
-        };
-        waiters.add(check);
-        check();
-      });
-    },
-  };
+function spawnChild(dataDir: string, copyId: string, pauseAt: PausePoint | null): ScriptChild {
+  return spawnScript(CHILD, [dataDir, copyId], { env: { ANIMA_RESTORE_PAUSE_AT: pauseAt ?? '' }, waitMs: CHILD_WAIT_MS });
 }
 
 /** What a person would notice, plus every memory's status: equal states are the same data. */
@@ -132,11 +80,10 @@ const POINTS: [PausePoint, 'old' | 'restored'][] = [
 ];
 
 describe('kill -9 in the middle of a restore', () => {
-  const children: Child[] = [];
+  const children: ScriptChild[] = [];
 
   afterAll(async () => {
-    for (const c of children) c.process.kill('SIGKILL');
-    await Promise.all(children.map((c) => c.exited));
+    await Promise.all(children.map((c) => c.kill()));
   });
 
   // One at a time: a child boots tsx and PGlite, and the machine running the tests may be busy.
@@ -148,8 +95,7 @@ describe('kill -9 in the middle of a restore', () => {
       const child = spawnChild(dir, copyId, point);
       children.push(child);
       await child.waitFor(new RegExp(`^restore-paused ${point}$`));
-      child.process.kill('SIGKILL');
-      await child.exited;
+      await child.kill();
 
       const host = await startTestHost({ dataDir: dir, sleep: { tickMs: 0 }, backups: { tickMs: 0 } });
       hosts.push(host);

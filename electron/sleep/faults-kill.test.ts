@@ -23,13 +23,13 @@ import {
   stepOf,
   outcome,
   withDb,
-  Child,
   spawnChild,
   fixture,
   CHAT,
   SMALL_CONTEXT,
   useFaultsHarness,
 } from './testing/faults-harness.js';
+import type { ScriptChild } from '../testing/child.js';
 
 useFaultsHarness();
 
@@ -37,7 +37,7 @@ useFaultsHarness();
 
 describe('a process killed in the middle of a night', () => {
   type Point = 'light-sleep' | 'snapshot' | 'dream';
-  const kills = new Map<Point, { dir: string; child: Child; reached: Promise<unknown> }>();
+  const kills = new Map<Point, { dir: string; child: ScriptChild; reached: Promise<unknown> }>();
   let clean: Awaited<ReturnType<typeof outcome>>;
   let cleanLightCalls: number;
 

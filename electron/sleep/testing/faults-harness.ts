@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
@@ -8,6 +7,7 @@ import type { ApiEvents, SleepRun } from '../../../shared/api.js';
 import { openDatabase, type Database } from '../../db/open.js';
 import type { Host } from '../../host/types.js';
 import { MemoryStore } from '../../memory/store.js';
+import { spawnScript, type ScriptChild } from '../../testing/child.js';
 import { dbTemplate, startTestHost, tempDataDir } from '../../testing/host.js';
 
 import { seedDataDir, threeDaysOfChat } from './fixture.js';
@@ -163,65 +163,9 @@ export async function withDb<T>(dataDir: string, fn: (db: Database) => Promise<T
 
 // ---- The child process that gets killed ----
 
-export interface Child {
-  process: ChildProcess;
-  waitFor(pattern: RegExp, what: string): Promise<RegExpMatchArray>;
-  /** SIGKILL, then wait until the process has exited and been reaped (its pid no longer answers). */
-  kill(): Promise<void>;
-}
-
-export function spawnChild(args: string[]): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', './scripts/register-sql.mjs', CHILD, ...args], {
-    cwd: REPO,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ANIMA_DEBUG: '' },
-  });
-  const lines: string[] = [];
-  const waiters = new Set<() => void>();
-  let partial = '';
-  let stderr = '';
-  let gone = false;
-  const wake = () => {
-    for (const w of waiters) w();
-  };
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    const parts = (partial + chunk).split('\n');
-    partial = parts.pop()!;
-    lines.push(...parts);
-    wake();
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      gone = true;
-      wake();
-      resolve();
-    }),
-  );
-  const said = () => `\n--- child stdout ---\n${lines.join('\n')}\n--- child stderr ---\n${stderr}`;
-  return {
-    process: child,
-    waitFor(pattern, what) {
-      let check = () => {};
-      return within(
-        new Promise<RegExpMatchArray>((resolve, reject) => {
-          check = () => {
-            const m = lines.map((l) => pattern.exec(l)).find(Boolean);
-            if (m) resolve(m);
-            else if (gone) reject(new Error(`the child exited before ${what}${said()}`));
-          };
-          waiters.add(check);
-          check();
-        }).finally(() => waiters.delete(check)),
-        CHILD_WAIT_MS,
-        () => `${what}${said()}`,
-      );
-    },
-    async kill() {
-      if (!gone) child.kill('SIGKILL');
-      await within(exited, WAIT_MS, 'the killed child to exit');
-    },
-  };
+/** The sleep child (testing/sleep-child.ts) with these arguments; see testing/child.ts. */
+export function spawnChild(args: string[]): ScriptChild {
+  return spawnScript(CHILD, args, { waitMs: CHILD_WAIT_MS });
 }
 
 // ---- Fixture: three days of chat, seeded once, copied per test ----
