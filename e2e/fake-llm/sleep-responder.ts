@@ -33,6 +33,15 @@ export interface SleepResponderOptions {
   delayMs?: number;
   /** Pause between streamed chunks. Default 0. */
   chunkDelayMs?: number;
+  /**
+   * How it treats a request that asks for a structured answer (`response_format: json_schema`, or an
+   * Anthropic `tool_choice` forcing one tool). 'ignore' (default): the JSON as text, as before.
+   * 'honour': a server held to the schema — JSON text, or for Anthropic a call of the forced tool
+   * whose input is the answer. 'prose-then-json': a small model on a server that honours schemas —
+   * held to one, it answers as 'honour'; asked by prompt alone, it answers in prose (the JSON's words
+   * in sentences), and only the repair turn gets the JSON.
+   */
+  schema?: 'ignore' | 'honour' | 'prose-then-json';
 }
 
 type MemoryType = LightSleepAnswer['memories'][number]['type'];
@@ -45,9 +54,50 @@ export function sleepResponder(options: SleepResponderOptions = {}): (body: unkn
     const task = findTask(body);
     if (!task) return undefined;
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-    const text = JSON.stringify(fitAnswer(answerSleepTask(task.purpose, task.prompt), maxTokensOf(body)));
+    const answer = fitAnswer(answerSleepTask(task.purpose, task.prompt), maxTokensOf(body));
+    const mode = options.schema ?? 'ignore';
+    const forced = forcedTool(body);
+    if (mode !== 'ignore' && forced) return { kind: 'tool_call', name: forced, arguments: answer as unknown as Record<string, unknown> };
+    if (mode === 'prose-then-json' && !asksForSchema(body) && !isRepair(body)) {
+      const text = proseOf(answer);
+      return { kind: 'text', text, chunks: tokensOf(text), chunkDelayMs };
+    }
+    const text = JSON.stringify(answer);
     return { kind: 'text', text, chunks: tokensOf(text), chunkDelayMs };
   };
+}
+
+/** True when the request carries a JSON Schema for the answer (OpenAI-style `response_format`, or an Anthropic forced tool). */
+export function asksForSchema(body: unknown): boolean {
+  if (!isRecord(body)) return false;
+  const format = body.response_format;
+  return (isRecord(format) && format.type === 'json_schema') || forcedTool(body) !== undefined;
+}
+
+/** The tool an Anthropic request forces (`tool_choice: {type: "tool", name}`), if any. */
+export function forcedTool(body: unknown): string | undefined {
+  const choice = isRecord(body) ? body.tool_choice : undefined;
+  return isRecord(choice) && choice.type === 'tool' && typeof choice.name === 'string' ? choice.name : undefined;
+}
+
+/** A repair turn: the last user message is not the task's own (it says the answer could not be used). */
+function isRepair(body: unknown): boolean {
+  if (!isRecord(body) || !Array.isArray(body.messages)) return false;
+  const last = [...body.messages].reverse().find((m) => isRecord(m) && m.role === 'user');
+  return isRecord(last) && purposeOf(contentText(last.content)) === undefined;
+}
+
+/** What a small model says instead of JSON: the answer's words in a few sentences, with a friendly frame. */
+export function proseOf(answer: unknown): string {
+  const words: string[] = [];
+  const walk = (v: unknown) => {
+    if (typeof v === 'string' && v.length > 12) words.push(v.replace(/\s+/g, ' ').trim());
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (isRecord(v)) Object.values(v).forEach(walk);
+  };
+  walk(answer);
+  const body = words.slice(0, 6).map((w) => (/[.!?…]$/.test(w) ? w : `${w}.`));
+  return `Sure! Here is what I noticed.\n\n${body.map((w) => `- ${w}`).join('\n') || '- Nothing stood out tonight.'}\n\nLet me know if you want me to go into more detail.`;
 }
 
 /** The answer object for one task's prompt (the text of the user message carrying the task line). */

@@ -11,7 +11,7 @@ import type { Providers } from '../providers/providers.js';
 import type { SettingsStore } from '../settings/settings.js';
 import type { ChatProvider } from '../llm/types.js';
 import { buildResident } from '../memory/resident.js';
-import { auditedCall, type AuditedResult } from './audit.js';
+import { auditedCall, type AuditedResult, type StructuredAnswers } from './audit.js';
 import { TASK_PREFIX } from './schemas.js';
 
 /** Thrown (by a step) when tonight's budget is spent; the runner stops the cycle at the step boundary. */
@@ -53,6 +53,8 @@ export async function budgetUse(db: Database, sleepDay: string): Promise<BudgetU
 }
 
 export interface BackgroundModelInfo {
+  /** The connection (providers row). */
+  id: string;
   client: ChatProvider;
   model: string;
   contextTokens: number;
@@ -72,7 +74,7 @@ export async function resolveBackgroundModel(deps: Pick<BackgroundDeps, 'provide
   const id = s.backgroundProviderId ?? s.chatProviderId;
   if (!id) throw new ApiError('no_provider', 'There is no model connection for the sleep cycle yet. Add one in Settings → Models.');
   const { config, client } = await deps.providers.resolve(id);
-  return { client, model: config.model, contextTokens: config.contextTokens };
+  return { id, client, model: config.model, contextTokens: config.contextTokens };
 }
 
 /** Night work ("asleep") or a short daytime pass over a conversation that just went quiet ("nap"). */
@@ -124,6 +126,7 @@ export class BackgroundModel {
     readonly identity: string,
     private readonly sleepDay: string,
     private readonly limits: { maxCalls: number; maxTokens: number },
+    private readonly structured: StructuredAnswers,
   ) {}
 
   static async open(deps: BackgroundDeps, sleepDay: string, mode: BackgroundMode = 'asleep'): Promise<BackgroundModel> {
@@ -140,10 +143,16 @@ export class BackgroundModel {
       }),
       mode,
     );
-    return new BackgroundModel(deps.db, info, identity, sleepDay, {
-      maxCalls: s.sleep.maxCallsPerNight,
-      maxTokens: s.sleep.maxTokensPerNight,
-    });
+    // Structured answers unless this connection's server refused a schema before; the on-device
+    // model has no way to be held to one (it is asked by prompt, as always).
+    const structured: StructuredAnswers = {
+      enabled: info.client.kind !== 'local' && (await deps.providers.schemaRefusal(info.id)) === null,
+      async refused(said) {
+        structured.enabled = false;
+        await deps.providers.rememberSchemaRefusal(info.id, said);
+      },
+    };
+    return new BackgroundModel(deps.db, info, identity, sleepDay, { maxCalls: s.sleep.maxCallsPerNight, maxTokens: s.sleep.maxTokensPerNight }, structured);
   }
 
   /** Tokens a request's material may use: the context minus the preamble, instructions and answer. */
@@ -174,6 +183,7 @@ export class BackgroundModel {
       maxTokens: req.maxTokens,
       contextTokens: this.info.contextTokens,
       signal: req.signal,
+      structured: this.structured,
       messages: [
         { role: 'system', content: this.identity },
         { role: 'user', content: `${TASK_PREFIX}${req.purpose}\n\n${req.instructions.trim()}\n\n${req.material.trim()}` },

@@ -21,9 +21,10 @@ const MERGE_SIMILARITY = 0.45;
 const CONTRADICTION_INSTRUCTIONS = `Each group below lists memories that may be about the same thing, oldest first. Which one is older
 is a matter of time, not of where it stands: compare the dates they were written, or, when both say from when they
 are true ("true from"), those dates. Find where they disagree or where something stopped being true. Answer
-{"operations": [...]} with {"op": "supersede", "older": id, "newer": id, "reason"} when the newer memory replaces the
-older one (the person moved, changed their mind, a fact was corrected), or {"op": "expire", "id", "validTo":
-"YYYY-MM-DD", "reason"} when a memory stopped being true at a known date without a replacement. Only real
+{"operations": [...]} with {"reason", "op": "supersede", "older": id, "newer": id} when the newer memory replaces the
+older one (the person moved, changed their mind, a fact was corrected), or {"reason", "op": "expire", "id", "validTo":
+"YYYY-MM-DD"} when a memory stopped being true at a known date without a replacement. Write the reason first, in one
+short sentence (what each memory says and why they cannot both be true now), and only then decide. Only real
 contradictions; memories that merely differ are fine. An empty list is a good answer when nothing disagrees.`;
 
 type Timed = Pick<MemoryOutline, 'validFrom' | 'createdAt'>;
@@ -43,12 +44,14 @@ export function olderFirst(a: Timed, b: Timed): number {
 }
 
 const SPLIT_INSTRUCTIONS = `Some memories below say several separate things at once. Split those into atomic memories, each one
-fact that stands on its own (names, not pronouns): {"splits": [{"id", "parts": [{"type", "content"}], "reason"}]}.
-Keep the meaning exactly; leave memories that are already one fact alone. An empty list is a good answer.`;
+fact that stands on its own (names, not pronouns): {"splits": [{"reason", "id", "parts": [{"type", "content"}]}]}.
+Write the reason first, in one short sentence (which separate things the memory says), and only then the split. Keep
+the meaning exactly; leave memories that are already one fact alone. An empty list is a good answer.`;
 
 const MERGE_INSTRUCTIONS = `The groups below are memories that may say the same thing twice. Where they do, write the one memory that
-keeps everything they say: {"merges": [{"ids": [...], "type", "content", "reason"}]}. Only merge true duplicates; two
-different facts about the same thing stay apart. An empty list is a good answer.`;
+keeps everything they say: {"merges": [{"reason", "ids": [...], "type", "content"}]}. Write the reason first, in one
+short sentence (why they say the same thing), and only then which to merge. Only merge true duplicates; two different
+facts about the same thing stay apart. An empty list is a good answer.`;
 
 /**
  * Round 1: contradictions and expiry, each new memory with its nearest neighbours in the store. The
