@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type Conversation, type DeleteResult, type Memory, type SaveMemoryResult, type TrashedConversation } from '../../shared/api.js';
 import type { Log } from '../../shared/log.js';
-import type { Conversations } from '../conversations/conversations.js';
+import { Conversations } from '../conversations/conversations.js';
 import type { Database } from '../db/open.js';
 import { dropMessageVectors } from '../embed/forget.js';
 import { dropMessageRows, messagesWithMentions } from '../graph/forget.js';
@@ -198,19 +198,8 @@ export class Trash {
     return this.purging;
   }
 
-  private async purgeOne(id: string): Promise<void> {
-    const { conversations, db } = this.deps;
-    const messages = await conversations.messageRefs(id);
-    const ids = messages.map((m) => m.id);
-    await db.transaction(async (tx) => {
-      await dropReferencesOf(tx, ids);
-      await dropMessageRows(tx, ids);
-      await dropMessageVectors(
-        tx,
-        messages.map((m) => m.seq),
-      );
-      await conversations.purge(tx, id, this.deps.now());
-    });
+  private purgeOne(id: string): Promise<void> {
+    return purgeConversation(this.deps.db, this.deps.conversations, id, this.deps.now());
   }
 
   /** Purges now (at host start) and then every PURGE_EVERY_MS while the host runs. */
@@ -234,4 +223,31 @@ export class Trash {
   private realNow(): Date {
     return new Date(Math.min(this.deps.now().getTime(), Date.now()));
   }
+}
+
+/** Removes a trashed conversation's messages and every row that still names them, in one transaction; the row stays as a tombstone. */
+async function purgeConversation(db: Database, conversations: Conversations, id: string, at: Date): Promise<void> {
+  const messages = await conversations.messageRefs(id);
+  const ids = messages.map((m) => m.id);
+  await db.transaction(async (tx) => {
+    await dropReferencesOf(tx, ids);
+    await dropMessageRows(tx, ids);
+    await dropMessageVectors(
+      tx,
+      messages.map((m) => m.seq),
+    );
+    await conversations.purge(tx, id, at);
+  });
+}
+
+/**
+ * Purges everything in the trash at once — only ever in a copy of the database about to be dumped
+ * (the export's anima.sql leaves the trash out, as anima.json does): on the live database it would
+ * take away the 30 days in which a delete can be undone. Returns how many conversations it purged.
+ */
+export async function purgeTrashInCopy(copy: Database, at: Date): Promise<number> {
+  const conversations = new Conversations(copy);
+  const ids = await conversations.purgeDue(new Date('9999-12-31T00:00:00Z'));
+  for (const id of ids) await purgeConversation(copy, conversations, id, at);
+  return ids.length;
 }
