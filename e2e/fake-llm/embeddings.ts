@@ -3,7 +3,8 @@
 //   POST /api/embed      {model, input: string | string[]} → {model, embeddings: [[..]], total_duration, load_duration, prompt_eval_count}
 // (shapes from OpenAI's API reference and Ollama's docs/api.md). The vectors are deterministic: a
 // hashed bag of words (64 numbers, unit length), so texts that share words are near each other and a
-// test of search by meaning can name the neighbour it expects. Switches make the server refuse a
+// test of search by meaning can name the neighbour it expects; a few synonyms count as one word,
+// so meaning can be found where words are not. Switches make the server refuse a
 // batch over a size, answer 500, drop the connection, or not know a model — for the "server gone"
 // and "batch too big" paths.
 import type http from 'node:http';
@@ -29,12 +30,29 @@ export interface FakeEmbeddings {
 
 const STOP = new Set(['the', 'a', 'an', 'of', 'to', 'in', 'on', 'and', 'is', 'are', 'was', 'at', 'for', 'with', 'their', 'his', 'her', 'person', 's']);
 
-/** Words of a text (lower case, letters and digits; each CJK character is a word), stop words left out. */
+/**
+ * Words the fake takes to mean the same (each to the first of its group), so a test can search by
+ * meaning with words that search by words does not find.
+ */
+const SYNONYMS: Record<string, string> = Object.fromEntries(
+  [
+    ['sister', 'sibling'],
+    ['lives', 'dwells', 'resides'],
+    ['near', 'beside', 'by'],
+    ['river', 'waterway', 'stream'],
+    ['cello', 'violoncello'],
+    ['sundays', 'weekends'],
+    ['kettle', 'teapot'],
+    ['姐', '妹'],
+  ].flatMap((group) => group.map((w) => [w, group[0]!])),
+);
+
+/** Words of a text (lower case, letters and digits; each CJK character is a word), stop words left out, synonyms as one. */
 export function words(text: string): string[] {
   const out: string[] = [];
   for (const m of text.toLowerCase().matchAll(/[\p{Script=Han}]|[\p{L}\p{N}]+/gu)) {
     const w = m[0];
-    if (!STOP.has(w)) out.push(w);
+    if (!STOP.has(w)) out.push(SYNONYMS[w] ?? w);
   }
   return out;
 }

@@ -79,6 +79,8 @@ export interface EmbeddingService {
   /** Recall's vector branch weight: settings.memory.vectorWeight (absent = 0 = off). */
   setVectorWeight(weight: number | undefined): void;
   status(): EmbeddingStatus;
+  /** The model answers again (a model server came back): what waits for its retry goes now, not at the retry time. */
+  retryNow(): void;
   /** Resolves when nothing is queued and no backfill is running (or the queue waits to retry). */
   idle(): Promise<void>;
   /** Stops taking work and waits for the batch in flight (cancelling it after 5 s). Does not close the embedder (its owner does). */

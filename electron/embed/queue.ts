@@ -171,6 +171,13 @@ export class EmbeddingQueue implements EmbeddingService {
     return this.job.promise;
   }
 
+  retryNow(): void {
+    if (this.closed || !this.embedder) return;
+    this.backoff.retryAt = 0;
+    this.backoff.cancel();
+    this.kick();
+  }
+
   status(): EmbeddingStatus {
     const e = this.embedder;
     const job = this.job && !this.job.stopped ? this.job : null;

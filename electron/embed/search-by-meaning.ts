@@ -1,16 +1,22 @@
-// Search by meaning in the host: follows the `models.embedding` and `memory.vectorWeight` settings,
-// loads the chosen on-device model (electron/embed/embedder.ts), hands it to the embedding queue
-// (electron/embed/queue.ts), and tells the windows where it stands (`embeddings.status`).
+// Search by meaning in the host: follows the `models.embedding`, `models.serverEmbedding` and
+// `memory.vectorWeight` settings, loads the chosen on-device model (electron/embed/embedder.ts) or
+// opens the chosen server's embedding model (electron/embed/server-embedder.ts), hands it to the
+// embedding queue (electron/embed/queue.ts), and tells the windows where it stands
+// (`embeddings.status`).
 //
 // Nothing here can fail a chat turn or the host's start: a model that will not load, or a build whose
-// database cannot hold vectors, leaves memory search on words, with the reason in the status line.
-import type { EmbeddingsStatus, MemoryChange, Message, Settings } from '../../shared/api.js';
+// database cannot hold vectors, leaves memory search on words, with the reason in the status line. A
+// model server that stops answering pauses search by meaning (words meanwhile, the queue keeps what
+// waits); it is asked again now and then, and once it answers the queue goes on at once.
+import { ApiError, type EmbeddingsStatus, type MemoryChange, type Message, type Settings } from '../../shared/api.js';
+import type { ModelSettings, ServerEmbeddingChoice } from '../../shared/api/settings.js';
 import type { Database } from '../db/open.js';
 import { openEmbedder } from './embedder.js';
 import { usableVectorWeight, type VectorSlot } from './active.js';
 import { pgvectorSupport } from '../db/pgvector.js';
 import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from './queue.js';
-import type { Embedder } from './types.js';
+import { canEmbed, openServerEmbedder, ServerEmbedder, type ServerConnection } from './server-embedder.js';
+import { EmbedError, type Embedder } from './types.js';
 import type { HostEvents } from '../events/events.js';
 import type { Log } from '../../shared/log.js';
 
@@ -22,13 +28,44 @@ export interface SearchByMeaningDeps {
   modelsDir: string;
   events: HostEvents;
   log: Log;
+  /** A saved model connection with its key (rejects when there is no such connection): for a server's embedding model. */
+  connection?: (id: string) => Promise<ServerConnection>;
+  /** Saves the server choice (the settings store's update). */
+  updateSettings?: (patch: { models: { serverEmbedding: ServerEmbeddingChoice } }) => Promise<Settings>;
+  /** The fetch requests to model servers use (tests point it elsewhere). */
+  fetch?: typeof fetch;
+  /** First wait before asking a server that stopped answering again (default 2 s, doubling to `probeMaxMs`, 30 s). */
+  probeMs?: number;
+  probeMaxMs?: number;
 }
+
+/** What memory search embeds with: an installed on-device model, or a connection's embedding model. */
+export type EmbedChoice = { source: 'device'; id: string } | ({ source: 'server' } & ServerEmbeddingChoice);
+
+/** The choice the settings make (the server's model when set, else the on-device one, else none). */
+export function choiceOf(models: ModelSettings): EmbedChoice | null {
+  if (models.serverEmbedding) return { source: 'server', ...models.serverEmbedding };
+  return models.embedding ? { source: 'device', id: models.embedding } : null;
+}
+
+function sameChoice(a: EmbedChoice | null, b: EmbedChoice | null): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+const PROBE_MS = 2000;
+const PROBE_MAX_MS = 30_000;
 
 export class SearchByMeaning {
   private readonly service: EmbeddingService;
   private embedder: Embedder | null = null;
   /** The model the settings name (null: none), whether or not it loaded. */
-  private wanted: string | null = null;
+  private wanted: EmbedChoice | null = null;
+  /** The model server is not answering (why), or null. Search is by words meanwhile. */
+  private paused: string | null = null;
+  /** The chosen server's connection name, for the status line. */
+  private connectionName: string | undefined;
+  private probeTimer: NodeJS.Timeout | null = null;
+  private probeDelay = 0;
   /** Why the wanted model is not in use (it would not load, or vectors cannot be stored here). */
   private problem: string | null = null;
   private loading = false;
@@ -75,20 +112,52 @@ export class SearchByMeaning {
   }
 
   /**
-   * Follows the settings: loads `modelId` (null: none) unless it is the one in use. A model that
-   * failed to load is tried again only with `retry` (its files were downloaded again), not on every
-   * unrelated settings change. Resolves once switched.
+   * Follows the settings: loads the chosen model (an on-device id, a server's model, or null: none)
+   * unless it is the one in use. A model that failed to load is tried again only with `retry` (its
+   * files were downloaded again, the server answers again), not on every unrelated settings change.
+   * Resolves once switched.
    */
-  use(modelId: string | null, options: { retry?: boolean } = {}): Promise<void> {
+  use(choice: EmbedChoice | string | null, options: { retry?: boolean } = {}): Promise<void> {
+    const wanted: EmbedChoice | null = typeof choice === 'string' ? { source: 'device', id: choice } : choice;
     this.chain = this.chain
-      .then(() => this.switchTo(modelId, options.retry ?? false))
+      .then(() => this.switchTo(wanted, options.retry ?? false))
       .catch((err: Error) => this.deps.log('error', `embeddings: ${err.message}`));
     return this.chain;
   }
 
-  /** The model the settings name, loaded or not. */
+  /** The on-device model the settings name, loaded or not (null for none or a server's model). */
   get chosen(): string | null {
-    return this.wanted;
+    return this.wanted?.source === 'device' ? this.wanted.id : null;
+  }
+
+  /**
+   * Memory search through a connection's embedding model (models.useServerForEmbeddings): the
+   * connection must be one that can embed and the server must answer with a vector for the model,
+   * or nothing changes and the error says why.
+   */
+  async chooseServer(choice: ServerEmbeddingChoice): Promise<Settings> {
+    const { connection: resolve, updateSettings } = this.deps;
+    if (!resolve || !updateSettings) throw new ApiError('internal', 'This host cannot use a model server for memory search.');
+    const connection = await resolve(choice.providerId).catch(() => {
+      throw new ApiError('invalid_input', 'That model connection does not exist.', 'providerId');
+    });
+    if (!canEmbed(connection.kind)) {
+      throw new ApiError('invalid_input', `“${connection.name}” cannot make embeddings: choose an OpenAI-compatible or Ollama connection.`, 'providerId');
+    }
+    try {
+      const trial = await openServerEmbedder({
+        connection: () => resolve(choice.providerId),
+        model: choice.model,
+        fetch: this.deps.fetch,
+        firstTimeoutMs: 60_000,
+      });
+      await trial.close();
+    } catch (err) {
+      const message = (err as Error).message;
+      if (err instanceof EmbedError && err.code === 'server_unreachable') throw new ApiError('provider_unreachable', message);
+      throw new ApiError('invalid_input', message, 'model');
+    }
+    return updateSettings({ models: { serverEmbedding: { providerId: choice.providerId, model: choice.model.trim() } } });
   }
 
   /**
@@ -100,7 +169,7 @@ export class SearchByMeaning {
     this.deps.events.on((event, payload) => {
       if (event === 'settings.changed') {
         this.setVectorWeight(payload.memory.vectorWeight);
-        void this.use(payload.models.embedding);
+        void this.use(choiceOf(payload.models));
       }
       if (event === 'sleep.finished') this.catchUp();
       if (event === 'models.changed' && payload.models.some((m) => m.id === this.chosen && m.state === 'installed') && this.status().state === 'unavailable') {
@@ -108,18 +177,20 @@ export class SearchByMeaning {
       }
     });
     this.setVectorWeight(started.memory.vectorWeight);
-    void this.use(started.models.embedding);
+    void this.use(choiceOf(started.models));
   }
 
-  private async switchTo(modelId: string | null, retry: boolean): Promise<void> {
+  private async switchTo(choice: EmbedChoice | null, retry: boolean): Promise<void> {
     if (this.closed) return;
-    if (modelId === this.wanted && (this.embedder || modelId === null || (this.problem !== null && !retry))) return;
-    this.wanted = modelId;
+    if (sameChoice(choice, this.wanted) && (this.embedder || choice === null || ((this.problem !== null || this.paused !== null) && !retry))) return;
+    this.wanted = choice;
     this.problem = null;
+    this.paused = null;
     this.progress = null;
+    this.stopProbing();
     const previous = this.embedder;
     let next: Embedder | null = null;
-    if (modelId) {
+    if (choice) {
       const support = pgvectorSupport();
       if (!support.usable) {
         this.problem = `this build cannot store vectors (${support.reason})`;
@@ -127,10 +198,17 @@ export class SearchByMeaning {
         this.loading = true;
         this.emit();
         try {
-          next = await openEmbedder({ modelsDir: this.deps.modelsDir, modelId });
+          next = choice.source === 'device' ? await openEmbedder({ modelsDir: this.deps.modelsDir, modelId: choice.id }) : await this.openServer(choice);
         } catch (err) {
-          this.problem = (err as Error).message;
-          this.deps.log('warn', `embeddings: could not load ${modelId}: ${this.problem}`);
+          const message = (err as Error).message;
+          if (err instanceof EmbedError && err.code === 'server_unreachable') {
+            // Not the choice's fault: asked again later, words meanwhile.
+            this.paused = message;
+            this.probeSoon();
+          } else {
+            this.problem = message;
+          }
+          this.deps.log('warn', `embeddings: could not ${choice.source === 'device' ? 'load' : 'reach'} ${describe(choice)}: ${message}`);
         } finally {
           this.loading = false;
         }
@@ -152,12 +230,80 @@ export class SearchByMeaning {
     this.emit();
   }
 
+  private async openServer(choice: ServerEmbeddingChoice): Promise<Embedder> {
+    const resolve = this.deps.connection;
+    if (!resolve) throw new EmbedError('server_refused', 'This host has no model connections.');
+    const connection = () => resolve(choice.providerId);
+    this.connectionName = (await connection().catch(() => null))?.name;
+    let opened: ServerEmbedder | null = null;
+    opened = await openServerEmbedder({
+      connection,
+      model: choice.model,
+      fetch: this.deps.fetch,
+      onHealth: (up, reason) => {
+        if (this.closed || this.embedder !== opened) return;
+        this.paused = up ? null : reason;
+        if (up) {
+          this.stopProbing();
+          this.deps.log('info', `embeddings: the model server answers again; going on with ${opened?.modelId}`);
+          this.service.retryNow();
+        } else {
+          this.deps.log('warn', `embeddings: search by meaning paused: ${reason}`);
+          this.probeSoon();
+        }
+        this.emit();
+      },
+    });
+    return opened;
+  }
+
+  /** Asks the server again after a while (2 s, doubling to 30 s) while it does not answer. */
+  private probeSoon(): void {
+    if (this.probeTimer || this.closed) return;
+    const base = this.deps.probeMs ?? PROBE_MS;
+    this.probeDelay = this.probeDelay ? Math.min(this.deps.probeMaxMs ?? PROBE_MAX_MS, this.probeDelay * 2) : base;
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = null;
+      void this.probe();
+    }, this.probeDelay);
+    this.probeTimer.unref?.();
+  }
+
+  private async probe(): Promise<void> {
+    if (this.closed || !this.paused) return;
+    const e = this.embedder;
+    if (e instanceof ServerEmbedder) {
+      // Success reaches onHealth, which resumes the queue; failure asks again later.
+      if (!(await e.probe()) && this.embedder === e && this.paused) this.probeSoon();
+      return;
+    }
+    // It never answered since it was chosen: open it again (the vector length comes from that answer).
+    await this.use(this.wanted, { retry: true });
+  }
+
+  private stopProbing(): void {
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimer = null;
+    this.probeDelay = 0;
+  }
+
   status(): EmbeddingsStatus {
     const s = this.service.status();
-    const base = { model: this.wanted, done: 0, total: 0, queued: 0, searching: false, error: null };
-    if (!this.wanted) return { ...base, state: 'off' };
+    const w = this.wanted;
+    if (!w) return { model: null, done: 0, total: 0, queued: 0, searching: false, error: null, state: 'off' };
+    const base = {
+      model: w.source === 'device' ? w.id : w.model,
+      done: 0,
+      total: 0,
+      queued: 0,
+      searching: false,
+      error: null,
+      source: w.source,
+      ...(w.source === 'server' && this.connectionName ? { connection: this.connectionName } : {}),
+    };
     // Loading the model is the first part of making vectors: the line says "getting ready".
     if (this.loading) return { ...base, state: 'embedding' };
+    if (this.paused) return { ...base, state: 'paused', queued: s.pending, error: this.paused };
     if (this.problem || !this.embedder) return { ...base, state: 'unavailable', error: this.problem };
     const queued = s.pending;
     const searching = this.weight > 0;
@@ -182,9 +328,14 @@ export class SearchByMeaning {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopProbing();
     await this.chain;
     await this.service.close();
     await this.embedder?.close().catch(() => {});
     this.embedder = null;
   }
+}
+
+function describe(choice: EmbedChoice): string {
+  return choice.source === 'device' ? choice.id : `${choice.model} on the model server`;
 }

@@ -179,7 +179,17 @@ function buildServices(
   // background and is put in the vector slot recall and the memory store read; without one (the
   // default) memory search is by words alone.
   const vectors = new VectorSlot();
-  const meaning = new SearchByMeaning({ db, vectors, modelsDir: modelsDir(dataDir), events, log });
+  const meaning = new SearchByMeaning({
+    db,
+    vectors,
+    modelsDir: modelsDir(dataDir),
+    events,
+    log,
+    fetch: options.fetch,
+    // A server's embedding model: the connection as saved, with its key (providers.ts keeps it under this name).
+    connection: async (id) => ({ ...(await providers.get(id)), apiKey: await secrets.get(`provider:${id}:apiKey`) }),
+    updateSettings: (patch) => settings.update(patch),
+  });
   const recall = new Recall({ db, vectors });
   const conversations = new Conversations(
     db,

@@ -77,6 +77,17 @@ export function defaultSettings(): Settings {
 
 const KEYS = Object.keys(schemas) as (keyof Settings)[];
 
+/**
+ * A models patch merged into what is stored. Memory search has one source: choosing the on-device
+ * model (or none) clears the server's model, and choosing the server's clears the on-device one.
+ */
+function mergeModels(current: ModelSettings, patch: Partial<ModelSettings>): ModelSettings {
+  const next = { ...current, ...patch };
+  if (patch.serverEmbedding) next.embedding = null;
+  else if (patch.embedding !== undefined && patch.serverEmbedding === undefined) next.serverEmbedding = null;
+  return next;
+}
+
 /** Like Settings, but the memory, sleep and models blocks may be partial (they merge into what is stored). */
 export type SettingsPatch = Partial<Omit<Settings, 'memory' | 'sleep' | 'models'>> & {
   memory?: Partial<MemorySettings>;
@@ -126,7 +137,7 @@ export class SettingsStore {
             : key === 'sleep'
               ? { ...current.sleep, ...patch.sleep }
               : key === 'models'
-                ? { ...current.models, ...patch.models }
+                ? mergeModels(current.models, patch.models ?? {})
                 : patch[key];
         const value = schemas[key].parse(raw);
         (next as Record<string, unknown>)[key] = value;

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { ApiErrorShape } from './errors.js';
 import { empty, localModelId } from './fields.js';
-import type { Settings } from './settings.js';
+import { serverEmbeddingChoice, type Settings } from './settings.js';
 
 export type LocalModelTask = 'embedding' | 'chat';
 /** available: nothing on disk; partial: a stopped download that resumes; downloading: now; installed: complete and checked. */
@@ -30,11 +30,17 @@ export interface ModelDownloadProgress {
  * Where search by meaning stands (the `embeddings.status` event and models.embeddingStatus).
  * off: no model chosen; unavailable: chosen, but this build cannot store vectors or the model would
  * not load (`error` says why); embedding: vectors are being made for what was written before
- * (done/total); ready: every message, memory and diary block has a vector of `model`.
+ * (done/total); ready: every message, memory and diary block has a vector of `model`; paused: the
+ * model server stopped answering (`error` says how) — search is by words until it answers again, and
+ * nothing waiting for a vector is lost.
  */
 export interface EmbeddingsStatus {
   model: string | null;
-  state: 'off' | 'unavailable' | 'embedding' | 'ready';
+  state: 'off' | 'unavailable' | 'embedding' | 'ready' | 'paused';
+  /** Where the vectors come from, once a model is chosen: this device, or a model server (`model` is then its name there). */
+  source?: 'device' | 'server';
+  /** For a server's model: the connection's name. */
+  connection?: string;
   done: number;
   total: number;
   /** New messages and memories waiting for their vectors (the queue keeping up; not part of done/total). */
@@ -95,6 +101,12 @@ export const modelsInputs = {
   /** The embedding model memory search uses; null = none (search by words only). */
   'models.useForEmbeddings': z.object({ id: localModelId.nullable() }).strict(),
   'models.embeddingStatus': empty,
+  /**
+   * Memory search through a connection's embedding model (OpenAI-compatible or Ollama), asked once
+   * first: a model the server does not have, or a server that does not answer, is refused and changes
+   * nothing. Clears the on-device choice; models.useForEmbeddings clears this one.
+   */
+  'models.useServerForEmbeddings': serverEmbeddingChoice,
 } as const;
 
 export interface ModelsOutputs {
@@ -104,4 +116,5 @@ export interface ModelsOutputs {
   'models.delete': LocalModel;
   'models.useForEmbeddings': Settings;
   'models.embeddingStatus': EmbeddingsStatus;
+  'models.useServerForEmbeddings': Settings;
 }

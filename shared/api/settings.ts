@@ -35,7 +35,27 @@ export interface ModelSettings {
   host: string;
   /** The catalogue id of the embedding model memory search uses; null = none (search by words only). */
   embedding: string | null;
+  /**
+   * Memory search through a model server's embedding model instead (set through
+   * models.useServerForEmbeddings). Absent or null: the on-device model above. The two are exclusive:
+   * choosing one clears the other.
+   */
+  serverEmbedding?: ServerEmbeddingChoice | null;
 }
+
+/** A saved connection (OpenAI-compatible or Ollama) and the name of the embedding model on its server. */
+export interface ServerEmbeddingChoice {
+  providerId: string;
+  /** As the server names it, e.g. nomic-embed-text. */
+  model: string;
+}
+
+export const serverEmbeddingChoice = z
+  .object({
+    providerId: id,
+    model: z.string().trim().min(1, 'name the embedding model on your server').max(200),
+  })
+  .strict();
 
 /** How memory reaches the model: passive recall before each turn, and the resident block. */
 export interface MemorySettings {
@@ -107,6 +127,7 @@ function isWebAddress(value: string): boolean {
 export const modelSettings = z.object({
   host: z.string().trim().max(500).refine(isWebAddress, 'expected a web address starting with https:// (or http://), like https://huggingface.co'),
   embedding: localModelId.nullable(),
+  serverEmbedding: serverEmbeddingChoice.nullable().optional(),
 });
 
 export const settingsInputs = {
@@ -123,7 +144,8 @@ export const settingsInputs = {
       passiveRecall: z.boolean().optional(),
       memory: memorySettings.partial().strict().optional(),
       sleep: sleepSettings.partial().strict().optional(),
-      models: modelSettings.partial().strict().optional(),
+      // The server's embedding model is chosen through models.useServerForEmbeddings, which checks it.
+      models: modelSettings.omit({ serverEmbedding: true }).partial().strict().optional(),
     })
     .strict(),
 } as const;

@@ -7,4 +7,5 @@ export const modelsHandlers = (s: HostServices): DomainHandlers<'models'> => ({
   'models.delete': (input) => s.localModels.delete(input.id),
   'models.useForEmbeddings': (input) => s.localModels.useForEmbeddings(input.id),
   'models.embeddingStatus': async () => s.meaning.status(),
+  'models.useServerForEmbeddings': (input) => s.meaning.chooseServer(input),
 });
