@@ -21,8 +21,27 @@ function ProviderCard({
   forBackground: boolean;
   onEdit: () => void;
 }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const [confirming, setConfirming] = useState(false);
+  const [switching, setSwitching] = useState(false);
+  // The server gives less than the setting: the conversation is fitted into the server's window.
+  const serverWindow = p.server?.contextTokens && p.server.contextTokens < p.contextTokens ? p.server.contextTokens : null;
+  // An OpenAI-compatible connection whose server turned out to be Ollama: its own API can be told the context.
+  const ollamaBehindV1 = p.kind === 'openai-compatible' && p.server?.software === 'ollama';
+  const switchToOllama = async () => {
+    setSwitching(true);
+    try {
+      const base = p.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+      const saved = await useProviders
+        .getState()
+        .save({ id: p.id, kind: 'ollama', name: p.name, baseUrl: base, model: p.model, contextTokens: p.contextTokens });
+      useApp.getState().toast({ tone: 'info', text: t('models.ollamaSwitched', { name: saved.name }) });
+    } catch (err) {
+      reportError(err);
+    } finally {
+      setSwitching(false);
+    }
+  };
   const remove = async () => {
     try {
       await useProviders.getState().remove(p.id);
@@ -60,6 +79,19 @@ function ProviderCard({
           ) : null}
         </p>
         {p.baseUrl ? <p className="provider-url mono">{p.baseUrl}</p> : null}
+        {serverWindow ? (
+          <p className="provider-note" data-testid="provider-window-note">
+            {t('models.serverWindow', { tokens: serverWindow.toLocaleString(i18n.language) })}
+          </p>
+        ) : null}
+        {ollamaBehindV1 ? (
+          <div className="provider-offer" data-testid="provider-ollama-offer">
+            <p>{t('models.ollamaOffer')}</p>
+            <button type="button" className="button small" data-testid="provider-ollama-switch" disabled={switching} onClick={() => void switchToOllama()}>
+              {t('models.ollamaSwitch')}
+            </button>
+          </div>
+        ) : null}
       </div>
       {confirming ? (
         <div className="confirm" role="alertdialog" aria-label={t('models.deleteConfirm', { name: p.name })}>
