@@ -8,6 +8,7 @@ import { ErasePanel } from './ErasePanel.js';
 import { ExportPanel } from './ExportPanel.js';
 import { ImportPanel } from './ImportPanel.js';
 import { TrashPanel } from './TrashPanel.js';
+import { VaultPanel } from './VaultPanel.js';
 
 export function DataSection() {
   const { t } = useTranslation();
@@ -43,6 +44,7 @@ export function DataSection() {
         <ImportPanel />
         <TrashPanel />
         <BackupsPanel />
+        <VaultPanel />
       </Fragment>
       <ErasePanel onErased={() => setErased((n) => n + 1)} />
     </div>
