@@ -74,3 +74,19 @@ export function describeSummary(s: Pick<ImportSummary, 'conversations' | 'messag
   const span = s.from && s.to ? (month(s.from) === month(s.to) ? `, in ${month(s.from)}` : `, from ${month(s.from)} to ${month(s.to)}`) : '';
   return `${parts.join(', ')}${span}`;
 }
+
+/**
+ * What an import did, in one English line: "2 conversations and 30 messages stored; 3 conversations
+ * have new messages (41); 1 was already here".
+ */
+export function describeApplied(p: { imported: number; messages: number; already: number; grown?: number; added?: number; diverged?: number }): string {
+  const grown = p.grown ?? 0;
+  const added = p.added ?? 0;
+  const parts: string[] = [];
+  if (p.imported || !grown) parts.push(`${count(p.imported, 'conversation', 'conversations')} and ${count(p.messages - added, 'message', 'messages')} stored`);
+  if (grown) parts.push(`${count(grown, 'conversation has', 'conversations have')} new messages (${added.toLocaleString('en-US')})`);
+  const already = p.already - (p.diverged ?? 0);
+  if (already > 0) parts.push(`${count(already, 'was', 'were')} already here`);
+  if (p.diverged) parts.push(`${count(p.diverged, 'was', 'were')} kept as it is here (told differently in the file)`);
+  return parts.join('; ');
+}

@@ -7,6 +7,9 @@
 //   never in without its marks.
 // - A conversation already imported (the same export id, or the same content when the export has
 //   none) is skipped and counted: importing a file twice says "already imported", it copies nothing.
+//   One the export carries further (the person went on chatting there) gets only its new messages,
+//   marked as history like the rest; one whose earlier messages the export tells differently keeps
+//   ours, and a note says so (import-transcript.ts decides which is which).
 // - Cancel and errors stop between conversations: what was committed stays and is reported (a later
 //   import of the same file skips it and goes on from there); the conversation in hand leaves nothing.
 import type { Transaction } from '@electric-sql/pglite';
@@ -17,7 +20,7 @@ import { findSecret } from '../memory/secret-filter.js';
 import { storedConversations } from './apply-summary.js';
 import type { ParseResult } from './types.js';
 
-export { describeSummary, summarise, type ImportSummary } from './apply-summary.js';
+export { describeApplied, describeSummary, summarise, type ImportSummary } from './apply-summary.js';
 
 export interface ApplyDeps {
   transcripts: TranscriptImports;
@@ -36,9 +39,14 @@ export interface ApplyProgress {
   /** Skipped: already in the data folder (`inTrash` of them in the trash). */
   already: number;
   inTrash: number;
-  /** Messages and earlier versions stored so far. */
+  /** Messages and earlier versions stored so far (in grown conversations too). */
   messages: number;
   versions: number;
+  /** Conversations here already that got new messages, and how many (part of `messages`); absent: none. */
+  grown?: number;
+  added?: number;
+  /** Conversations here already whose earlier messages the export tells differently: ours kept, their new messages not added. */
+  diverged?: number;
 }
 
 export interface ApplyResult extends ApplyProgress {
@@ -49,6 +57,8 @@ export interface ApplyResult extends ApplyProgress {
   error: Error | null;
   /** The title of the conversation that failed. */
   failedAt: string | null;
+  /** What the person should know about conversations that were not simply stored (a diverged one, by title). */
+  notes?: string[];
 }
 
 export interface ApplyOptions {
@@ -58,9 +68,13 @@ export interface ApplyOptions {
 }
 
 /** Stores the conversations of a parse, one transaction each. Never throws for a conversation's failure: it ends as `failed`. */
-export async function apply(result: ParseResult, deps: ApplyDeps, opts: ApplyOptions = {}): Promise<ApplyResult> {
+export async function apply(
+  result: ParseResult,
+  deps: ApplyDeps,
+  opts: ApplyOptions = {},
+): Promise<ApplyResult & Required<Pick<ApplyResult, 'grown' | 'added' | 'diverged' | 'notes'>>> {
   const conversations = storedConversations(result);
-  const out: ApplyResult = {
+  const out: ApplyResult & Required<Pick<ApplyResult, 'grown' | 'added' | 'diverged' | 'notes'>> = {
     status: 'done',
     total: conversations.length,
     done: 0,
@@ -69,12 +83,16 @@ export async function apply(result: ParseResult, deps: ApplyDeps, opts: ApplyOpt
     inTrash: 0,
     messages: 0,
     versions: 0,
+    grown: 0,
+    added: 0,
+    diverged: 0,
     conversationIds: [],
     error: null,
     failedAt: null,
+    notes: [],
   };
   const report = () => {
-    const { status: _s, conversationIds: _c, error: _e, failedAt: _f, ...progress } = out;
+    const { status: _s, conversationIds: _c, error: _e, failedAt: _f, notes: _n, ...progress } = out;
     opts.onProgress?.(progress);
   };
   report();
@@ -92,6 +110,22 @@ export async function apply(result: ParseResult, deps: ApplyDeps, opts: ApplyOpt
       if ('already' in stored) {
         out.already++;
         if (stored.already.inTrash) out.inTrash++;
+      } else if ('grown' in stored) {
+        const g = stored.grown;
+        if (g.messages > 0) {
+          out.grown++;
+          out.added += g.messages;
+        } else out.already++;
+        out.messages += g.messages;
+        out.versions += g.versions;
+        deps.onStored?.(g.messageIds);
+      } else if ('diverged' in stored) {
+        out.diverged++;
+        out.already++;
+        const d = stored.diverged;
+        out.notes.push(
+          `“${d.title || conversation.title || 'A conversation'}” is told differently from message ${d.at} on in this file (edited or regenerated there, or continued here): the conversation here was kept as it is, without the file's new messages.`,
+        );
       } else {
         out.imported++;
         out.messages += stored.messages;
