@@ -16,9 +16,10 @@ import { nameKey } from '../../graph/names.js';
 import { SELF_ENTITY_ID, USER_ENTITY_ID } from '../../graph/store.js';
 import { findSecret } from '../../memory/secret-filter.js';
 import { segmentForIndex } from '../../memory/segment.js';
-import { BudgetExhaustedError } from '../background.js';
+import type { Transaction } from '@electric-sql/pglite';
+import { BudgetExhaustedError, type BackgroundModel } from '../background.js';
 import { nappedFrom } from '../nap.js';
-import { CycleStop, StepFailure, type SleepStep, type StepContext } from '../dag.js';
+import { CycleStop, StepFailure, type SleepStep } from '../dag.js';
 import {
   conversationHeading,
   lightSleepAnswer,
@@ -214,7 +215,7 @@ interface BlockRow {
  */
 async function writeAnswer(
   deps: SleepStepDeps,
-  ctx: StepContext,
+  ctx: ReadingOptions,
   call: Piece[],
   refs: ReturnType<typeof renderCall>,
   answer: LightSleepAnswer,
@@ -223,6 +224,14 @@ async function writeAnswer(
 ): Promise<void> {
   const ids = (sources: string[]) => [...new Set(sources.flatMap((s) => refs.messageRefs.get(s) ?? []))];
   const days = new Set(call.map((p) => p.day));
+  // Imported history: a memory the answer gives no date is dated by the earliest day it was said on.
+  const dayOf = new Map(call.flatMap((p) => p.messages.map((m) => [m.id, p.day] as const)));
+  const saidOn = (sources: string[]) => {
+    const said = ids(sources)
+      .flatMap((id) => dayOf.get(id) ?? [])
+      .sort()[0];
+    return ctx.dateByDay && said ? `${said}T00:00:00.000Z` : null;
+  };
   const bump = (key: string, n = 1) => (stats[key] = (stats[key] ?? 0) + n);
   const clean = (text: string) => {
     if (findSecret(text)) {
@@ -240,9 +249,9 @@ async function writeAnswer(
       actor: 'light-sleep' as const,
       sourceMessageIds: ids(m.sources),
       entityNames: m.entities,
-      validFrom: toDate(m.validFrom),
+      validFrom: toDate(m.validFrom) ?? (toDate(m.validTo) ? null : saidOn(m.sources)),
       validTo: toDate(m.validTo),
-      reason: `light sleep of ${[...days].join(', ')}`,
+      reason: `${ctx.reason ?? 'light sleep of'} ${[...days].join(', ')}`,
     })),
   );
 
@@ -334,7 +343,7 @@ async function writeAnswer(
         if (kind === 'anchor') bump('anchors_kept', blocks.filter((x) => x.kind === 'anchor').length - n);
       }
     }
-    await advanceWatermarks(b.tx, call);
+    await ctx.advance(b.tx, lastSeqs(call));
   }, prepared);
   await recordRelations(deps, answer, savedIds, bump);
 }
@@ -463,9 +472,15 @@ async function alreadyNoted(deps: SleepStepDeps, messageIds: string[]): Promise<
   return `\n\n## Already noted (kept earlier today from these messages; do not write them again)\n${noted.map((m) => `- (${m.type}) ${m.content.replace(/\s+/g, ' ')}`).join('\n')}`;
 }
 
-async function advanceWatermarks(tx: import('@electric-sql/pglite').Transaction, pieces: Piece[]): Promise<void> {
+/** How far pieces reach in each conversation: conversation id → the last seq they cover. */
+function lastSeqs(pieces: Piece[]): Map<string, number> {
   const last = new Map<string, number>();
   for (const p of pieces) last.set(p.conversationId, Math.max(last.get(p.conversationId) ?? 0, p.lastSeq));
+  return last;
+}
+
+/** Light sleep's own marks: the night's watermarks. */
+async function advanceWatermarks(tx: Transaction, last: Map<string, number>): Promise<void> {
   await tx.query(
     `INSERT INTO sleep_watermarks (step_id, conversation_id, last_seq)
      SELECT $1, c, s FROM unnest($2::text[], $3::bigint[]) AS t (c, s)
@@ -475,99 +490,136 @@ async function advanceWatermarks(tx: import('@electric-sql/pglite').Transaction,
   );
 }
 
+/**
+ * Who reads and where it marks what it read: the night's light sleep (its watermarks, its run), or
+ * the catch-up over imported history (sleep/history.ts: its own marks, no run, dated memories).
+ */
+export interface ReadingOptions {
+  /** The sleep run the diary blocks and audit rows belong to; null outside one (the catch-up). */
+  runId: number | null;
+  /** The audit rows' step id. */
+  stepId: string;
+  /** Cancels the call in flight; once aborted, no call is started. */
+  signal: AbortSignal;
+  /** Checked before each call: true ends the reading there, letting the call in hand finish (the catch-up's pause). */
+  stopBetween?(): boolean;
+  /** After each call (the runner's heartbeat; the catch-up counts its calls here). */
+  heartbeat(): Promise<void>;
+  /** Moves the reader's marks past what a call covered (conversation id → last seq), in the transaction that writes the call's answer. */
+  advance(tx: Transaction, last: Map<string, number>): Promise<void>;
+  /** A memory whose answer gives no date is dated by the day it was said (imported history, read years later). */
+  dateByDay?: boolean;
+  /** The memory journal's reason, before the days ("light sleep of"). */
+  reason?: string;
+}
+
+/**
+ * Reads messages (per conversation, oldest first) into memories and the diary: split by sleep day,
+ * packed into calls, each call's answer and marks committed together. Throws CycleStop when the
+ * budget is spent, StepFailure when the connection fails (finished calls are kept).
+ */
+export async function readTranscripts(
+  deps: SleepStepDeps,
+  model: () => Promise<BackgroundModel>,
+  pending: Map<string, TranscriptMessage[]>,
+  ctx: ReadingOptions,
+): Promise<LightSleepStats> {
+  const stats: LightSleepStats = {
+    calls: 0,
+    messages: 0,
+    conversations: 0,
+    days: 0,
+    chunks_done: 0,
+    invalid_chunks: 0,
+    memories_created: 0,
+    anchors: 0,
+    imprints: 0,
+    narratives: 0,
+  };
+  if ([...pending.values()].every((list) => list.length === 0)) return stats;
+  const s = await deps.settings.get();
+  // Opened only when there is something to read: a night without a connection still does the rest.
+  const bg = await model();
+  const maxTokens = Math.max(512, Math.min(4096, Math.floor(bg.info.contextTokens / 4)));
+  const budget = bg.materialBudget(INSTRUCTIONS, maxTokens);
+
+  const pieces: Piece[] = [];
+  for (const rows of pending.values()) pieces.push(...toPieces(rows, budget, s.sleepTime, s.timeZone));
+  // Pieces with nothing to read (only replaced or failed replies) just move their marks.
+  const empty = pieces.filter((p) => p.messages.length === 0);
+  if (empty.length) await deps.store.batch((b) => ctx.advance(b.tx, lastSeqs(empty)));
+  const calls = packCalls(
+    pieces.filter((p) => p.messages.length > 0),
+    budget,
+  );
+
+  stats.messages = pieces.reduce((n, p) => n + p.messages.length, 0);
+  stats.conversations = new Set(pieces.map((p) => p.conversationId)).size;
+  stats.days = new Set(pieces.map((p) => p.day)).size;
+  // Once a chunk of a conversation could not be read, its later chunks wait for the next run:
+  // the watermark must never pass messages that were not extracted.
+  const held = new Set<string>();
+  let providerError: string | null = null;
+  // A day's narrative is written by the call that reads the day's last part, which is told what
+  // the earlier parts already noted — so a long day still gets one account, not one per chunk.
+  const lastCallOfDay = new Map<string, number>();
+  calls.forEach((call, i) => call.forEach((p) => lastCallOfDay.set(p.day, i)));
+  for (const [index, call] of calls.entries()) {
+    if (ctx.signal.aborted || ctx.stopBetween?.()) break;
+    if (call.some((p) => held.has(p.conversationId))) {
+      stats.deferred_chunks = (stats.deferred_chunks ?? 0) + 1;
+      continue;
+    }
+    const refs = renderCall(call, s.timeZone);
+    const narrativeDays = new Set(call.filter((p) => lastCallOfDay.get(p.day) === index).map((p) => p.day));
+    const material = `${refs.text}\n\n${await narrativeNote(deps, narrativeDays)}${await alreadyNoted(deps, [...refs.messageRefs.values()])}`;
+    let result;
+    try {
+      result = await bg.call({
+        purpose: LIGHT_SLEEP,
+        stepId: ctx.stepId,
+        runId: ctx.runId,
+        instructions: INSTRUCTIONS,
+        material,
+        schema: lightSleepAnswer,
+        maxTokens,
+        signal: ctx.signal,
+      });
+    } catch (err) {
+      if (err instanceof BudgetExhaustedError) throw new CycleStop(err.message, stats);
+      throw err;
+    }
+    stats.calls++;
+    await ctx.heartbeat();
+    if (!result.ok) {
+      for (const p of call) held.add(p.conversationId);
+      if (result.kind === 'error') {
+        // The connection failed (after the client's own retries): the rest would fail too.
+        providerError = result.error ?? 'the model connection failed';
+        break;
+      }
+      stats.invalid_chunks++;
+      continue;
+    }
+    await writeAnswer(deps, ctx, call, refs, result.value, stats, narrativeDays);
+    stats.chunks_done++;
+    deps.events.emit('diary.changed', { day: call[call.length - 1]!.day });
+  }
+  if (providerError) {
+    throw new StepFailure(
+      `The background model did not answer (${providerError}); ${stats.chunks_done} of ${calls.length} chunks were done, the rest waits for the next run.`,
+      stats,
+    );
+  }
+  return stats;
+}
+
 export function lightSleepStep(deps: SleepStepDeps, model: ReturnType<typeof modelForRun>): SleepStep {
   return {
     id: LIGHT_SLEEP,
     dependsOn: [],
     async run(ctx) {
-      const stats: LightSleepStats = {
-        calls: 0,
-        messages: 0,
-        conversations: 0,
-        days: 0,
-        chunks_done: 0,
-        invalid_chunks: 0,
-        memories_created: 0,
-        anchors: 0,
-        imprints: 0,
-        narratives: 0,
-      };
-      const pending = await pendingMessages(deps);
-      if ([...pending.values()].every((list) => list.length === 0)) return stats;
-      const s = await deps.settings.get();
-      const bg = await model(ctx);
-      const maxTokens = Math.max(512, Math.min(4096, Math.floor(bg.info.contextTokens / 4)));
-      const budget = bg.materialBudget(INSTRUCTIONS, maxTokens);
-
-      const pieces: Piece[] = [];
-      for (const rows of pending.values()) pieces.push(...toPieces(rows, budget, s.sleepTime, s.timeZone));
-      // Pieces with nothing to read (only replaced or failed replies) just move their watermark.
-      const empty = pieces.filter((p) => p.messages.length === 0);
-      if (empty.length) await deps.store.batch((b) => advanceWatermarks(b.tx, empty));
-      const calls = packCalls(
-        pieces.filter((p) => p.messages.length > 0),
-        budget,
-      );
-
-      stats.messages = pieces.reduce((n, p) => n + p.messages.length, 0);
-      stats.conversations = new Set(pieces.map((p) => p.conversationId)).size;
-      stats.days = new Set(pieces.map((p) => p.day)).size;
-      // Once a chunk of a conversation could not be read, its later chunks wait for the next run:
-      // the watermark must never pass messages that were not extracted.
-      const held = new Set<string>();
-      let providerError: string | null = null;
-      // A day's narrative is written by the call that reads the day's last part, which is told what
-      // the earlier parts already noted — so a long day still gets one account, not one per chunk.
-      const lastCallOfDay = new Map<string, number>();
-      calls.forEach((call, i) => call.forEach((p) => lastCallOfDay.set(p.day, i)));
-      for (const [index, call] of calls.entries()) {
-        if (ctx.signal.aborted) break;
-        if (call.some((p) => held.has(p.conversationId))) {
-          stats.deferred_chunks = (stats.deferred_chunks ?? 0) + 1;
-          continue;
-        }
-        const refs = renderCall(call, s.timeZone);
-        const narrativeDays = new Set(call.filter((p) => lastCallOfDay.get(p.day) === index).map((p) => p.day));
-        const material = `${refs.text}\n\n${await narrativeNote(deps, narrativeDays)}${await alreadyNoted(deps, [...refs.messageRefs.values()])}`;
-        let result;
-        try {
-          result = await bg.call({
-            purpose: LIGHT_SLEEP,
-            stepId: ctx.stepId,
-            runId: ctx.runId,
-            instructions: INSTRUCTIONS,
-            material,
-            schema: lightSleepAnswer,
-            maxTokens,
-            signal: ctx.signal,
-          });
-        } catch (err) {
-          if (err instanceof BudgetExhaustedError) throw new CycleStop(err.message, stats);
-          throw err;
-        }
-        stats.calls++;
-        await ctx.heartbeat();
-        if (!result.ok) {
-          for (const p of call) held.add(p.conversationId);
-          if (result.kind === 'error') {
-            // The connection failed (after the client's own retries): the rest would fail too.
-            providerError = result.error ?? 'the model connection failed';
-            break;
-          }
-          stats.invalid_chunks++;
-          continue;
-        }
-        await writeAnswer(deps, ctx, call, refs, result.value, stats, narrativeDays);
-        stats.chunks_done++;
-        deps.events.emit('diary.changed', { day: call[call.length - 1]!.day });
-      }
-      if (providerError) {
-        throw new StepFailure(
-          `The background model did not answer (${providerError}); ${stats.chunks_done} of ${calls.length} chunks were done, the rest waits for the next run.`,
-          stats,
-        );
-      }
-      return stats;
+      return readTranscripts(deps, () => model(ctx), await pendingMessages(deps), { ...ctx, advance: advanceWatermarks });
     },
   };
 }
