@@ -3,11 +3,14 @@
 //   provider alone  — the HTTP client's stream() until its first text event
 //   through the app — chat.send (store the message, build the prompt, fit the context, call the
 //                     provider) until the first chat.delta event
+// The same again over Ollama's own API (`/api/chat`, NDJSON, num_ctx from the server's window that
+// /api/show reports), keys prefixed `ollama_`.
 //   npm run bench:first-token [-- --runs 30]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { serveOllama } from '../e2e/fake-llm/ollama.js';
 import { startFakeLlm } from '../e2e/fake-llm/server.js';
 import { createHost } from '../electron/host/index.js';
 import { createProvider } from '../electron/llm/index.js';
@@ -18,10 +21,12 @@ const { values } = parseArgs({ options: { runs: { type: 'string', default: '30' 
 const runs = Number(values.runs);
 const fake = await startFakeLlm();
 fake.defaultChunkDelayMs = 0;
+serveOllama(fake);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-bench-ftt-'));
 const host = await createHost({ dataDir, log: () => {}, detectLocalServers: false });
-await host.api['providers.save']({ kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
-const provider = createProvider({ kind: 'openai-compatible', baseUrl: fake.baseUrl });
+const openAi = await host.api['providers.save']({ kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
+const ollama = await host.api['providers.save']({ kind: 'ollama', name: 'Fake Ollama', baseUrl: fake.url, model: 'fake-model' });
+let provider = createProvider({ kind: 'openai-compatible', baseUrl: fake.baseUrl });
 
 async function providerAlone(): Promise<number> {
   const t0 = performance.now();
@@ -49,26 +54,35 @@ async function throughApp(conversationId: string): Promise<number> {
   return first;
 }
 
-// Warm both paths (JIT, connection pools, the prompt snapshot) before measuring.
-const warm = await host.api['conversations.create']({});
-for (let i = 0; i < 3; i++) {
-  await providerAlone();
-  await throughApp(warm.id);
+/** Warms both paths (JIT, connection pools, the prompt snapshot), then measures `runs` pairs. */
+async function measure(): Promise<{ alone: number[]; app: number[]; overhead: number[] }> {
+  const warm = await host.api['conversations.create']({});
+  for (let i = 0; i < 3; i++) {
+    await providerAlone();
+    await throughApp(warm.id);
+  }
+  const alone: number[] = [];
+  const app: number[] = [];
+  const overhead: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    // A fresh conversation each run measures the first message of a chat, the worst case
+    // (auto-title and a freshly built system prompt included).
+    const conversation = await host.api['conversations.create']({});
+    const a = await providerAlone();
+    const b = await throughApp(conversation.id);
+    alone.push(a);
+    app.push(b);
+    overhead.push(b - a);
+  }
+  return { alone, app, overhead };
 }
 
-const alone: number[] = [];
-const app: number[] = [];
-const overhead: number[] = [];
-for (let i = 0; i < runs; i++) {
-  // A fresh conversation each run measures the first message of a chat, the worst case
-  // (auto-title and a freshly built system prompt included).
-  const conversation = await host.api['conversations.create']({});
-  const a = await providerAlone();
-  const b = await throughApp(conversation.id);
-  alone.push(a);
-  app.push(b);
-  overhead.push(b - a);
-}
+await host.api['settings.update']({ chatProviderId: openAi.id });
+const { alone, app, overhead } = await measure();
+// Ollama's own API: the client the app resolves for it (num_ctx from /api/show's window).
+await host.api['settings.update']({ chatProviderId: ollama.id });
+provider = createProvider({ kind: 'ollama', baseUrl: fake.url, contextTokens: 4096 });
+const native = await measure();
 
 await host.close();
 await fake.close();
@@ -81,6 +95,10 @@ report('first-token', {
   app_first_token_ms_median: round(median(app), 2),
   first_token_overhead_ms_median: round(median(overhead), 2),
   first_token_overhead_ms_p95: round(percentile(overhead, 95), 2),
+  ollama_provider_first_token_ms_median: round(median(native.alone), 2),
+  ollama_app_first_token_ms_median: round(median(native.app), 2),
+  ollama_first_token_overhead_ms_median: round(median(native.overhead), 2),
+  ollama_first_token_overhead_ms_p95: round(percentile(native.overhead, 95), 2),
   target_overhead_ms: 50,
   node: process.version,
   cpus: os.cpus().length,
