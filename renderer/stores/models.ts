@@ -4,6 +4,7 @@
 // the first time it is used: downloads go on while the person is elsewhere in the app.
 import { create } from 'zustand';
 import type { ApiEvents, EmbeddingsStatus, LocalModel, ModelDownloadProgress } from '../../shared/api.js';
+import type { ServerEmbeddingChoice } from '../../shared/api/settings.js';
 import { api } from '../api/index.js';
 import { useApp } from './app.js';
 
@@ -27,6 +28,8 @@ export interface ModelsState {
   remove(id: string): Promise<LocalModel>;
   /** null: memory search goes back to words only. */
   useForEmbeddings(id: string | null): Promise<void>;
+  /** Memory search through a connection's embedding model (the host asks the server first; rejects with its words). */
+  useServerForEmbeddings(choice: ServerEmbeddingChoice): Promise<void>;
 
   noteProgress(progress: ModelDownloadProgress): void;
   noteChanged(payload: ApiEvents['models.changed']): void;
@@ -205,6 +208,12 @@ export const useModels = create<ModelsState>()((set, get) => {
         useApp.getState().applySettings(settings);
         set({ items: get().items.map((m) => ({ ...m, usedBy: { ...m.usedBy, embeddings: m.id === id } })) });
       });
+    },
+
+    async useServerForEmbeddings(choice) {
+      const settings = await api().call('models.useServerForEmbeddings', choice);
+      useApp.getState().applySettings(settings);
+      set({ items: get().items.map((m) => ({ ...m, usedBy: { ...m.usedBy, embeddings: false } })) });
     },
 
     noteProgress(progress) {

@@ -14,6 +14,7 @@ import { currentLocale } from '../../i18n/index.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { formatBytes, languageNames, percentDone, searchModel, timeLeft, useModels } from '../../stores/models.js';
 import { useProviders } from '../../stores/providers.js';
+import { SearchSource, ServerSearchHint } from './SearchSource.js';
 import { SwitchField } from './SwitchField.js';
 
 const DEFAULT_HOST = 'https://huggingface.co';
@@ -381,6 +382,8 @@ function SearchHint({ items }: { items: LocalModel[] }) {
   const { t } = useTranslation();
   const search = searchModel(items);
   const status = useModels((s) => s.embeddings);
+  // A model server's embedding model has a line of its own.
+  if (status?.source === 'server' && status.state !== 'off') return <ServerSearchHint status={status} meaningSwitch={<MeaningSwitch />} />;
   // The model the host is using (or failing to use) for memory search, even if its files are gone.
   const inUse = status && status.state !== 'off' ? items.find((m) => m.id === status.model) : undefined;
   if (status && inUse) {
@@ -630,6 +633,7 @@ export function LocalModels() {
       ) : null}
       {items.length ? (
         <>
+          <SearchSource items={items} />
           <SearchHint items={items} />
           <ModelGroup task="embedding" models={items.filter((m) => m.task === 'embedding')} />
           <ModelGroup task="chat" models={items.filter((m) => m.task === 'chat')} />
