@@ -281,9 +281,82 @@ describe('vault.sync', () => {
     expect((await sync()).conflicts).toEqual([]);
   });
 
+  it('a new value for the same slot supersedes (linked, undone together); a pin and a moved file are followed', async () => {
+    const job = (await host.api['memories.create']({ type: 'world', content: 'Mara works at Skoda.' })).memory.id;
+    await sync();
+    const file = fileOf(job);
+    const rel = path.relative(dir, file).split(path.sep).join('/');
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('Mara works at Skoda.', 'Mara works at Siemens.').replace('pinned: false', 'pinned: true'));
+    const report = await sync();
+    const superseded = report.changes.find((c) => c.kind === 'superseded')!;
+    expect(superseded).toMatchObject({ file: rel, otherId: job, text: 'Mara works at Siemens.' });
+    expect(report.changes.find((c) => c.kind === 'pinned')).toMatchObject({ memoryId: superseded.memoryId });
+    const old = await host.api['memories.get']({ id: job });
+    expect(old.memory).toMatchObject({ status: 'superseded', supersededBy: superseded.memoryId });
+    expect((await host.api['memories.get']({ id: superseded.memoryId! })).memory).toMatchObject({ status: 'active', pinned: true });
+    // The file stays where the person keeps it, now the new memory's.
+    expect(fs.readFileSync(file, 'utf8')).toMatch(new RegExp(`^---\nid: ${superseded.memoryId}\n`));
+    expect((await sync()).changes).toEqual([]);
+
+    // Moved by the person: the same memory, followed to its new name.
+    const moved = path.join(dir, 'memories', 'world', 'job.md');
+    fs.renameSync(file, moved);
+    const after = await sync();
+    expect(after).toMatchObject({ changes: [], conflicts: [], ignored: [], written: [], removed: [] });
+    expect(fs.readFileSync(moved, 'utf8')).toContain('Mara works at Siemens.');
+
+    // One undo takes the supersede back whole; the folder follows: the new memory's file goes, the old one's comes back.
+    await host.api['memories.undo']({ changeId: superseded.changeId! });
+    expect((await host.api['memories.get']({ id: job })).memory.status).toBe('active');
+    const back = await sync();
+    expect(back.changes).toEqual([]);
+    expect(back.removed).toEqual(['memories/world/job.md']);
+    expect(fs.readFileSync(fileOf(job), 'utf8')).toContain('\nMara works at Skoda.\n');
+  });
+
+  it('a new file saying what a memory already says is saved into it (merged), and the copy goes', async () => {
+    const copy = path.join(dir, 'memories', 'world', 'again.md');
+    fs.writeFileSync(copy, 'Mara has a black cat called Pixel.\n');
+    const before = await memoryCounts();
+    const report = await sync();
+    expect(report.changes).toEqual([expect.objectContaining({ kind: 'merged', memoryId: ids.cat, file: 'memories/world/again.md' })]);
+    expect(report.removed).toEqual(['memories/world/again.md']);
+    expect(fs.existsSync(copy)).toBe(false);
+    const after = await memoryCounts();
+    expect([after.total, after.active]).toEqual([before.total, before.active]);
+  });
+
   it('refuses a relative folder, a file, and a folder inside the data folder, in words', async () => {
     await expect(host.api['vault.sync']({ dir: 'relative/dir' })).rejects.toMatchObject({ code: 'invalid_input' });
     await expect(host.api['vault.sync']({ dir: path.join(dir, '.anima-vault.json') })).rejects.toThrow(/is a file/);
     await expect(host.api['vault.sync']({ dir: path.join(dataDir, 'vault') })).rejects.toThrow(/inside Anima's data folder/);
   });
+});
+
+describe('keeping a folder in step', () => {
+  it('syncs the chosen folder when Anima starts', async () => {
+    const data = tempDataDir('anima-vault-auto-');
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-vault-auto-folder-'));
+    try {
+      let h = await startTestHost({ dataDir: data, sleep: { tickMs: 0 }, backups: { tickMs: 0 } });
+      await h.api['memories.create']({ type: 'world', content: 'Mara plays the cello.' });
+      await expect(h.api['vault.configure']({ folder: 'not/absolute', keepInStep: true })).rejects.toMatchObject({ code: 'invalid_input' });
+      await expect(h.api['vault.configure']({ folder: null, keepInStep: true })).rejects.toThrow(/Choose a vault folder first/);
+      const configured = await h.api['vault.configure']({ folder, keepInStep: true });
+      expect(configured.settings).toEqual({ folder, keepInStep: true });
+      expect(fs.readdirSync(folder)).toEqual([]); // configuring syncs nothing
+      await h.close();
+
+      h = await startTestHost({ dataDir: data, sleep: { tickMs: 0 }, backups: { tickMs: 0 } });
+      try {
+        await expect.poll(async () => (await h.api['vault.status']({})).last?.written.length ?? 0, { timeout: 60_000 }).toBe(1);
+        expect(fs.readdirSync(path.join(folder, 'memories', 'world'))).toHaveLength(1);
+      } finally {
+        await h.close();
+      }
+    } finally {
+      fs.rmSync(data, { recursive: true, force: true });
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
