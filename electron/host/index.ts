@@ -28,6 +28,7 @@ import { LocalModels, type HostModelOptions } from '../models/local-models.js';
 import { modelsDir, Providers } from '../providers/providers.js';
 import { OwnerOnlyFileSecretStore } from '../settings/secrets.js';
 import { SettingsStore } from '../settings/settings.js';
+import { HistoryReader } from '../sleep/history.js';
 import { markImportedHistoryRead } from '../sleep/imported-history.js';
 import { Napper } from '../sleep/nap.js';
 import { SleepService } from '../sleep/service.js';
@@ -113,6 +114,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
     await s.backups.close();
     await s.imports.close();
     await s.sleep.close();
+    await s.history.close();
     await s.chat.stopAll();
     await s.napper.close();
     await s.trash.close();
@@ -239,14 +241,30 @@ function buildServices(
   // Daytime memory: a quiet or left conversation, or one outgrowing the context window, is napped.
   const napper = new Napper({ db, providers, settings, selfLayer, now, conversations, store: memories, log });
   const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, memory, daytime: napper, now, log });
-  const sleep = new SleepService(
-    { db, dataDir, store: memories, conversations, recall, vectors, graph, settings, providers, selfLayer, events, now, log, freeBytes: options.freeBytes },
-    options.sleep,
-  );
+  const sleepDeps = {
+    db,
+    dataDir,
+    store: memories,
+    conversations,
+    recall,
+    vectors,
+    graph,
+    settings,
+    providers,
+    selfLayer,
+    events,
+    now,
+    log,
+    freeBytes: options.freeBytes,
+  };
+  const sleep = new SleepService(sleepDeps, options.sleep);
+  const transcripts = new TranscriptImports(db, now);
+  // "Read my imported history": the catch-up over imported days, when the person asks and the app is quiet.
+  const history = new HistoryReader({ ...sleepDeps, transcripts }, options.history);
   // Other apps' exports: one transaction per conversation, its messages marked read by the sleep
   // cycle in that transaction; the graph and the embedder hear of them as of any stored message.
   const imports = new ImportService({
-    transcripts: new TranscriptImports(db, now),
+    transcripts,
     markRead: markImportedHistoryRead,
     onStored: (ids) => {
       for (const id of ids) {
@@ -304,6 +322,7 @@ function buildServices(
     chat,
     napper,
     sleep,
+    history,
     backups,
     erase,
     imports,
@@ -326,6 +345,7 @@ async function startServices(s: HostServices & { graphIndexer: GraphIndexer }): 
   if (abandoned.length) s.log('info', `sleep: run ${abandoned.join(', ')} was interrupted (its process is gone); the next cycle resumes it`);
   // The scheduler: a catch-up cycle once the app is idle, then the nightly one.
   s.sleep.start();
+  s.history.start();
   s.napper.start();
   s.backups.start();
   s.trash.start();

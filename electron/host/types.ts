@@ -5,6 +5,7 @@ import type { AnimaApi } from '../../shared/api.js';
 import type { BackupServiceOptions } from '../backups/service.js';
 import type { HostEventListener } from '../events/events.js';
 import type { SecretStore } from '../settings/secrets.js';
+import type { HistoryReaderOptions } from '../sleep/history.js';
 import type { SleepServiceOptions } from '../sleep/service.js';
 
 export interface HostOptions {
@@ -28,6 +29,8 @@ export interface HostOptions {
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** The sleep scheduler's timing (tests turn the timer off and call it directly). */
   sleep?: SleepServiceOptions;
+  /** The imported-history catch-up's timing and pass size (tests turn the timer off and call it directly). */
+  history?: HistoryReaderOptions;
   /** Free bytes on the data folder's disk (tests of a full disk). */
   freeBytes?: (dir: string) => number;
   /** The backup schedule's timing (tests turn the timer off and call tick directly). */

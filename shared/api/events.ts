@@ -6,7 +6,7 @@ import type { ImportProgress } from './imports.js';
 import type { Memory, MemoryChange } from './memory.js';
 import type { EmbeddingsStatus, LocalModel, ModelDownloadProgress } from './models.js';
 import type { Settings } from './settings.js';
-import type { SleepProgressEvent, SleepRunStatus } from './sleep.js';
+import type { ImportedHistoryStatus, SleepProgressEvent, SleepRunStatus } from './sleep.js';
 
 export interface ApiEvents {
   /** A piece of the reply being streamed. */
@@ -26,6 +26,8 @@ export interface ApiEvents {
   'sleep.progress': SleepProgressEvent;
   /** A cycle ended (done, failed or stopped). */
   'sleep.finished': { runId: number; sleepDay: string; status: Exclude<SleepRunStatus, 'running'>; error: string | null };
+  /** The imported-history catch-up moved on: started, paused, a pass read some days, finished. */
+  'sleep.history': ImportedHistoryStatus;
   /** Diary blocks were written or hidden. */
   'diary.changed': { day: string | null };
   /** Entities or edges changed (new mentions, an edit, a merge). */
@@ -53,6 +55,7 @@ export const EVENT_NAMES: ApiEventName[] = [
   'memories.changed',
   'sleep.progress',
   'sleep.finished',
+  'sleep.history',
   'diary.changed',
   'graph.changed',
   'models.progress',

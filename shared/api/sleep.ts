@@ -125,6 +125,37 @@ export interface SleepDigest {
   diary: { anchors: number; imprints: number; narratives: number; dreams: number };
 }
 
+/**
+ * Imported history and its catch-up ("read my imported history"): an import is marked as read by the
+ * night, so its messages wait here until the person asks the companion to read them, day by day in
+ * the background. `unread`: history is waiting and the catch-up was not asked for (Settings offers it);
+ * `done`: every imported day has been read; `none`: nothing was imported.
+ */
+export type ImportedHistoryState = 'none' | 'unread' | 'reading' | 'paused' | 'done';
+
+export interface ImportedHistoryStatus {
+  state: ImportedHistoryState;
+  /** Imported conversations and their messages (the history, read or not). */
+  conversations: number;
+  messages: number;
+  /** The first and last imported message (ISO 8601), null when none. */
+  from: string | null;
+  to: string | null;
+  /** Sleep days the history spans, and of them those read. */
+  daysTotal: number;
+  daysRead: number;
+  /** About how many nights' allowance reading the rest takes (an estimate from its length). */
+  nightsLeft: number;
+  /** A pass is reading right now. */
+  active: boolean;
+  /** Why it is not reading right now although asked to: the person is chatting, a night runs, today's allowance is spent, no model. */
+  waiting: 'chatting' | 'sleeping' | 'allowance' | 'no_model' | null;
+  /** Why the last pass stopped early (the model failed), in the host's words. */
+  error: string | null;
+  /** What the catch-up may spend per sleep day (half a night's budget) and what it spent today. */
+  allowance: { calls: number; tokens: number; maxCalls: number; maxTokens: number };
+}
+
 export const sleepInputs = {
   /** The cycle now: running or not, the last run, the next scheduled time, tonight's budget use. */
   'sleep.status': empty,
@@ -150,6 +181,10 @@ export const sleepInputs = {
     .strict(),
   /** Accept (pin/unpin as proposed) or dismiss a proposal from deep sleep's pin review. */
   'sleep.resolveProposal': z.object({ id: z.number().int().positive(), accept: z.boolean() }).strict(),
+  /** Imported history: how much, how much of it is read, and whether the catch-up reads it. */
+  'sleep.importedHistory': empty,
+  /** Start (or resume) reading the imported history in the background, or pause it after the day in hand. */
+  'sleep.readImportedHistory': z.object({ action: z.enum(['start', 'pause']) }).strict(),
 } as const;
 
 export interface SleepOutputs {
@@ -161,4 +196,6 @@ export interface SleepOutputs {
   'sleep.auditEntry': AuditEntryDetail;
   'sleep.digest': SleepDigest | null;
   'sleep.resolveProposal': SleepProposal;
+  'sleep.importedHistory': ImportedHistoryStatus;
+  'sleep.readImportedHistory': ImportedHistoryStatus;
 }

@@ -11,6 +11,8 @@ export const sleepHandlers = (s: HostServices): DomainHandlers<'sleep'> => ({
   'sleep.audit': (input) => auditLog(s.db, input),
   'sleep.auditEntry': (input) => auditEntry(s.db, input.id),
   'sleep.digest': (input) => digest(s.db, s.memories, input.day),
+  'sleep.importedHistory': () => s.history.status(),
+  'sleep.readImportedHistory': (input) => (input.action === 'start' ? s.history.begin() : s.history.pause()),
   'sleep.resolveProposal': async (input) => {
     const p = await proposal(s.db, s.memories, input.id);
     if (p.status !== 'open') throw new ApiError('conflict', 'That suggestion was already answered.');

@@ -18,6 +18,7 @@ import type { LocalModels } from '../../models/local-models.js';
 import type { Providers } from '../../providers/providers.js';
 import type { SecretStore } from '../../settings/secrets.js';
 import type { SettingsStore } from '../../settings/settings.js';
+import type { HistoryReader } from '../../sleep/history.js';
 import type { Napper } from '../../sleep/nap.js';
 import type { SleepService } from '../../sleep/service.js';
 import type { VaultService } from '../../vault/service.js';
@@ -57,6 +58,8 @@ export interface HostServices {
   /** Daytime memory: the handlers tell it when the person leaves a conversation. */
   napper: Napper;
   sleep: SleepService;
+  /** "Read my imported history": the catch-up over imported days. */
+  history: HistoryReader;
   /** Safety copies, the backup folder and its schedule, restore. */
   backups: BackupService;
   /** "Erase everything": a fresh data folder in place of this one. */
