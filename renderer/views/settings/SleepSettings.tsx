@@ -1,10 +1,12 @@
-// Settings → Memory → Sleep: whether the companion sleeps on its own, what a night may cost, and the
-// daytime nap (its switch and how quiet a conversation must be first).
+// Settings → Memory → Sleep: whether the companion sleeps on its own, what a night may cost, the
+// daytime nap (its switch and how quiet a conversation must be first), and — when an import brought
+// history in — the offer to read it day by day (ImportedHistory.tsx).
 import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { SleepSettings as SleepSettingsValue } from '../../../shared/api.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { NumberSetting } from './MemoryAdvanced.js';
+import { ImportedHistory } from './ImportedHistory.js';
 import { SwitchField } from './SwitchField.js';
 
 /** The same ranges the host's schema enforces (shared/api.ts sleepSettings). */
@@ -52,6 +54,7 @@ export function SleepSettings() {
           save={(n) => save({ [name]: n })}
         />
       ))}
+      <ImportedHistory />
       <h3 className="subhead">{t('memory.napSubhead')}</h3>
       <SwitchField
         id={`${uid}-nap`}
