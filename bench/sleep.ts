@@ -1,7 +1,12 @@
 // Sleep-cycle cost: what a night of consolidation spends (model calls and tokens per step), how much
 // time the app itself takes around the model, what it writes, and how much a person chatting during
 // the night feels it.
-//   npm run bench:sleep -- [--data DIR] [--context TOKENS] [--stream-ms MS] [--json FILE]
+//   npm run bench:sleep -- [--data DIR] [--context TOKENS] [--stream-ms MS] [--json FILE] [--mode prose-then-json]
+//
+// --mode prose-then-json measures only what structured answers are worth with a model that answers in
+// prose unless held to a schema (bench/sleep-prose.ts): unusable answers and repair calls per night,
+// asked with the schema and by prompt alone (JSON keys structured_unusable, prompt_only_unusable,
+// structured_repair_calls, prompt_only_repair_calls). Without it, everything below.
 //
 // - The LoCoMo conversations in DIR (default ../shared/bench/locomo/dev) are loaded exactly as
 //   bench:locomo loads them (electron/conversations/import-locomo.ts → Conversations.append: each session one
@@ -61,6 +66,7 @@ import { TASK_PREFIX, TRANSCRIPT_LINE } from '../electron/sleep/schemas.js';
 import { startFakeLlm } from '../e2e/fake-llm/server.js';
 import { spawn } from 'node:child_process';
 import { locomoFiles, percentile, round } from './util.js';
+import { measureProseThenJson, printProseThenJson } from './sleep-prose.js';
 
 const { values } = parseArgs({
   options: {
@@ -70,8 +76,14 @@ const { values } = parseArgs({
     context: { type: 'string' },
     /** Pause between the fake model's streamed chunks (~4 characters each); 0 sends each answer in one burst. */
     'stream-ms': { type: 'string', default: '1' },
+    /** `prose-then-json`: only the structured-answers comparison (see the top of the file). */
+    mode: { type: 'string' },
   },
 });
+if (values.mode !== undefined && values.mode !== 'prose-then-json') {
+  console.error(`--mode: expected prose-then-json, not "${values.mode}"`);
+  process.exit(2);
+}
 
 const PROBE_EVERY_MS = 25;
 const PROBE_CONVERSATIONS = 64;
@@ -148,6 +160,25 @@ if (turns === 0) {
 fs.cpSync(costDir, chatDir, { recursive: true });
 fs.cpSync(costDir, napDir, { recursive: true });
 console.log(`loaded ${files.length - skippedFiles} file(s), ${turns} turns in ${(loadMs / 1000).toFixed(1)} s`);
+
+if (values.mode === 'prose-then-json') {
+  const prose = await measureProseThenJson({ loadedDir: costDir, scratch, contextTokens, fail });
+  cleanup();
+  printProseThenJson(prose);
+  console.log(`total ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  if (values.json) {
+    const file = path.resolve(String(values.json));
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, `${JSON.stringify(prose, null, 2)}\n`);
+    console.log(`written to ${file}`);
+  }
+  const { structured, prompt_only } = prose.prose_then_json;
+  if (structured.calls === 0 || prompt_only.calls === 0) {
+    console.error('No background model call was made: nothing was measured.');
+    process.exit(1);
+  }
+  process.exit(0);
+}
 
 // The fake model runs in its own process, as a real model server would: its work (building answers,
 // streaming them) must not be counted as the app's time or delay the app's event loop.
