@@ -330,6 +330,10 @@ describe('vault.sync', () => {
     await expect(host.api['vault.sync']({ dir: 'relative/dir' })).rejects.toMatchObject({ code: 'invalid_input' });
     await expect(host.api['vault.sync']({ dir: path.join(dir, '.anima-vault.json') })).rejects.toThrow(/is a file/);
     await expect(host.api['vault.sync']({ dir: path.join(dataDir, 'vault') })).rejects.toThrow(/inside Anima's data folder/);
+    // A disk that is not connected: its folders are never made on the disk Anima runs from.
+    const unplugged = path.join(os.tmpdir(), `anima-no-disk-${process.pid}`, 'Anima');
+    await expect(host.api['vault.sync']({ dir: unplugged })).rejects.toThrow(/does not exist \(a disk that is not connected\?\)/);
+    expect(fs.existsSync(path.dirname(unplugged))).toBe(false);
   });
 });
 

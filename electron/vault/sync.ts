@@ -66,9 +66,21 @@ export function checkFolder(dir: string, dataDir?: string): string {
   return resolved;
 }
 
-function scan(dir: string, ignored: VaultProblem[]): FoundFile[] {
+/** Where memory files are: memories/<type>/<name>.md. */
+const MEMORY_FILE = /^memories\/([^/]+)\/[^/]+\.md$/i;
+/** Files other than memory files named one by one in a report; the rest are counted. */
+const MAX_NAMED_FOREIGN = 100;
+
+/** The memory files of the folder, read; every other file is reported as not Anima's (and never read). */
+function scan(dir: string, ignored: VaultProblem[], keep: Set<string>): FoundFile[] {
   const found: FoundFile[] = [];
+  let foreign = 0;
+  let seen = 0;
   if (!fs.existsSync(dir)) return found;
+  const other = (rel: string, message: string) => {
+    keep.add(rel);
+    if (++foreign <= MAX_NAMED_FOREIGN) ignored.push({ reason: 'foreign', file: rel, memoryId: null, message });
+  };
   const walk = (abs: string, rel: string) => {
     for (const entry of fs.readdirSync(abs, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       // Dot files and folders are the state file, temporary files and other tools' (.git, .obsidian).
@@ -79,14 +91,19 @@ function scan(dir: string, ignored: VaultProblem[]): FoundFile[] {
         walk(childAbs, childRel);
         continue;
       }
+      if (++seen > MAX_FILES)
+        throw new ApiError('invalid_input', `${dir} holds more than ${MAX_FILES} files; choose a folder for Anima's memories alone.`, 'dir');
       if (!entry.isFile()) {
-        ignored.push({ reason: 'foreign', file: childRel, memoryId: null, message: 'Not a plain file (a link or a device); left alone.' });
+        other(childRel, 'Not a plain file (a link or a device); left alone.');
         continue;
       }
-      if (found.length >= MAX_FILES)
-        throw new ApiError('invalid_input', `${dir} holds more than ${MAX_FILES} files; choose a folder for Anima's memories alone.`);
+      if (!MEMORY_FILE.test(childRel)) {
+        other(childRel, 'Not a memory file (Anima reads memories/<type>/*.md); left alone.');
+        continue;
+      }
       const size = fs.statSync(childAbs).size;
       if (size > MAX_FILE_BYTES) {
+        keep.add(childRel);
         ignored.push({
           reason: 'too-large',
           file: childRel,
@@ -99,6 +116,9 @@ function scan(dir: string, ignored: VaultProblem[]): FoundFile[] {
     }
   };
   walk(dir, '');
+  if (foreign > MAX_NAMED_FOREIGN) {
+    ignored.push({ reason: 'foreign', file: '…', memoryId: null, message: `${foreign - MAX_NAMED_FOREIGN} more files that are not memory files; left alone.` });
+  }
   return found;
 }
 
@@ -123,6 +143,10 @@ type Plan =
 export async function syncVault(o: SyncOptions): Promise<VaultSyncReport> {
   const dryRun = o.dryRun ?? false;
   const dir = checkFolder(o.dir, o.dataDir);
+  if (!fs.existsSync(dir) && !fs.existsSync(path.dirname(dir))) {
+    // An unplugged disk: never make its mount point's folders on the disk Anima runs from.
+    throw new ApiError('not_found', `${path.dirname(dir)} does not exist (a disk that is not connected?). Nothing was changed.`, 'dir');
+  }
   const now = o.now ?? (() => new Date());
   const state = readState(dir);
   const records = state?.memories ?? {};
@@ -132,10 +156,10 @@ export async function syncVault(o: SyncOptions): Promise<VaultSyncReport> {
   const written: string[] = [];
   const removed: string[] = [];
 
-  const files = scan(dir, ignored);
-  let rows = await allMemories(o.db);
   /** Files never to be written over or removed: the person's, not (yet) taken in. */
   const keep = new Set<string>();
+  const files = scan(dir, ignored, keep);
+  let rows = await allMemories(o.db);
   /** Memories whose file and record stay exactly as they are (a conflict, a broken or refused edit). */
   const held = new Set<number>();
   /** Where each memory's file is now (the person may have moved it). */
@@ -153,12 +177,7 @@ export async function syncVault(o: SyncOptions): Promise<VaultSyncReport> {
 
   // --- 1. what the files say --------------------------------------------------------------------
   for (const file of files) {
-    const m = /^memories\/([^/]+)\/[^/]+\.md$/i.exec(file.rel);
-    if (!m) {
-      leave(file.rel, 'foreign', 'Not a memory file (Anima reads memories/<type>/*.md); left alone.');
-      continue;
-    }
-    const folderType = m[1]!;
+    const folderType = MEMORY_FILE.exec(file.rel)![1]!;
     const pathId = recordByPath.get(file.rel) ?? null;
     let parsed;
     try {
@@ -291,7 +310,27 @@ export async function syncVault(o: SyncOptions): Promise<VaultSyncReport> {
   const saved = (kind: VaultChange['kind'], file: string, r: SaveMemoryResult, otherId?: number) =>
     changes.push({ kind, file, memoryId: r.memory.id, text: line(r.memory.content), changeId: r.changeId, ...(otherId ? { otherId } : {}) });
 
+  /** The memory as it is now, just before a change: Anima may have changed it since the folder was read. */
+  const changedMeanwhile = async (id: number, record: EditableFields): Promise<boolean> => {
+    const [now] = await o.memories.getMany([id]);
+    if (!now || now.status !== 'active') return true;
+    const live = {
+      type: now.type,
+      content: now.content.trim(),
+      validFrom: normalizeDate(now.validFrom) ?? null,
+      validTo: normalizeDate(now.validTo) ?? null,
+      pinned: now.pinned,
+    };
+    return !sameFields(live, record);
+  };
+  const meanwhile = (file: string, id: number) =>
+    leave(file, 'conflict', `Memory ${id} was changed in Anima while the folder was being synced; this file is left as it is. Sync again.`, id);
+
   for (const plan of plans) {
+    if (!dryRun && plan.kind !== 'create' && (await changedMeanwhile(plan.id, plan.kind === 'edit' ? plan.from : plan.record.fields))) {
+      meanwhile(plan.kind === 'edit' ? plan.file.rel : plan.record.path, plan.id);
+      continue;
+    }
     if (plan.kind === 'forget') {
       if (dryRun) {
         forgetting.add(plan.id);
@@ -365,7 +404,10 @@ export async function syncVault(o: SyncOptions): Promise<VaultSyncReport> {
   }
 
   // --- 3. the folder, written to match memory -----------------------------------------------------
-  if (!dryRun) rows = await allMemories(o.db);
+  if (!dryRun) {
+    rows = await allMemories(o.db);
+    if (!fs.existsSync(dir)) fs.mkdirSync(dir);
+  }
   const present = new Map(files.map((f) => [f.rel, f]));
   const memories: Record<string, FileRecord> = {};
   const used = new Set<string>();
@@ -429,7 +471,6 @@ export async function syncVault(o: SyncOptions): Promise<VaultSyncReport> {
   }
 
   if (!dryRun) {
-    fs.mkdirSync(dir, { recursive: true });
     writeState(dir, { syncedAt: now().toISOString(), memories });
   }
   return { dir, dryRun, at: now().toISOString(), firstSync: state === null, changes, conflicts, ignored, written, removed, unchanged };
