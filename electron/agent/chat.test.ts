@@ -211,6 +211,7 @@ describe('chat', () => {
     expect(message.status).toBe('complete');
     // The chat's request (the oldest turns leaving the window also start a nap, a request of its own).
     const sent = fake.requests
+      .filter((r) => r.path.endsWith('/chat/completions')) // saving the connection also asked the server about its model
       .map((r) => (r.body as { messages: { role: string; content: string }[] }).messages)
       .findLast((m) => m.at(-1)?.content === 'the newest message')!;
     expect(sent[0]!.role).toBe('system');
