@@ -49,11 +49,8 @@ export function SearchSource({ items }: { items: LocalModel[] }) {
   };
 
   return (
-    <section className="search-source" aria-labelledby={`${uid}-title`} data-testid="search-source" data-source={current}>
-      <h4 className="lm-group-title" id={`${uid}-title`}>
-        {t('models.local.source.title')}
-      </h4>
-      <p className="help lm-group-help">{t('models.local.source.help')}</p>
+    <div className="search-source" data-testid="search-source" data-source={current}>
+      <p className="help lm-intro">{t('models.local.source.help')}</p>
       <fieldset className="choice-group search-source-choices" disabled={busy}>
         <legend className="visually-hidden">{t('models.local.source.title')}</legend>
         <label className="choice" data-testid="search-source-words">
@@ -73,7 +70,7 @@ export function SearchSource({ items }: { items: LocalModel[] }) {
         </label>
       </fieldset>
       {picked === 'server' && eligible.length ? <ServerModelForm connections={eligible} chosen={server} /> : null}
-    </section>
+    </div>
   );
 }
 
@@ -185,9 +182,16 @@ export function ServerSearchHint({ status, meaningSwitch }: { status: Embeddings
   const model = status.model ?? '';
   const connection = status.connection ?? '';
   if (status.state === 'paused' || status.state === 'unavailable') {
+    // Paused is the server's absence, not a fault of the choice: said calmly, with the server's words folded away.
     return (
-      <div className="lm-hint lm-hint-warn" data-testid="search-hint" data-kind={status.state} data-source="server" role="status">
-        <Icon name="alert" size={16} />
+      <div
+        className={status.state === 'paused' ? 'lm-hint search-paused' : 'lm-hint lm-hint-warn'}
+        data-testid="search-hint"
+        data-kind={status.state}
+        data-source="server"
+        role="status"
+      >
+        <Icon name={status.state === 'paused' ? 'server' : 'alert'} size={16} />
         <span>
           {status.state === 'paused' ? t('models.local.source.paused') : t('models.local.source.unavailable', { model })}
           {status.error ? (
