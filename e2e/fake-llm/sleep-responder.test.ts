@@ -220,6 +220,27 @@ describe('sleepResponder', () => {
     expect(await sleepResponder()(undefined)).toBeUndefined();
   });
 
+  it('answers in prose unless held to a schema (then JSON, or the forced tool), and gives the JSON on the repair turn', async () => {
+    const { prompt } = lightSleepPrompt();
+    const prose = sleepResponder({ schema: 'prose-then-json' });
+    const plain = body(prompt) as { messages: unknown[] };
+    const first = (await prose(plain)) as { kind: string; text: string };
+    expect(first.kind).toBe('text');
+    expect(() => JSON.parse(first.text)).toThrow();
+    expect(first.text).toMatch(/^Sure! Here is what I noticed\./);
+    const schema = { type: 'json_schema', json_schema: { name: 'light-sleep', schema: {}, strict: true } };
+    expect(JSON.parse(((await prose({ ...plain, response_format: schema })) as { text: string }).text)).toEqual(answerSleepTask('light-sleep', prompt));
+    const repair = {
+      ...plain,
+      messages: [...plain.messages, { role: 'user', content: 'That answer could not be used. Reply again with only the JSON value.' }],
+    };
+    expect(JSON.parse(((await prose(repair)) as { text: string }).text)).toEqual(answerSleepTask('light-sleep', prompt));
+    const forced = { ...plain, tool_choice: { type: 'tool', name: 'light-sleep' } };
+    expect(await prose(forced)).toEqual({ kind: 'tool_call', name: 'light-sleep', arguments: answerSleepTask('light-sleep', prompt) });
+    // The default ignores a schema: JSON text, as before.
+    expect(JSON.parse(((await sleepResponder()(forced)) as { text: string }).text)).toEqual(answerSleepTask('light-sleep', prompt));
+  });
+
   it('is deterministic', async () => {
     const { prompt } = lightSleepPrompt();
     expect(await sleepResponder()(body(prompt))).toEqual(await sleepResponder()(body(prompt)));
