@@ -230,6 +230,13 @@ const en = {
       unpin: 'Unpin',
       forget: 'Forget',
     },
+    forgetConfirm: {
+      title: 'Forget this memory?',
+      withSources_one: 'Also hide the message it came from ({{count}})',
+      withSources_other: 'Also hide the messages it came from ({{count}})',
+      hint: 'They stay in your conversations for you to read, but I won’t recall them — not in chat, in search or while I sleep. Undo brings them back.',
+      forget: 'Forget',
+    },
     edit: {
       title: 'Edit this memory',
       textLabel: 'What I remember',
@@ -260,6 +267,8 @@ const en = {
     },
     toasts: {
       forgotten: 'Forgotten. I won’t recall it any more.',
+      forgottenWithSources_one: 'Forgotten, with the {{count}} message it came from. I won’t recall either any more.',
+      forgottenWithSources_other: 'Forgotten, with the {{count}} messages it came from. I won’t recall them any more.',
       companionSaved: 'I saved a memory: “{{text}}”',
       companionUpdated: 'I updated a memory: “{{text}}”',
       companionForgot: 'I let go of a memory: “{{text}}”',

@@ -232,6 +232,13 @@ const zhCN: Messages = {
       unpin: '取消置顶',
       forget: '忘掉',
     },
+    forgetConfirm: {
+      title: '忘掉这条记忆？',
+      withSources_one: '同时隐藏它来自的消息（{{count}} 条）',
+      withSources_other: '同时隐藏它来自的消息（{{count}} 条）',
+      hint: '这些消息仍留在对话里供你翻看，但我不会再想起它们——聊天、搜索和睡眠中都不会。撤销可以把它们找回来。',
+      forget: '忘掉',
+    },
     edit: {
       title: '编辑这条记忆',
       textLabel: '我记得的内容',
@@ -262,6 +269,8 @@ const zhCN: Messages = {
     },
     toasts: {
       forgotten: '已忘掉。我不会再想起它。',
+      forgottenWithSources_one: '已忘掉，连同它来自的 {{count}} 条消息。我不会再想起它们。',
+      forgottenWithSources_other: '已忘掉，连同它来自的 {{count}} 条消息。我不会再想起它们。',
       companionSaved: '我记下了一件事：“{{text}}”',
       companionUpdated: '我更新了一条记忆：“{{text}}”',
       companionForgot: '我放下了一条记忆：“{{text}}”',

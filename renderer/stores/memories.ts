@@ -63,7 +63,8 @@ export interface MemoriesState extends SearchSlice<RecallHit> {
 
   create(input: ApiInput<'memories.create'>): Promise<SaveMemoryResult>;
   update(input: ApiInput<'memories.update'>): Promise<SaveMemoryResult>;
-  forget(id: number): Promise<SaveMemoryResult>;
+  /** With `withSources`, the messages it came from leave recall too (they stay in their conversations). */
+  forget(id: number, withSources?: boolean): Promise<SaveMemoryResult>;
   setPinned(id: number, pinned: boolean): Promise<SaveMemoryResult>;
   undo(changeId: number): Promise<Memory>;
   refreshPins(): Promise<void>;
@@ -282,8 +283,8 @@ export const useMemories = create<MemoriesState>()((set, get) => ({
     return result;
   },
 
-  async forget(id) {
-    const result = await api().call('memories.forget', { id });
+  async forget(id, withSources) {
+    const result = await api().call('memories.forget', withSources ? { id, withSources: true } : { id });
     get().putMemory(result.memory);
     return result;
   },

@@ -12,6 +12,7 @@ import { historyKey, historyNewestFirst, latestForget, latestUndoable, replacedT
 import { reportError, useApp } from '../../stores/app.js';
 import { isNotFound } from '../../stores/loadable.js';
 import { useMemories, type MemoryDetail } from '../../stores/memories.js';
+import { ForgetConfirm } from './ForgetConfirm.js';
 import { MemoryFields, useMemoryDraft } from './MemoryForm.js';
 
 function EditForm({ memory, onDone }: { memory: Memory; onDone: () => void }) {
@@ -257,7 +258,11 @@ function Facts({ memory }: { memory: Memory }) {
 function Loaded({ data }: { data: MemoryDetail }) {
   const { t } = useTranslation();
   const { memory, history, chain } = data;
+  const sourceMessages = data.sourceMessages ?? 0;
   const [editing, setEditing] = useState(false);
+  // Forget asks first only when there are messages it could hide too.
+  const [confirming, setConfirming] = useState(false);
+  const forgetButton = useRef<HTMLButtonElement>(null);
   const { busy, run } = useBusy({ report: reportError });
   const editButton = useRef<HTMLButtonElement>(null);
   const expired = memory.status === 'expired';
@@ -270,13 +275,15 @@ function Loaded({ data }: { data: MemoryDetail }) {
       useMemories.getState().setFlash({ memoryId: memory.id, key: result.memory.pinned ? 'pinned' : 'unpinned', changeId: result.changeId });
     });
 
-  const forget = () =>
+  const forget = (withSources = false) =>
     run(async () => {
-      const result = await useMemories.getState().forget(memory.id);
+      const result = await useMemories.getState().forget(memory.id, withSources);
+      setConfirming(false);
       useMemories.getState().setFlash(null);
+      const hidden = result.hiddenMessages ?? 0;
       useApp.getState().toast({
         tone: 'info',
-        text: t('memories.toasts.forgotten'),
+        text: hidden > 0 ? t('memories.toasts.forgottenWithSources', { count: hidden }) : t('memories.toasts.forgotten'),
         action: {
           label: t('common.undo'),
           run: () => {
@@ -347,12 +354,31 @@ function Loaded({ data }: { data: MemoryDetail }) {
                 </button>
               ) : null
             ) : (
-              <button type="button" className="button small ghost mem-forget" data-testid="memory-forget" disabled={busy} onClick={() => void forget()}>
+              <button
+                type="button"
+                ref={forgetButton}
+                className="button small ghost mem-forget"
+                data-testid="memory-forget"
+                aria-expanded={sourceMessages > 0 ? confirming : undefined}
+                disabled={busy || confirming}
+                onClick={() => (sourceMessages > 0 ? setConfirming(true) : void forget())}
+              >
                 <Icon name="close" size={15} />
                 {t('memories.actions.forget')}
               </button>
             )}
           </div>
+          {confirming && !expired ? (
+            <ForgetConfirm
+              sourceMessages={sourceMessages}
+              busy={busy}
+              onForget={(withSources) => void forget(withSources)}
+              onCancel={() => {
+                setConfirming(false);
+                requestAnimationFrame(() => forgetButton.current?.focus());
+              }}
+            />
+          ) : null}
         </>
       )}
 
