@@ -328,7 +328,10 @@ describe('vault.sync', () => {
 
   it('refuses a relative folder, a file, and a folder inside the data folder, in words', async () => {
     await expect(host.api['vault.sync']({ dir: 'relative/dir' })).rejects.toMatchObject({ code: 'invalid_input' });
-    await expect(host.api['vault.sync']({ dir: path.join(dir, '.anima-vault.json') })).rejects.toThrow(/is a file/);
+    const aFile = path.join(os.tmpdir(), `anima-vault-a-file-${process.pid}.txt`);
+    fs.writeFileSync(aFile, 'not a folder\n');
+    await expect(host.api['vault.sync']({ dir: aFile })).rejects.toThrow(/is a file/);
+    fs.rmSync(aFile);
     await expect(host.api['vault.sync']({ dir: path.join(dataDir, 'vault') })).rejects.toThrow(/inside Anima's data folder/);
     // A disk that is not connected: its folders are never made on the disk Anima runs from.
     const unplugged = path.join(os.tmpdir(), `anima-no-disk-${process.pid}`, 'Anima');
