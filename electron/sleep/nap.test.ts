@@ -31,7 +31,7 @@ const dbs: Database[] = [];
 
 const json = (value: NapAnswer | Record<string, unknown>): FakeResponse => ({ kind: 'text', text: JSON.stringify(value), chunks: 4 });
 const lastUser = (body: unknown) =>
-  String(((body as { messages?: { role: string; content: unknown }[] }).messages ?? []).findLast((m) => m.role === 'user')?.content ?? '');
+  String(((body as { messages?: { role: string; content: unknown }[] } | undefined)?.messages ?? []).findLast((m) => m.role === 'user')?.content ?? '');
 const isNap = (body: unknown) => lastUser(body).startsWith(`${TASK_PREFIX}nap`);
 const napRequests = () => fake.requests.filter((r) => isNap(r.body));
 /** The transcript ref of the nap prompt's line that contains `text`. */
