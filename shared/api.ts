@@ -15,6 +15,7 @@ export { type ApiEventName, type ApiEvents, EVENT_NAMES } from './api/events.js'
 
 export type { AppInfo } from './api/app.js';
 export type { ArchiveExportState, ArchiveExportStatus } from './api/archive.js';
+export type { VaultChange, VaultChangeKind, VaultProblem, VaultProblemReason, VaultSettings, VaultState, VaultSyncReport } from './api/vault.js';
 export type { Language, MemorySettings, ModelSettings, Settings, SleepSettings, Theme } from './api/settings.js';
 export { memorySettings, modelSettings, sleepSettings } from './api/settings.js';
 export { type ConnectionTestResult, type DetectedServer, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './api/providers.js';
