@@ -59,4 +59,9 @@ test('a smaller server window is said, and Ollama behind /v1 is offered its own 
   await expect(ollamaCard).toContainText('Ollama · llama3.2:latest');
   const [switched] = (await callApi(app, 'providers.list')) as { kind: string; name: string; model: string; baseUrl: string }[];
   expect(switched).toMatchObject({ kind: 'ollama', name: 'Ollama', model: 'llama3.2:latest', baseUrl: ollama.url });
+
+  // The connection test says what the server gives the chosen model.
+  await ollamaCard.getByTestId('provider-edit').click();
+  await page.getByTestId('provider-test').click();
+  await expect(page.getByTestId('provider-test-result')).toContainText('The server gives this model 4,096 tokens of context.');
 });

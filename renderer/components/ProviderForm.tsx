@@ -42,7 +42,7 @@ function draftFrom(initial: ProviderConfig | null | undefined, prefill: Partial<
 }
 
 export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest, saveLabel, onSaved, onCancel, extraActions }: Props) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const uid = useId();
   const secretStorage = useApp((s) => s.info?.secretStorage ?? 'os-encrypted');
   const [draft, setDraft] = useState<ProviderDraft>(() => draftFrom(initial, prefill));
@@ -346,6 +346,9 @@ export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest,
               <span>
                 {t('models.testOk', { ms: Math.round(test.result.latencyMs) })}{' '}
                 {test.result.models.length ? t('models.testModels', { count: test.result.models.length }) : null}
+                {test.result.server?.contextTokens
+                  ? ` ${t('models.testWindow', { tokens: test.result.server.contextTokens.toLocaleString(i18n.language) })}`
+                  : null}
               </span>
             </p>
           ) : null}

@@ -510,6 +510,7 @@ const en = {
     testOk: 'Connected in {{ms}} ms.',
     testModels_one: '{{count}} model available.',
     testModels_other: '{{count}} models available.',
+    testWindow: 'The server gives this model {{tokens}} tokens of context.',
     testFailed: 'The test failed.',
     testNeeded: 'Test the connection first — or skip this step.',
     serverSaid: 'The server said: {{message}}',

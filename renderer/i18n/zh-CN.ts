@@ -490,6 +490,7 @@ const zhCN: Messages = {
     testOk: '已连接，用时 {{ms}} 毫秒。',
     testModels_one: '有 {{count}} 个可用模型。',
     testModels_other: '有 {{count}} 个可用模型。',
+    testWindow: '服务器给这个模型 {{tokens}} 个 token 的上下文。',
     testFailed: '测试没有通过。',
     testNeeded: '请先测试连接——或者跳过这一步。',
     serverSaid: '服务返回：{{message}}',
