@@ -110,8 +110,8 @@ export function BackupsPanel() {
       <h3 className="subhead" id={titleId}>
         {t('backups.title')}
       </h3>
-      <p className="help backups-intro">{t('backups.intro')}</p>
-      <div className="backups-actions">
+      <p className="help data-intro">{t('backups.intro')}</p>
+      <div className="data-actions">
         <button
           type="button"
           className="button primary"
@@ -136,13 +136,13 @@ export function BackupsPanel() {
         ) : null}
       </div>
       {progress ? (
-        <div className="backups-progress" data-testid="backups-running">
-          <div className="backups-progress-top">
+        <div className="data-card" data-testid="backups-running">
+          <div className="data-progress-top">
             <span>{t(`backups.phase.${progress.phase}`)}</span>
             <span className="mono">{t('backups.percent', { percent })}</span>
           </div>
           <div
-            className="progress-track backups-track"
+            className="progress-track data-track"
             role="progressbar"
             aria-label={t('backups.progressLabel')}
             aria-valuemin={0}
@@ -154,8 +154,8 @@ export function BackupsPanel() {
         </div>
       ) : null}
       {restored ? (
-        <div className="backups-card" role="status" data-testid="backups-restored">
-          <p className="backups-done-line">
+        <div className="data-card" role="status" data-testid="backups-restored">
+          <p className="data-done-line">
             <Icon name="check" size={16} />
             <span>{t('backups.restored', { contents: counted(restored.counts) })}</span>
           </p>
@@ -201,7 +201,7 @@ export function BackupsPanel() {
                 {confirming === c.id ? (
                   <div className="backup-confirm" role="group" aria-label={t('backups.confirmTitle')} data-testid="backup-confirm">
                     <p>{t('backups.confirm', { date: when.format(new Date(c.createdAt)) })}</p>
-                    <div className="backups-actions">
+                    <div className="data-actions">
                       <button
                         type="button"
                         className="button primary"

@@ -31,15 +31,15 @@ export function ExportPanel() {
       <h3 className="subhead" id={titleId}>
         {t('export.title')}
       </h3>
-      <p className="help export-intro">{t('export.intro')}</p>
+      <p className="help data-intro">{t('export.intro')}</p>
       {running ? (
-        <div className="export-card" data-testid="export-running">
-          <div className="export-progress-top">
+        <div className="data-card" data-testid="export-running">
+          <div className="data-progress-top">
             <span>{t(`export.phase.${status.phase}`)}</span>
             <span className="mono">{t('export.percent', { percent })}</span>
           </div>
           <div
-            className="progress-track export-track"
+            className="progress-track data-track"
             role="progressbar"
             aria-label={t('export.progressLabel')}
             aria-valuemin={0}
@@ -48,14 +48,14 @@ export function ExportPanel() {
           >
             <span className="progress-fill" style={{ width: `${percent}%` }} />
           </div>
-          <div className="export-actions">
+          <div className="data-actions">
             <button type="button" className="button" disabled={busy} onClick={() => void cancel()} data-testid="export-cancel">
               {t('export.cancel')}
             </button>
           </div>
         </div>
       ) : (
-        <div className="export-actions">
+        <div className="data-actions">
           <button type="button" className="button primary" disabled={busy} onClick={() => void start()} data-testid="export-start">
             <Icon name="archive" size={16} />
             {t('export.start')}
@@ -63,8 +63,8 @@ export function ExportPanel() {
         </div>
       )}
       {status?.state === 'done' ? (
-        <div className="export-card" data-testid="export-done" role="status">
-          <p className="export-done-line">
+        <div className="data-card" data-testid="export-done" role="status">
+          <p className="data-done-line">
             <Icon name="check" size={16} />
             <span>
               {t('export.done', {
