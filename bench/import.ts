@@ -9,17 +9,24 @@
 // and kept (a second run measures the export alone).
 //
 // Measured: export_ms (the whole zip: anima.json, the vault, anima.sql — what `anima export` does),
-// archive_mb, messages_per_s (messages exported a second). import_ms and roundtrip_equal are null
-// until importing Anima's own archive exists.
+// archive_mb, messages_per_s (messages exported a second); import_ms: that zip imported into a fresh
+// data folder through the app's own path (imports.preview's parse and summary, then imports.apply's
+// one-transaction restore: electron/imports/anima-archive*.ts), and roundtrip_equal: the fresh folder
+// exported again gives the same anima.json (only the moment of the export set aside).
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { strFromU8, unzipSync } from 'fflate';
 import { exportArchive } from '../electron/archive/export.js';
 import { importLocomo } from '../electron/conversations/import-locomo.js';
 import { Conversations } from '../electron/conversations/conversations.js';
 import { openDatabase, type Database } from '../electron/db/open.js';
+import { archiveCounts, restoreArchive } from '../electron/imports/anima-archive-restore.js';
+import { parseImport } from '../electron/imports/detect.js';
+import { SettingsStore } from '../electron/settings/settings.js';
+import { markImportedHistoryRead } from '../electron/sleep/imported-history.js';
 import { MEMORY_TYPES } from '../shared/api.js';
 import { locomoFiles, round } from './util.js';
 
@@ -126,6 +133,34 @@ const file = path.join(scratch, 'anima-export.zip');
 const exported = await exportArchive({ db, appVersion: 'bench', file, alone: true, sql: !values['no-sql'] });
 await db.close();
 
+// The import: the zip into a fresh folder, as imports.preview and imports.apply do it.
+const freshDir = path.join(scratch, 'imported');
+const fresh = await openDatabase(freshDir);
+const importStart = performance.now();
+const zip = fs.readFileSync(file);
+const parsed = parseImport(zip, path.basename(file));
+if (!parsed.archive) throw new Error(`the export was read as ${parsed.format}, not as Anima's archive`);
+await archiveCounts(fresh, parsed.archive);
+const restored = await restoreArchive(parsed.archive, { db: fresh, settings: new SettingsStore(fresh, () => {}), markRead: markImportedHistoryRead });
+const importMs = performance.now() - importStart;
+
+// The round trip: the imported folder exported again.
+const again = path.join(scratch, 'anima-export-again.zip');
+await exportArchive({ db: fresh, appVersion: 'bench', file: again, alone: true, sql: false });
+await fresh.close();
+const animaJson = (zipFile: string) => {
+  const { exportedAt: _at, ...rest } = JSON.parse(
+    strFromU8(unzipSync(fs.readFileSync(zipFile), { filter: (f) => f.name === 'anima.json' })['anima.json']!),
+  ) as Record<string, unknown>;
+  return rest as { sections: Record<string, unknown> };
+};
+const before = animaJson(file);
+const after = animaJson(again);
+const differing = Object.keys({ ...before.sections, ...after.sections }).filter(
+  (k) => JSON.stringify(before.sections[k]) !== JSON.stringify(after.sections[k]),
+);
+const roundtripEqual = JSON.stringify(before) === JSON.stringify(after);
+
 const messages = exported.counts.messages ?? 0;
 const result = {
   source,
@@ -139,11 +174,12 @@ const result = {
   export_ms: round(exported.ms, 0),
   archive_mb: round(exported.bytes / 1024 / 1024, 2),
   messages_per_s: round(messages / (exported.ms / 1000), 0),
-  import_ms: null,
-  roundtrip_equal: null,
-  note: 'import_ms and roundtrip_equal are null: importing an Anima archive is not built yet',
+  import_ms: round(importMs, 0),
+  roundtrip_equal: roundtripEqual,
 };
+if (restored.messages + restored.versions !== messages) console.error(`imported ${restored.messages + restored.versions} of ${messages} messages`);
+if (!roundtripEqual) console.error(`the round trip differs in: ${differing.join(', ') || 'the head'}`);
 console.log(JSON.stringify(result, null, 2));
 if (values.json) fs.writeFileSync(values.json, `${JSON.stringify(result, null, 2)}\n`);
 if (!values.folder) fs.rmSync(scratch, { recursive: true, force: true });
-else fs.rmSync(file, { force: true });
+else for (const f of [file, again, freshDir]) fs.rmSync(f, { recursive: true, force: true });

@@ -22,7 +22,7 @@ export async function restoreSelfBlocks(tx: Transaction, rows: Row[]): Promise<S
   const r = await tx.query<{ key: SelfBlockKey }>(
     `INSERT INTO self_blocks (key, content, is_default, updated_at)
      SELECT r.key, r.content, coalesce(r.is_default, false), coalesce(r.updated_at, now())
-       FROM jsonb_populate_recordset(NULL::self_blocks, $1::jsonb) AS r
+       FROM json_populate_recordset(NULL::self_blocks, $1::json) AS r
      ON CONFLICT (key) DO UPDATE SET content = EXCLUDED.content, is_default = EXCLUDED.is_default, updated_at = EXCLUDED.updated_at
       WHERE self_blocks.is_default
      RETURNING key`,

@@ -50,7 +50,7 @@ export async function restoreEntities(tx: Tx, rows: Row[]): Promise<number> {
     tx,
     'entities',
     (c) => `INSERT INTO entities (${c.join(', ')})
-     SELECT ${list(c)} FROM jsonb_populate_recordset(NULL::entities, $1::jsonb) AS r ON CONFLICT DO NOTHING`,
+     SELECT ${list(c)} FROM json_populate_recordset(NULL::entities, $1::json) AS r ON CONFLICT DO NOTHING`,
     rows,
   );
   await tx.query(`SELECT setval(pg_get_serial_sequence('entities', 'id'), greatest((SELECT max(id) FROM entities), 2))`);
@@ -67,7 +67,7 @@ export async function restoreFixedEntities(tx: Tx, rows: Row[]): Promise<void> {
   await tx.query(
     `UPDATE entities e SET name = r.name, name_key = r.name_key, status = r.status, first_seen = r.first_seen, last_seen = r.last_seen,
             mention_count = r.mention_count, created_at = r.created_at, updated_at = r.updated_at, profile_memory_id = r.profile_memory_id
-       FROM jsonb_populate_recordset(NULL::entities, $1::jsonb) AS r
+       FROM json_populate_recordset(NULL::entities, $1::json) AS r
       WHERE e.kind = r.kind AND r.status <> 'merged'`,
     [JSON.stringify(fixed)],
   );
@@ -78,7 +78,7 @@ export function restoreEntityAliases(tx: Tx, rows: Row[]): Promise<number> {
     tx,
     'entity_aliases',
     (c) => `INSERT INTO entity_aliases (${c.join(', ')})
-     SELECT ${list(c)} FROM jsonb_populate_recordset(NULL::entity_aliases, $1::jsonb) AS r ON CONFLICT DO NOTHING`,
+     SELECT ${list(c)} FROM json_populate_recordset(NULL::entity_aliases, $1::json) AS r ON CONFLICT DO NOTHING`,
     rows,
   );
 }
@@ -88,7 +88,7 @@ export async function restoreEntityEdges(tx: Tx, rows: Row[]): Promise<number> {
     tx,
     'entity_edges',
     (c) => `INSERT INTO entity_edges (${c.join(', ')}) OVERRIDING SYSTEM VALUE
-     SELECT ${list(c)} FROM jsonb_populate_recordset(NULL::entity_edges, $1::jsonb) AS r ON CONFLICT DO NOTHING`,
+     SELECT ${list(c)} FROM json_populate_recordset(NULL::entity_edges, $1::json) AS r ON CONFLICT DO NOTHING`,
     rows,
   );
   await tx.query(`SELECT setval(pg_get_serial_sequence('entity_edges', 'id'), greatest((SELECT max(id) FROM entity_edges), 1))`);

@@ -27,6 +27,7 @@ import {
   restoreConversations,
   restoreMessages,
   restoreReplacedBy,
+  suspendMessageSearchIndexes,
 } from '../conversations/archive-restore.js';
 import type { Database } from '../db/open.js';
 import {
@@ -58,6 +59,8 @@ type Tx = Pick<Transaction, 'query'>;
 
 /** Messages per INSERT statement (measured with bench:import: larger batches gain nothing). */
 export const RESTORE_BATCH_ROWS = 2000;
+/** From this many messages into a folder with none, their search indexes are built once at the end instead of row by row. */
+export const SUSPEND_INDEXES_FROM = 5000;
 
 /** The parts of an archive a summary counts (the API's list). */
 export type ArchivePart = ImportArchivePart;
@@ -86,6 +89,8 @@ export interface RestoreOptions {
   onProgress?: (progress: ArchiveProgress) => void;
   /** Checked between batches; a cancel rolls everything back. */
   signal?: AbortSignal;
+  /** Messages from which the search indexes are built at the end (default SUSPEND_INDEXES_FROM; tests lower it). */
+  suspendIndexesFrom?: number;
 }
 
 export interface RestoreResult extends ArchiveProgress {
@@ -270,6 +275,7 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
     const left = new Map(perConversation);
     const replaced: { id: string; replaced_by: string }[] = [];
     const written = new Set<string>();
+    const rebuild = p.keepSeq && messages.length >= (opts.suspendIndexesFrom ?? SUSPEND_INDEXES_FROM) ? await suspendMessageSearchIndexes(tx) : null;
     for (let i = 0; i < messages.length; i += RESTORE_BATCH_ROWS) {
       checkCancelled();
       const batch = messages.slice(i, i + RESTORE_BATCH_ROWS).map((m) =>
@@ -309,6 +315,7 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
       // Progress events go out between batches (PGlite answers in microtasks).
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
+    await rebuild?.();
     await restoreReplacedBy(tx, replaced);
     if (p.keepSeq && messages.length) await advanceMessageSeq(tx);
     for (const [conversation, seq] of lastSeq) await deps.markRead(tx, conversation, seq);

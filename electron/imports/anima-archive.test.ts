@@ -40,10 +40,20 @@ async function exportOf(db: Database, dir: string, name: string): Promise<{ zip:
   return { zip, json: JSON.parse(strFromU8(unzipSync(zip)['anima.json']!)) as Json };
 }
 
+// The messages' search indexes are set aside and built again even for these few rows, so that path is tested too.
 function restore(db: Database, zip: Buffer, name = 'archive.zip', signal?: AbortSignal) {
   const parsed = parseImport(zip, name);
   expect(parsed.format).toBe('anima');
-  return restoreArchive(parsed.archive!, { db, settings: new SettingsStore(db, () => {}), markRead: markImportedHistoryRead }, { signal });
+  return restoreArchive(
+    parsed.archive!,
+    { db, settings: new SettingsStore(db, () => {}), markRead: markImportedHistoryRead },
+    { signal, suspendIndexesFrom: 1 },
+  );
+}
+
+async function messageIndexes(db: Database): Promise<string[]> {
+  const r = await db.query<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE tablename = 'messages' ORDER BY indexname`);
+  return r.rows.map((x) => x.indexdef);
 }
 
 /** Every table an archive holds, row counts (what "nothing changed" compares). */
@@ -93,6 +103,14 @@ describe('the round trip', () => {
     expect(r).toMatchObject({ total: 2, done: 2, imported: 2, already: 0, messages: 4, versions: 1 });
     second = (await exportOf(target.db, target.dir, 'second.zip')).json;
   }, 120_000);
+
+  it('builds the messages’ search indexes again, and full-text search finds a restored message', async () => {
+    expect((await messageIndexes(target.db)).filter((d) => d.includes('USING gin'))).toHaveLength(2);
+    const hit = await target.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM messages WHERE content_fts @@ plainto_tsquery('english', 'dumpling recipe')`,
+    );
+    expect(hit.rows[0]!.n).toBe(1);
+  });
 
   it('exporting the imported folder gives the same anima.json, ids and all (only the moment of the export differs)', () => {
     expect(second.exportedAt).not.toBe('');
@@ -231,9 +249,13 @@ describe('refusals that change nothing', () => {
   it('a row the database refuses (late in the archive) leaves the folder as it was', async () => {
     const target = await folder('anima-archive-fail-');
     const before = await tableCounts(target.db);
+    const indexes = await messageIndexes(target.db);
+    expect(indexes.filter((d) => d.includes('USING gin'))).toHaveLength(2);
     const zip = withJson((j) => (j.sections.entity_edges[0]!.weight = -5));
     await expect(restore(target.db, zip)).rejects.toThrow();
     expect(await tableCounts(target.db)).toEqual(before);
+    // The search indexes set aside for the restore are back as they were.
+    expect(await messageIndexes(target.db)).toEqual(indexes);
   });
 
   it('a cancel leaves the folder as it was', async () => {

@@ -54,7 +54,7 @@ export function restoreMemories(tx: Tx, rows: Row[]): Promise<number> {
     tx,
     'memories',
     (c) => `INSERT INTO memories (${c.join(', ')})
-     SELECT ${list(c)} FROM jsonb_populate_recordset(NULL::memories, $1::jsonb) AS r ON CONFLICT (id) DO NOTHING`,
+     SELECT ${list(c)} FROM json_populate_recordset(NULL::memories, $1::json) AS r ON CONFLICT (id) DO NOTHING`,
     prepared,
   );
 }
@@ -74,7 +74,7 @@ export function restoreMemoryChanges(tx: Tx, rows: Row[]): Promise<number> {
     tx,
     'memory_changes',
     (c) => `INSERT INTO memory_changes (${c.join(', ')}) OVERRIDING SYSTEM VALUE
-     SELECT ${list(c)} FROM jsonb_populate_recordset(NULL::memory_changes, $1::jsonb) AS r ON CONFLICT (id) DO NOTHING`,
+     SELECT ${list(c)} FROM json_populate_recordset(NULL::memory_changes, $1::json) AS r ON CONFLICT (id) DO NOTHING`,
     rows.map((row) => ({ ...row, undone_by: null })),
   );
 }
@@ -94,7 +94,7 @@ export function restoreMemoryReferences(tx: Tx, rows: Row[]): Promise<number> {
     tx,
     'memory_references',
     (c) => `INSERT INTO memory_references (${c.join(', ')})
-     SELECT ${list(c)} FROM jsonb_populate_recordset(NULL::memory_references, $1::jsonb) AS r ON CONFLICT DO NOTHING`,
+     SELECT ${list(c)} FROM json_populate_recordset(NULL::memory_references, $1::json) AS r ON CONFLICT DO NOTHING`,
     rows,
   );
 }

@@ -24,7 +24,7 @@ export async function restoreProviders(tx: Transaction, rows: Row[]): Promise<st
   const r = await tx.query<{ id: string }>(
     `INSERT INTO providers (id, kind, name, base_url, model, context_tokens, created_at, updated_at)
      SELECT r.id, r.kind, r.name, r.base_url, r.model, r.context_tokens, r.created_at, r.updated_at
-       FROM jsonb_populate_recordset(NULL::providers, $1::jsonb) AS r
+       FROM json_populate_recordset(NULL::providers, $1::json) AS r
      ON CONFLICT (id) DO NOTHING RETURNING id`,
     [JSON.stringify(kept)],
   );

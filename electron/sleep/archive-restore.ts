@@ -42,7 +42,7 @@ export async function restoreDiaryBlocks(tx: Tx, rows: Row[]): Promise<number> {
   const r = await tx.query<{ n: number }>(
     `WITH ins AS (
        INSERT INTO diary_blocks (${columns.join(', ')}) OVERRIDING SYSTEM VALUE
-       SELECT ${list(columns)} FROM jsonb_populate_recordset(NULL::diary_blocks, $1::jsonb) AS r
+       SELECT ${list(columns)} FROM json_populate_recordset(NULL::diary_blocks, $1::json) AS r
        ON CONFLICT DO NOTHING RETURNING 1)
      SELECT count(*)::int AS n FROM ins`,
     [JSON.stringify(prepared)],
@@ -58,7 +58,7 @@ export async function restoreMoodDays(tx: Tx, rows: Row[]): Promise<number> {
   const r = await tx.query<{ n: number }>(
     `WITH ins AS (
        INSERT INTO mood_days (${columns.join(', ')})
-       SELECT ${list(columns)} FROM jsonb_populate_recordset(NULL::mood_days, $1::jsonb) AS r
+       SELECT ${list(columns)} FROM json_populate_recordset(NULL::mood_days, $1::json) AS r
        ON CONFLICT (day) DO NOTHING RETURNING 1)
      SELECT count(*)::int AS n FROM ins`,
     [JSON.stringify(rows)],
