@@ -27,6 +27,7 @@ export const DEFAULT_SLEEP_SETTINGS: SleepSettings = {
 import { backupSettings } from '../../shared/api/backups.js';
 import { vaultSettings } from '../../shared/api/vault.js';
 import { DEFAULT_SLEEP_TIME, isValidTimeZone } from '../../shared/sleep-day.js';
+import type { Transaction } from '@electric-sql/pglite';
 import type { Database } from '../db/open.js';
 import { DEFAULT_MODEL_HOST } from '../models/download.js';
 
@@ -122,6 +123,27 @@ export class SettingsStore {
     }
     this.cache = settings as Settings;
     return this.cache;
+  }
+
+  /**
+   * Settings from Anima's own archive (electron/imports/anima-archive.ts), inside the importer's
+   * transaction: each known key whose value passes its check and that is not set here yet. `vault` is
+   * left out: it names a folder on the machine the archive came from, which a sync would read as
+   * every memory file deleted. Returns the keys written; the next read sees them.
+   */
+  async restoreMissing(tx: Transaction, rows: { key: unknown; value: unknown; updated_at?: unknown }[]): Promise<string[]> {
+    const written: string[] = [];
+    for (const row of rows) {
+      const key = row.key as keyof Settings;
+      if (typeof row.key !== 'string' || !KEYS.includes(key) || key === 'vault' || !schemas[key].safeParse(row.value).success) continue;
+      const r = await tx.query(
+        'INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, coalesce($3::timestamptz, now())) ON CONFLICT (key) DO NOTHING RETURNING key',
+        [key, JSON.stringify(row.value), typeof row.updated_at === 'string' ? row.updated_at : null],
+      );
+      if (r.rows.length) written.push(key);
+    }
+    this.cache = undefined;
+    return written;
   }
 
   async update(patch: SettingsPatch): Promise<Settings> {
