@@ -10,7 +10,7 @@
 // - A pass reads the oldest `daysPerPass` unread days (all conversations of each), at most
 //   `callsPerPass` calls; the next pass comes on the next check (every minute) while the app is quiet.
 // - It stays out of the way: no pass while the person has chatted in the last 2 minutes (chat stops a
-//   pass between calls), while a sleep cycle runs, or once today's allowance is spent — half a night's
+//   pass between calls; after a restart the timer's first check comes a minute after launch), while a sleep cycle runs, or once today's allowance is spent — half a night's
 //   budget (settings.sleep) a sleep day, counted from its own audit rows (step id `history:<day>`),
 //   apart from the night's. The night's own budget check still applies to each call.
 // - State is in the database (migration 018): what each conversation has read (`read_seq`, moved in
@@ -93,8 +93,9 @@ export class HistoryReader {
     private readonly deps: HistoryReaderDeps,
     private readonly opts: HistoryReaderOptions = {},
   ) {
-    // As the nightly scheduler: quiet is counted from launch, and chat keeps the companion awake.
-    this.lastChat = performance.now();
+    // Chat keeps the companion awake; until someone chats, the app is quiet (the person who just
+    // pressed "Read my imported history" in Settings is not chatting).
+    this.lastChat = -Infinity;
     deps.events.on((...[event]) => {
       if (event !== 'chat.delta' && event !== 'chat.finished') return;
       this.lastChat = performance.now();
@@ -265,6 +266,8 @@ export class HistoryReader {
       .finally(() => {
         if (this.pass === pass) this.pass = null;
       });
+    // Told when it starts reading and when it ends (the days read, or why it stopped).
+    void this.announce().catch(() => {});
     void pass.done.then(() => (this.closed ? undefined : this.announce().catch(() => {})));
     return pass.done;
   }

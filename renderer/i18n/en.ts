@@ -845,6 +845,7 @@ const en = {
       'duplicate-id': 'A copy of another memory’s file',
       occupied: 'Another file is in the way',
       'too-large': 'Too big for a memory',
+      emptied: 'Most of the folder gone at once',
     },
   },
   backups: {
@@ -1494,6 +1495,7 @@ const en = {
     title: 'Your imported history',
     brought_one: 'You brought in {{n}} message {{span}}.',
     brought_other: 'You brought in {{n}} messages {{span}}.',
+    offerLine: '{{brought}} {{offer}}',
     offer_one: 'I can read them day by day in the background — about one night’s worth.',
     offer_other: 'I can read them day by day in the background — about {{n}} nights’ worth.',
     how: 'I read a few days at a time while you are not chatting, oldest first, and spend at most half a night’s limits on it each day. What I learn goes into my memories and my diary under the days it happened. You can pause any time.',

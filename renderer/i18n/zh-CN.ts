@@ -821,6 +821,7 @@ const zhCN: Messages = {
       'duplicate-id': '另一条记忆文件的副本',
       occupied: '位置被别的文件占了',
       'too-large': '太大，不像一条记忆',
+      emptied: '大部分文件同时不见了',
     },
   },
   backups: {
@@ -1460,8 +1461,9 @@ const zhCN: Messages = {
   },
   importedHistory: {
     title: '你导入的历史',
-    brought_one: '你带来了 {{n}} 条消息，{{span}}。',
-    brought_other: '你带来了 {{n}} 条消息，{{span}}。',
+    brought_one: '你带来了{{span}}的 {{n}} 条消息。',
+    brought_other: '你带来了{{span}}的 {{n}} 条消息。',
+    offerLine: '{{brought}}{{offer}}',
     offer_one: '我可以在后台一天一天地读完——大约一个晚上的量。',
     offer_other: '我可以在后台一天一天地读完——大约 {{n}} 个晚上的量。',
     how: '我会趁你不聊天的时候，从最早的一天开始，每次读几天；每天最多用掉一晚额度的一半。读到的东西会记进我的记忆和日记，记在它们发生的那一天。你随时可以暂停。',

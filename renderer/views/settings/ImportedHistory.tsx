@@ -82,7 +82,10 @@ export function ImportedHistory() {
       {status.state === 'unread' ? (
         <>
           <p className="import-summary-line">
-            {brought} {t('importedHistory.offer', { count: status.nightsLeft, n: num(Math.max(1, status.nightsLeft)) })}
+            {t('importedHistory.offerLine', {
+              brought,
+              offer: t('importedHistory.offer', { count: status.nightsLeft, n: num(Math.max(1, status.nightsLeft)) }),
+            })}
           </p>
           <p className="help">{t('importedHistory.how')}</p>
         </>
