@@ -28,7 +28,32 @@ export interface FakeEmbeddings {
   batches: number[];
 }
 
-const STOP = new Set(['the', 'a', 'an', 'of', 'to', 'in', 'on', 'and', 'is', 'are', 'was', 'at', 'for', 'with', 'their', 'his', 'her', 'person', 's']);
+const STOP = new Set([
+  'the',
+  'a',
+  'an',
+  'of',
+  'to',
+  'in',
+  'on',
+  'and',
+  'is',
+  'are',
+  'was',
+  'at',
+  'for',
+  'with',
+  'their',
+  'his',
+  'her',
+  'person',
+  's',
+  // the task prefixes an app puts in front (nomic-embed-text's search_query: / search_document:, e5's query: / passage:)
+  'search',
+  'query',
+  'document',
+  'passage',
+]);
 
 /**
  * Words the fake takes to mean the same (each to the first of its group), so a test can search by

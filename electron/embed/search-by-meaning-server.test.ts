@@ -116,6 +116,10 @@ describe.skipIf(!VECTORS)('search by meaning through the model server', () => {
     const embedCalls = llm.requests.filter((r) => r.path === '/v1/embeddings');
     expect(embedCalls.length).toBeGreaterThan(1);
     expect(embedCalls.every((r) => r.headers.authorization === 'Bearer sk-fake')).toBe(true);
+    // nomic-embed-text's model card asks for task prefixes: stored texts carry "search_document: ".
+    expect(embedCalls.flatMap((r) => (r.body as { input: string[] }).input).filter((t) => t !== 'ping')).toEqual(
+      expect.arrayContaining(MEMORIES.map((m) => `search_document: ${m}`)),
+    );
 
     await searchUntil(host, SISTER_QUERY, [MEMORIES[1]!]);
 
@@ -196,7 +200,7 @@ describe.skipIf(!VECTORS)('search by meaning through the model server', () => {
     expect(await storedVectors(dataDir)).toEqual({ 'memory server:all-minilm': 3 });
   });
 
-  it('a choice that cannot work is refused and changes nothing; the on-device choice (or none) clears it', async () => {
+  it('a choice that cannot work is refused and changes nothing; the on-device choice (or none) clears it; an Ollama connection uses /api/embed', async () => {
     const host = await start();
     const providerId = await saveFake(host);
     const refused = async (input: { providerId: string; model: string }) => {
@@ -228,5 +232,20 @@ describe.skipIf(!VECTORS)('search by meaning through the model server', () => {
     const off = await host.api['models.useForEmbeddings']({ id: null });
     expect(off.models).toMatchObject({ embedding: null, serverEmbedding: null });
     expect(await until(host, (s) => s.state === 'off')).toEqual({ model: null, state: 'off', done: 0, total: 0, queued: 0, searching: false, error: null });
+
+    // An Ollama connection (its own API) embeds through /api/embed at its address.
+    const ollama = (await host.api['providers.save']({ kind: 'ollama', name: 'Ollama', baseUrl: llm.url, model: 'fake-model' })).id;
+    const before = { ...served.served };
+    await host.api['models.useServerForEmbeddings']({ providerId: ollama, model: MODEL });
+    expect(await until(host, (s) => s.state === 'ready')).toMatchObject({ source: 'server', connection: 'Ollama' });
+    expect(served.served.ollama).toBeGreaterThan(before.ollama);
+    expect(served.served.openai).toBe(before.openai);
+
+    // The connection deleted while in use: no retry helps, and the status says why.
+    await host.api['providers.delete']({ id: ollama });
+    await host.api['memories.create']({ type: 'world', content: MEMORIES[2]! });
+    const gone = await until(host, (s) => s.state === 'unavailable');
+    expect(gone).toMatchObject({ source: 'server', model: MODEL });
+    expect(gone.error).toMatch(/connection for memory search is gone/);
   });
 });

@@ -64,6 +64,8 @@ export class SearchByMeaning {
   private paused: string | null = null;
   /** The chosen server's connection name, for the status line. */
   private connectionName: string | undefined;
+  /** The server's embedder of the current choice (from its opening on, before the queue has it). */
+  private server: ServerEmbedder | null = null;
   private probeTimer: NodeJS.Timeout | null = null;
   private probeDelay = 0;
   /** Why the wanted model is not in use (it would not load, or vectors cannot be stored here). */
@@ -182,12 +184,15 @@ export class SearchByMeaning {
 
   private async switchTo(choice: EmbedChoice | null, retry: boolean): Promise<void> {
     if (this.closed) return;
-    if (sameChoice(choice, this.wanted) && (this.embedder || choice === null || ((this.problem !== null || this.paused !== null) && !retry))) return;
+    const same = sameChoice(choice, this.wanted);
+    if (same && (this.embedder || choice === null || ((this.problem !== null || this.paused !== null) && !retry))) return;
     this.wanted = choice;
     this.problem = null;
     this.paused = null;
     this.progress = null;
-    this.stopProbing();
+    this.server = null;
+    // Asking again for the same server keeps its growing wait; another choice starts afresh.
+    this.stopProbing(!same);
     const previous = this.embedder;
     let next: Embedder | null = null;
     if (choice) {
@@ -224,6 +229,7 @@ export class SearchByMeaning {
     if (next && this.service.status().model !== next.modelId) {
       this.problem = this.service.status().lastError ?? 'the database could not take this model’s vectors';
       this.embedder = null;
+      this.server = null;
       await next.close().catch(() => {});
     }
     if (previous && previous !== next) await previous.close().catch(() => {});
@@ -236,21 +242,31 @@ export class SearchByMeaning {
     const connection = () => resolve(choice.providerId);
     this.connectionName = (await connection().catch(() => null))?.name;
     let opened: ServerEmbedder | null = null;
-    opened = await openServerEmbedder({
+    opened = this.server = await openServerEmbedder({
       connection,
       model: choice.model,
       fetch: this.deps.fetch,
       onHealth: (up, reason) => {
-        if (this.closed || this.embedder !== opened) return;
+        // From the queue's first batch on, before switchTo has put it in place.
+        if (this.closed || this.server !== opened) return;
         this.paused = up ? null : reason;
         if (up) {
-          this.stopProbing();
+          this.stopProbing(true);
           this.deps.log('info', `embeddings: the model server answers again; going on with ${opened?.modelId}`);
           this.service.retryNow();
         } else {
           this.deps.log('warn', `embeddings: search by meaning paused: ${reason}`);
           this.probeSoon();
         }
+        this.emit();
+      },
+      onGone: (reason) => {
+        if (this.closed || this.server !== opened) return;
+        // A deleted or changed connection: no retry helps; the status says so until another choice.
+        this.problem = reason;
+        this.paused = null;
+        this.stopProbing(true);
+        this.deps.log('warn', `embeddings: ${reason}`);
         this.emit();
       },
     });
@@ -271,20 +287,20 @@ export class SearchByMeaning {
 
   private async probe(): Promise<void> {
     if (this.closed || !this.paused) return;
-    const e = this.embedder;
-    if (e instanceof ServerEmbedder) {
+    const e = this.server;
+    if (e) {
       // Success reaches onHealth, which resumes the queue; failure asks again later.
-      if (!(await e.probe()) && this.embedder === e && this.paused) this.probeSoon();
+      if (!(await e.probe()) && this.server === e && this.paused) this.probeSoon();
       return;
     }
     // It never answered since it was chosen: open it again (the vector length comes from that answer).
     await this.use(this.wanted, { retry: true });
   }
 
-  private stopProbing(): void {
+  private stopProbing(resetDelay: boolean): void {
     if (this.probeTimer) clearTimeout(this.probeTimer);
     this.probeTimer = null;
-    this.probeDelay = 0;
+    if (resetDelay) this.probeDelay = 0;
   }
 
   status(): EmbeddingsStatus {
@@ -328,7 +344,7 @@ export class SearchByMeaning {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.stopProbing();
+    this.stopProbing(true);
     await this.chain;
     await this.service.close();
     await this.embedder?.close().catch(() => {});

@@ -8,6 +8,7 @@ import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { bagOfWords, cosine, serveEmbeddings, type FakeEmbeddings } from '../../e2e/fake-llm/embeddings.js';
 import { endpoint, openServerEmbedder, type ServerConnection } from './server-embedder.js';
 import { EmbedError } from './types.js';
+import { prefixesFor } from './vectors.js';
 
 let fake: FakeLlm;
 let served: FakeEmbeddings;
@@ -78,6 +79,10 @@ describe('server embedder', () => {
     // Asked /v1/embeddings once; from then on only the native endpoint.
     expect(embedPaths()).toEqual(['/v1/embeddings', '/api/embed', '/api/embed']);
     expect(endpoint('http://127.0.0.1:11434/v1/', 'ollama')).toBe('http://127.0.0.1:11434/api/embed');
+    // Task prefixes for the server models whose cards ask for them; none for others.
+    expect(prefixesFor('server:nomic-embed-text:latest')).toEqual({ query: 'search_query: ', passage: 'search_document: ' });
+    expect(prefixesFor('server:multilingual-e5-large')).toEqual({ query: 'query: ', passage: 'passage: ' });
+    expect(prefixesFor('server:mxbai-embed-large')).toEqual({ query: '', passage: '' });
   });
 
   it('halves its batches when the server says a request is too big, and keeps the smaller size', async () => {

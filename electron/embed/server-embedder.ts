@@ -42,6 +42,8 @@ export interface OpenServerEmbedderOptions {
   batchSize?: number;
   /** The server stopped answering (up = false, with why) or answers again. */
   onHealth?: (up: boolean, reason: string | null) => void;
+  /** The connection is gone or can no longer embed (deleted, its kind changed): no retry will help. */
+  onGone?: (reason: string) => void;
 }
 
 /** Stored with every vector: the server's model, apart from the on-device catalogue's ids. */
@@ -164,13 +166,10 @@ export class ServerEmbedder implements Embedder {
     try {
       connection = await this.options.connection();
     } catch (err) {
-      throw new EmbedError('server_refused', `The connection for memory search is gone: ${(err as Error).message}`);
+      throw this.gone(`The connection for memory search is gone: ${(err as Error).message}`);
     }
     if (!canEmbed(connection.kind)) {
-      throw new EmbedError(
-        'server_refused',
-        `“${connection.name}” (${connection.kind}) has no embedding models; choose an OpenAI-compatible or Ollama connection.`,
-      );
+      throw this.gone(`“${connection.name}” (${connection.kind}) has no embedding models; choose an OpenAI-compatible or Ollama connection.`);
     }
     const known = this.dialect && this.dialect.baseUrl === connection.baseUrl && this.dialect.kind === connection.kind ? this.dialect.shape : null;
     const shape: EmbedDialect = known ?? (connection.kind === 'ollama' ? 'ollama' : 'openai');
@@ -246,6 +245,11 @@ export class ServerEmbedder implements Embedder {
     this.dialect = { baseUrl: connection.baseUrl, kind: connection.kind, shape };
     this.answered = true;
     return vectors;
+  }
+
+  private gone(reason: string): EmbedError {
+    if (this.answered) this.options.onGone?.(reason);
+    return new EmbedError('server_refused', reason);
   }
 
   private goneDown(reason: string): void {

@@ -31,11 +31,26 @@ export function clip(text: string, max = MAX_EMBED_CHARS): string {
 }
 
 /**
+ * Embedding models people run on their servers that want a task prefix (their model cards say so):
+ * nomic-embed-text "search_query: " / "search_document: "; the e5 family "query: " / "passage: ".
+ * Matched on the server's name for the model (tags like `:latest` and versions included).
+ */
+const SERVER_PREFIXES: [RegExp, { query: string; passage: string }][] = [
+  [/nomic-embed-text/i, { query: 'search_query: ', passage: 'search_document: ' }],
+  [/(^|[/_-])e5([-_.:]|$)/i, { query: 'query: ', passage: 'passage: ' }],
+];
+
+/**
  * What a model wants in front of a query and of a stored text (e5: "query: " / "passage: "). The
  * Embedder embeds what it is given, so the caller adds them; a model the catalogue does not know
  * gets none.
  */
 export function prefixesFor(modelId: string): { query: string; passage: string } {
+  if (modelId.startsWith('server:')) {
+    const name = modelId.slice('server:'.length);
+    const known = SERVER_PREFIXES.find(([pattern]) => pattern.test(name));
+    return known ? { ...known[1] } : { query: '', passage: '' };
+  }
   const entry = catalogModels({ includeTestModels: true }).find((e) => e.id === modelId);
   return entry && entry.task === 'embedding' ? { query: entry.queryPrefix, passage: entry.passagePrefix } : { query: '', passage: '' };
 }

@@ -16,7 +16,7 @@ import '../../styles/settings/search-source.css';
 type Source = 'words' | 'device' | 'server';
 
 /** Connections whose servers can have an embedding model. */
-const canEmbed = (p: ProviderConfig) => p.kind === 'openai-compatible' || (p.kind as string) === 'ollama';
+const canEmbed = (p: ProviderConfig) => p.kind === 'openai-compatible' || p.kind === 'ollama';
 
 /** Names that look like embedding models first (nomic-embed-text, bge-m3, mxbai-embed-large, all-minilm…), then the rest. */
 export function embeddingModelsFirst(names: string[]): string[] {
