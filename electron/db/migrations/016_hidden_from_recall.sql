@@ -11,3 +11,8 @@ ALTER TABLE messages
   ADD COLUMN recall_hidden_by bigint[];
 
 CREATE INDEX messages_recall_hidden_idx ON messages (seq) WHERE recall_hidden_at IS NOT NULL;
+
+-- Deleting a message checks that no later version names it (`replaced_by REFERENCES messages`); without
+-- an index each check read every message: purging a 1,000-message conversation from a 100k-message
+-- folder took 235 s, with it 1.4 s (the purge, and the export's copy with the trash purged).
+CREATE INDEX messages_replaced_by_idx ON messages (replaced_by) WHERE replaced_by IS NOT NULL;
