@@ -44,6 +44,8 @@ interface SchemaRefusal {
 
 /** What a server said is asked again after this long, when the connection is used (a server restarted with another window). */
 export const SERVER_FACTS_MAX_AGE_MS = 60 * 60 * 1000;
+/** A server that could not be asked on use is asked again after this long at the soonest. */
+const ASK_AGAIN_AFTER_MS = 5 * 60 * 1000;
 
 /** Local servers worth probing on first run. Ollama is offered through its own API, which can be told the context to use. */
 export const LOCAL_SERVERS: { name: string; kind: ProviderKind; baseUrl: string }[] = [
@@ -77,6 +79,9 @@ export interface ProviderServiceOptions {
 }
 
 export class Providers {
+  /** When each connection's server was last asked on use, answered or not: one that cannot be reached is not asked on every turn. */
+  private readonly askedOnUse = new Map<string, number>();
+
   constructor(
     private readonly db: Database,
     private readonly secrets: SecretStore,
@@ -135,14 +140,16 @@ export class Providers {
   }
 
   /**
-   * Asks the connection's server about its model and stores the answer (or forgets an old one that
-   * was about another address or model, when the server cannot be reached now). Quiet and bounded:
-   * a save or a turn never fails because of it.
+   * Asks the connection's server about its model and stores the answer. When the server cannot be
+   * reached, a save forgets the old answer (it may be about another address or model) and a turn
+   * keeps it (it is about this very connection). Quiet and bounded: a save or a turn never fails
+   * because of it.
    */
-  private async askServerFor(id: string): Promise<void> {
+  private async askServerFor(id: string, { keepIfUnreachable = false } = {}): Promise<void> {
     const config = await this.get(id);
     const apiKey = await this.secrets.get(secretName(id));
     const facts = await askServer({ kind: config.kind, baseUrl: config.baseUrl, model: config.model, apiKey, fetch: this.options.fetch });
+    if (!facts && keepIfUnreachable) return;
     await this.db.query(
       `UPDATE providers SET server_software = $2, server_context_tokens = $3, capabilities = $4::jsonb, model_family = $5,
          server_checked_at = $6 WHERE id = $1`,
@@ -187,12 +194,13 @@ export class Providers {
 
   async resolve(id: string): Promise<ResolvedProvider> {
     let config = await this.get(id);
-    // Never asked (a connection from before Anima asked), or long ago: ask before budgeting.
-    if (
-      (config.kind === 'ollama' || config.kind === 'openai-compatible') &&
-      (!config.server || Date.now() - Date.parse(config.server.checkedAt) > SERVER_FACTS_MAX_AGE_MS)
-    ) {
-      await this.askServerFor(id);
+    // Never asked (a connection from before Anima asked), or long ago: ask before budgeting — at
+    // most every few minutes, so a server that does not answer the questions costs no turn a wait.
+    const stale = !config.server || Date.now() - Date.parse(config.server.checkedAt) > SERVER_FACTS_MAX_AGE_MS;
+    const askedRecently = Date.now() - (this.askedOnUse.get(id) ?? 0) < ASK_AGAIN_AFTER_MS;
+    if ((config.kind === 'ollama' || config.kind === 'openai-compatible') && stale && !askedRecently) {
+      this.askedOnUse.set(id, Date.now());
+      await this.askServerFor(id, { keepIfUnreachable: true });
       config = await this.get(id);
     }
     const apiKey = await this.secrets.get(secretName(id));

@@ -7,7 +7,8 @@ import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { serveOllama } from '../../e2e/fake-llm/ollama.js';
 import { serveLlamaCpp, serveLmStudio, serveVllm } from '../../e2e/fake-llm/servers.js';
 import { estimateTokens } from '../llm/context.js';
-import { nextEvent, startTestHost } from '../testing/host.js';
+import { openDatabase } from '../db/open.js';
+import { nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import { PATIENCE_MS } from '../testing/patience.js';
 import type { Host } from '../host/types.js';
 
@@ -166,6 +167,43 @@ describe('OpenAI-compatible servers', () => {
       server: { software: 'ollama', contextTokens: 4096 },
     });
   });
+});
+
+describe('asking again', () => {
+  it('an answer an hour old is asked again when the connection is used; a server that cannot be asked then keeps the last answer', async () => {
+    const llamaCpp = serveLlamaCpp(fake, { nCtx: 4096 });
+    const dataDir = tempDataDir();
+    const first = await startTestHost({ dataDir, providerTimeoutMs: PATIENCE_MS });
+    const saved = await first.api['providers.save']({ kind: 'openai-compatible', name: 'llama.cpp', baseUrl: fake.baseUrl, model: 'fake-model' });
+    expect(saved.server?.contextTokens).toBe(4096);
+    const { id } = await first.api['conversations.create']({});
+    await first.close();
+    const ageAnswer = async () => {
+      const db = await openDatabase(dataDir);
+      await db.query("UPDATE providers SET server_checked_at = now() - interval '2 hours'");
+      await db.close();
+    };
+
+    // The server was restarted with a smaller window.
+    await ageAnswer();
+    llamaCpp.nCtx = 2048;
+    const second = await startTestHost({ dataDir, providerTimeoutMs: PATIENCE_MS });
+    hosts.push(second);
+    expect((await sendAndWait(second, id, 'hello')).status).toBe('complete');
+    const [asked] = await second.api['providers.list']({});
+    expect(asked!.server).toMatchObject({ software: 'llama.cpp', contextTokens: 2048 });
+    await second.close();
+    hosts.length = 0;
+
+    // The server is gone: the turn fails in words, the last answer stays.
+    await ageAnswer();
+    await fake.close();
+    const third = await startTestHost({ dataDir, providerTimeoutMs: PATIENCE_MS });
+    hosts.push(third);
+    expect((await sendAndWait(third, id, 'are you there?')).status).toBe('error');
+    const [kept] = await third.api['providers.list']({});
+    expect(kept!.server).toMatchObject({ software: 'llama.cpp', contextTokens: 2048 });
+  }, 120_000);
 });
 
 describe('first run', () => {
