@@ -367,3 +367,27 @@ describe('keeping a folder in step', () => {
     }
   }, 120_000);
 });
+
+describe('a folder emptied at once', () => {
+  it('forgets nothing and writes the files again', async () => {
+    const data = tempDataDir('anima-vault-mass-');
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-vault-mass-folder-'));
+    const h = await startTestHost({ dataDir: data, sleep: { tickMs: 0 }, backups: { tickMs: 0 } });
+    try {
+      for (let i = 1; i <= 12; i++) await h.api['memories.create']({ type: 'world', content: `Mara visited town number ${i} on her trip.` });
+      await h.api['vault.sync']({ dir: folder });
+      fs.rmSync(path.join(folder, 'memories'), { recursive: true });
+      const report = await h.api['vault.sync']({ dir: folder });
+      expect(report.changes).toEqual([]);
+      expect(report.conflicts).toHaveLength(12);
+      expect(report.conflicts[0]!.reason).toBe('emptied');
+      expect(report.conflicts[0]!.message).toContain('12 of the 12 memory files are gone at once');
+      expect(report.written).toHaveLength(12);
+      expect((await h.api['memories.list']({ statuses: ['active'] })).total).toBe(12);
+    } finally {
+      await h.close();
+      fs.rmSync(data, { recursive: true, force: true });
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

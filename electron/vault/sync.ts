@@ -27,6 +27,8 @@ import { readState, writeFileAtomic, writeState, type FileRecord } from './state
 const MAX_FILE_BYTES = 256 * 1024;
 /** A folder with more files than this is not a vault folder. */
 const MAX_FILES = 50_000;
+/** Missing files from this many on, and more than half of those recorded, are not taken as deletions. */
+const MASS_DELETE = 10;
 const REASON_EDIT = 'edited in the vault folder';
 const REASON_NEW = 'written in the vault folder';
 const REASON_DELETE = 'its file was deleted from the vault folder';
@@ -292,6 +294,21 @@ export async function syncVault(o: SyncOptions): Promise<VaultSyncReport> {
       continue;
     }
     plans.push({ kind: 'forget', id, record });
+  }
+  // Most of the folder gone at once is an emptied or half-copied folder far more often than that many
+  // deliberate deletions: nothing is forgotten, the files are written again, and the person is told.
+  const forgets = plans.filter((p) => p.kind === 'forget');
+  const recorded = Object.keys(records).length;
+  if (forgets.length >= MASS_DELETE && forgets.length * 2 > recorded) {
+    for (const p of forgets) {
+      conflicts.push({
+        reason: 'emptied',
+        file: p.record.path,
+        memoryId: p.id,
+        message: `${forgets.length} of the ${recorded} memory files are gone at once, which looks like an emptied folder rather than that many deletions: nothing was forgotten and the files are written again. To forget this many memories, forget them in Memories.`,
+      });
+    }
+    plans.splice(0, plans.length, ...plans.filter((p) => p.kind !== 'forget'));
   }
 
   // --- 2. the changes, each through the memory store ---------------------------------------------

@@ -37,9 +37,11 @@ export interface VaultChange {
 /**
  * A file left alone: written by someone else (foreign), unreadable frontmatter (broken), a type
  * Anima does not know, a date that does not exist, refused by a guard (a secret, an opinion without
- * its owner), or changed both here and in Anima since the last sync (conflict).
+ * its owner), changed both here and in Anima since the last sync (conflict), or gone with most of the
+ * folder at once (emptied: not taken as deletions).
  */
-export type VaultProblemReason = 'foreign' | 'broken' | 'unknown-type' | 'bad-date' | 'refused' | 'conflict' | 'duplicate-id' | 'occupied' | 'too-large';
+export type VaultProblemReason =
+  'foreign' | 'broken' | 'unknown-type' | 'bad-date' | 'refused' | 'conflict' | 'duplicate-id' | 'occupied' | 'too-large' | 'emptied';
 
 export interface VaultProblem {
   reason: VaultProblemReason;
