@@ -196,6 +196,20 @@ async function insertRows(tx: Transaction, conversationId: string, rows: Row[]):
   return lastSeq;
 }
 
+/** How the file's main line relates to ours: the same, ours and then more, only the last message different, or different further back (at: the first that differs, 0-based). */
+export function compareMainLines(
+  ours: readonly { role: string; content: string }[],
+  theirs: readonly TranscriptMessageIn[],
+): { kind: 'same' | 'grown' | 'last' | 'diverged'; at: number } {
+  const same = (i: number) => ours[i]!.role === theirs[i]!.role && ours[i]!.content === importedContent(theirs[i]!.text, theirs[i]!.notes);
+  let k = 0;
+  while (k < ours.length && k < theirs.length && same(k)) k++;
+  if (k === ours.length && k === theirs.length) return { kind: 'same', at: k };
+  if (k === ours.length && k > 0) return { kind: 'grown', at: k };
+  if (k === ours.length - 1 && theirs.length === ours.length && ours[k]!.role === theirs[k]!.role) return { kind: 'last', at: k };
+  return { kind: 'diverged', at: k };
+}
+
 /** Every timestamp as Postgres reads it; an unreadable one is the caller's mistake (parsers give ISO or null). */
 function checkedIso(value: string | null, what: string): string | null {
   if (value === null) return null;
@@ -288,10 +302,8 @@ export class TranscriptImports {
       )
     ).rows;
     const theirs = conversation.messages;
-    const same = (i: number) => ours[i]!.role === theirs[i]!.role && ours[i]!.content === importedContent(theirs[i]!.text, theirs[i]!.notes);
-    let k = 0;
-    while (k < ours.length && k < theirs.length && same(k)) k++;
-    if (k === ours.length && k === theirs.length) return { already: found };
+    const { kind, at: k } = compareMainLines(ours, theirs);
+    if (kind === 'same') return { already: found };
     const title = (await tx.query<{ title: string }>('SELECT title FROM conversations WHERE id = $1', [found.conversationId])).rows[0]?.title ?? '';
     const last = ours.at(-1);
     let rows: Row[];
@@ -299,10 +311,10 @@ export class TranscriptImports {
     let versions = 0;
     let from: string | null = null;
     let to: string | null = null;
-    if (k === ours.length && last) {
+    if (kind === 'grown' && last) {
       // Ours is where the export began: what follows is new. Undated ones take the date before them.
       ({ rows, main, versions, from, to } = rowsOf({ ...conversation, createdAt: null, messages: theirs.slice(k) }, last.created_at.toISOString()));
-    } else if (k === ours.length - 1 && theirs.length === ours.length && last && last.role === theirs[k]!.role) {
+    } else if (kind === 'last' && last) {
       // Only the last message differs (regenerated or edited there, nothing after it): ours stays the
       // chosen one, theirs becomes an earlier version of it — unless it is one already.
       const content = importedContent(theirs[k]!.text, theirs[k]!.notes);
@@ -369,6 +381,40 @@ export class TranscriptImports {
       replacedBy: r.replaced_by,
       createdAt: r.created_at,
     }));
+  }
+
+  /**
+   * What importing these conversations again would do, asked before anything is stored (the preview):
+   * per source key here already, whether the file has it the same, carries it further (and by how
+   * many messages), differs only in the last message, or tells it differently further back.
+   */
+  async compare(
+    format: string,
+    conversations: readonly TranscriptIn[],
+  ): Promise<Map<string, { kind: 'same' | 'grown' | 'last' | 'diverged'; added: number; inTrash: boolean }>> {
+    const byKey = new Map(conversations.map((c) => [importSourceKey(c), c]));
+    if (!byKey.size) return new Map();
+    const rows = await this.db.query<{ source_id: string; in_trash: boolean; role: string | null; content: string | null }>(
+      `SELECT c.source_id, c.deleted_at IS NOT NULL AS in_trash, m.role, m.content
+         FROM conversations c LEFT JOIN messages m ON m.conversation_id = c.id AND m.replaced_by IS NULL
+        WHERE c.imported_from = $1 AND c.source_id = ANY($2::text[]) AND c.purged_at IS NULL
+        ORDER BY c.source_id, m.seq`,
+      [format, [...byKey.keys()]],
+    );
+    const ours = new Map<string, { inTrash: boolean; lines: { role: string; content: string }[] }>();
+    for (const r of rows.rows) {
+      const entry = ours.get(r.source_id) ?? { inTrash: r.in_trash, lines: [] };
+      if (r.role !== null && r.content !== null) entry.lines.push({ role: r.role, content: r.content });
+      ours.set(r.source_id, entry);
+    }
+    const out = new Map<string, { kind: 'same' | 'grown' | 'last' | 'diverged'; added: number; inTrash: boolean }>();
+    for (const [key, here] of ours) {
+      const theirs = byKey.get(key)!.messages;
+      // One in the trash is left as it is by write(): "the same", whatever the file says.
+      const { kind, at } = here.inTrash ? { kind: 'same' as const, at: 0 } : compareMainLines(here.lines, theirs);
+      out.set(key, { kind, added: kind === 'grown' ? theirs.length - at : 0, inTrash: here.inTrash });
+    }
+    return out;
   }
 
   /** Where an imported conversation came from, or null for one had in Anima (or no such conversation). */

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Conversations } from '../conversations/conversations.js';
-import { importedContent, TranscriptImports } from '../conversations/import-transcript.js';
+import { importedContent, importSourceKey, TranscriptImports } from '../conversations/import-transcript.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { markImportedHistoryRead } from '../sleep/imported-history.js';
 import { LIGHT_SLEEP, lightSleepWatermarks } from '../sleep/steps/light-sleep.js';
@@ -82,6 +82,12 @@ describe('importing a grown conversation again', () => {
       ),
     ];
     const again = parse(grownItems);
+    // Asked before anything is stored (what a preview can say): three grown by 41, one the same, one
+    // different only in its last message, one told differently further back.
+    const compared = await transcripts.compare('chatgpt', again.conversations);
+    const kinds = again.conversations.map((c) => compared.get(importSourceKey(c)));
+    expect(kinds.map((k) => k?.kind)).toEqual(['grown', 'grown', 'grown', 'same', 'diverged', 'last']);
+    expect(kinds.reduce((n, k) => n + (k?.added ?? 0), 0)).toBe(41);
     const watermarkBefore = await lightSleepWatermarks(db);
     const messagesBefore = await count('SELECT count(*)::int AS n FROM messages');
 
