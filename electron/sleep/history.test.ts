@@ -13,6 +13,7 @@ import { openDatabase, type Database } from '../db/open.js';
 import { apply } from '../imports/apply.js';
 import { parseImport } from '../imports/detect.js';
 import { addTurns, exportBytes, readChatGpt, type Turn } from '../imports/testing/chatgpt-grow.js';
+import { spawnScript } from '../testing/child.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import { PATIENCE_MS } from '../testing/patience.js';
 import { HistoryReader, historyStepId, type PassOutcome } from './history.js';
@@ -192,6 +193,35 @@ describe('the imported-history catch-up', () => {
     expect(said(after[0]!)).toEqual(LATER.slice(0, 2).map((t) => t.text));
     expect(await again.reader.status()).toMatchObject({ state: 'done', daysRead: 3 });
     // One narrative per day, whatever the restart.
+    const narratives = (await again.db.query<{ day: string }>(`SELECT day FROM diary_blocks WHERE kind = 'narrative' ORDER BY day`)).rows.map((r) => r.day);
+    expect(narratives).toEqual(DAYS);
+  });
+
+  it('a process killed (SIGKILL) in the middle of a call: the next start goes on from the day it was reading', async () => {
+    const { dir, db, reader } = await openFolder();
+    // The folder as the killed process will find it: imported, a connection saved; closed again.
+    await reader.close();
+    await db.close();
+    open.splice(0);
+    // Day one is answered; the call for day two never is.
+    const base = prompts.length;
+    override.push(async (prompt) => (await sleepResponder()({ messages: [{ role: 'user', content: prompt }] }))!);
+    override.push(() => ({ kind: 'hang' }));
+    const child = spawnScript('electron/sleep/testing/history-child.ts', [dir]);
+    try {
+      await child.waitFor(/^history 1 3 false$/, 'the first day read');
+      await until(() => prompts.length === base + 2, 'the call for day two');
+    } finally {
+      await child.kill();
+    }
+    const again = await openFolder(dir);
+    expect(await again.reader.status()).toMatchObject({ state: 'reading', daysRead: 1, daysTotal: 3 });
+    const before = prompts.length;
+    const outcomes = await passesUntilFinished(again.reader);
+    expect(outcomes.map((o) => o.status)).toEqual(['read', 'read', 'finished']);
+    const after = prompts.slice(before);
+    expect(after.flatMap(said).some((t) => t.includes('photosynthesis'))).toBe(false);
+    expect(said(after[0]!)).toEqual(LATER.slice(0, 2).map((t) => t.text));
     const narratives = (await again.db.query<{ day: string }>(`SELECT day FROM diary_blocks WHERE kind = 'narrative' ORDER BY day`)).rows.map((r) => r.day);
     expect(narratives).toEqual(DAYS);
   });
