@@ -24,7 +24,8 @@ const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--no-open]
             --data-dir   where the companion's data lives (default: ANIMA_DATA_DIR or your app-data folder)
             --no-open    do not try to open a browser window
   import    Bring in conversations from another app's export: ChatGPT's or Claude's conversations.json,
-            a SillyTavern chat (.jsonl), an Open WebUI or LibreChat export, or a character card (.png, .json).
+            a SillyTavern chat (.jsonl), an Open WebUI or LibreChat export, or a character card (.png, .json);
+            or Anima's own archive (the zip anima export writes): everything in it, in one piece.
             Says what the file holds and asks before storing anything; Ctrl+C stops after the
             conversation in hand (what was stored stays; importing the file again goes on from there).
             --data-dir   as for serve (Anima must not be running on it)
@@ -112,6 +113,7 @@ const FORMAT_NAMES: Record<ImportPreview['format'], string> = {
   card: 'a character card',
   openwebui: 'an Open WebUI export',
   librechat: 'a LibreChat export',
+  anima: "Anima's own archive",
 };
 
 const n = (value: number, one: string, many: string) => `${value.toLocaleString('en-US')} ${value === 1 ? one : many}`;
@@ -123,6 +125,20 @@ function describePreview(p: ImportPreview): string {
   const month = (iso: string) => iso.slice(0, 7);
   const span = p.from && p.to ? (month(p.from) === month(p.to) ? `, in ${month(p.from)}` : `, from ${month(p.from)} to ${month(p.to)}`) : '';
   return `${parts.join(', ')}${span}`;
+}
+
+/** An archive's parts, and what of each is here already (skipped). */
+function describeArchive(a: NonNullable<ImportPreview['archive']>): string {
+  const { parts } = a;
+  const line = (count: { total: number; already: number }, one: string, many: string) =>
+    `${n(count.total, one, many)}${count.already ? ` (${count.already.toLocaleString('en-US')} here already)` : ''}`;
+  return [
+    `  written by Anima ${a.appVersion} on ${a.exportedAt.slice(0, 10)} (data schema ${a.schemaVersion}); stored in one piece, or not at all:`,
+    `  ${line(parts.conversations, 'conversation', 'conversations')}, ${line(parts.messages, 'message', 'messages')}`,
+    `  ${line(parts.memories, 'memory', 'memories')}, ${line(parts.memoryChanges, 'journal entry', 'journal entries')}, ${line(parts.diaryBlocks, 'diary block', 'diary blocks')}, ${line(parts.moodDays, 'mood day', 'mood days')}`,
+    `  ${line(parts.entities, 'entity', 'entities')}, ${line(parts.relations, 'relation', 'relations')}, ${line(parts.selfBlocks, 'self block', 'self blocks')}, ${line(parts.settings, 'setting', 'settings')}`,
+    `  ${line(parts.providers, 'model connection', 'model connections')} (without keys: an archive never holds one)`,
+  ].join('\n');
 }
 
 function describeProgress(p: ImportProgress): string {
@@ -190,6 +206,7 @@ async function importCommand(argv: string[]): Promise<number> {
     }
     const preview = await host.api['imports.preview']({ uploadId: uploadId! });
     console.log(`${name} is ${FORMAT_NAMES[preview.format]}${preview.conversations ? `: ${describePreview(preview)}` : ''}.`);
+    if (preview.archive) console.log(describeArchive(preview.archive));
     for (const warning of preview.warnings) console.log(`  note: ${warning}`);
     const interactive = process.stdin.isTTY && !values.yes;
     const confirm = async (question: string): Promise<boolean> => {
@@ -210,11 +227,17 @@ async function importCommand(argv: string[]): Promise<number> {
       console.log(`Saved ${n(applied.previous.length, 'block', 'blocks')} (Settings → Companion shows them; each can be reset there).`);
       if (!preview.conversations) return 0;
     }
-    if (preview.conversations === 0) {
+    if (preview.archive) {
+      const parts = Object.values(preview.archive.parts);
+      if (parts.every((p) => p.already === p.total) && parts.some((p) => p.total > 0)) {
+        console.log('Everything in this archive is here already; nothing to do.');
+        return 0;
+      }
+    } else if (preview.conversations === 0) {
       console.log('There is no conversation to import in this file.');
       return 1;
     }
-    if (preview.alreadyImported === preview.conversations) {
+    if (!preview.archive && preview.alreadyImported === preview.conversations) {
       console.log('Everything in this file is already imported; nothing to do.');
       return 0;
     }
@@ -247,8 +270,18 @@ async function importCommand(argv: string[]): Promise<number> {
     const skipped = end.already ? `; ${n(end.already, 'was', 'were')} already here` : '';
     if (end.state === 'done') {
       console.log(`Imported: ${stored}${skipped}.`);
-      console.log('They are marked as history: the companion does not read them all tonight in its sleep.');
+      console.log(
+        preview.archive
+          ? 'The archive is in: its memories, diary and graph came with it, and its conversations are history the sleep cycle has read.'
+          : 'They are marked as history: the companion does not read them all tonight in its sleep.',
+      );
       return 0;
+    }
+    if (preview.archive) {
+      // An archive is stored in one transaction: a stop or an error leaves nothing of it.
+      if (end.state === 'cancelled') console.log('Stopped: nothing of the archive was stored.');
+      else console.error(`Not imported: ${end.error?.message} Nothing of the archive was stored.`);
+      return end.state === 'failed' ? 1 : 130;
     }
     if (end.state === 'cancelled') {
       console.log(`Stopped: ${stored}${skipped}. Import the same file again to go on.`);

@@ -276,6 +276,16 @@ function buildServices(
     events,
     now,
     log,
+    // Anima's own archive: every room's rows in one transaction; then recall reads its tables afresh
+    // and the embedder finds what has no vector yet (memories and diary blocks as well as messages).
+    archive: {
+      db,
+      settings,
+      afterRestore: () => {
+        recall.drop();
+        meaning.catchUp();
+      },
+    },
   });
   // Deleting a conversation reaches every room that derived something from it; the purge runs at start and daily.
   const trash = new Trash({

@@ -15,12 +15,18 @@ import { Conversations } from '../conversations/conversations.js';
 import { SettingsStore } from '../settings/settings.js';
 import { markImportedHistoryRead } from '../sleep/imported-history.js';
 import { dbTemplate, tempDataDir } from '../testing/host.js';
-import { appSchemaVersion } from './anima-archive.js';
+import { ARCHIVE_SECTIONS, appSchemaVersion, type ArchiveSection } from './anima-archive.js';
 import { archiveCounts, restoreArchive } from './anima-archive-restore.js';
 import { parseImport } from './detect.js';
 import { ImportError } from './errors.js';
 
-type Json = { format: string; schemaVersion: number; exportedAt: string; sections: Record<string, Record<string, unknown>[]>; counts: Record<string, number> };
+type Json = {
+  format: string;
+  schemaVersion: number;
+  exportedAt: string;
+  sections: Record<ArchiveSection, Record<string, unknown>[]>;
+  counts: Record<string, number>;
+};
 
 const dirs: string[] = [];
 const dbs: Database[] = [];
@@ -117,22 +123,7 @@ describe('the round trip', () => {
     const { exportedAt: _a, ...a } = first.json;
     const { exportedAt: _b, ...b } = second;
     // Not vacuous: every section the seed fills is there.
-    for (const s of [
-      'settings',
-      'providers',
-      'self_blocks',
-      'conversations',
-      'messages',
-      'memories',
-      'memory_changes',
-      'memory_references',
-      'diary_blocks',
-      'mood_days',
-      'entities',
-      'entity_aliases',
-      'entity_edges',
-    ])
-      expect(a.sections[s]?.length, s).toBeGreaterThan(0);
+    for (const s of ARCHIVE_SECTIONS) expect(a.sections[s].length, s).toBeGreaterThan(0);
     expect(b).toEqual(a);
   });
 

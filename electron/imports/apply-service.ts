@@ -71,7 +71,7 @@ export interface ImportServiceDeps extends Omit<ApplyDeps, 'onStored'> {
   /** Told of each stored conversation's messages (the graph and the embedder queue them). */
   onStored?: (messageIds: string[]) => void;
   /** What storing Anima's own archive needs (it writes every room's rows in one transaction); without it such an archive is refused. */
-  archive?: { db: Database; settings: Pick<SettingsStore, 'restoreMissing'> };
+  archive?: { db: Database; settings: Pick<SettingsStore, 'restoreMissing'>; afterRestore?: () => void };
 }
 
 /** How an import ended (what apply returns, and an archive's restore). */
@@ -328,6 +328,7 @@ export class ImportService {
     try {
       const r = await restoreArchive(result.archive!, { ...deps, markRead: this.deps.markRead }, { onProgress, signal });
       storedIds.push(...r.messageIds);
+      this.afterRestore();
       this.deps.log('info', `archive import: ${JSON.stringify(r.counts)}`);
       return { status: 'done', error: null, failedAt: null, imported: r.imported, already: r.already };
     } catch (err) {
@@ -335,6 +336,14 @@ export class ImportService {
       Object.assign(progress, { done: 0, imported: 0, already: 0, inTrash: 0, messages: 0, versions: 0 });
       if (err instanceof ApiError && err.code === 'cancelled') return { ...nothing, status: 'cancelled', error: null };
       return { ...nothing, status: 'failed', error: err instanceof Error ? err : new Error(String(err)), failedAt: archiveName(result) };
+    }
+  }
+
+  private afterRestore(): void {
+    try {
+      this.deps.archive?.afterRestore?.();
+    } catch (err) {
+      this.deps.log('warn', `after an archive import: ${(err as Error).message}`);
     }
   }
 
