@@ -255,6 +255,31 @@ describe('the imported-history catch-up', () => {
   });
 });
 
+describe('staying out of the way', () => {
+  it('waits while the person chats, while a night runs, and once today’s allowance is spent', async () => {
+    const { db, deps, reader } = await openFolder();
+    await deps.settings.update({ sleep: { maxCallsPerNight: 2 } });
+    // Chat just now: a reader that wants two quiet minutes waits.
+    const patient = new HistoryReader({ ...deps, transcripts: new TranscriptImports(db, () => NOW) }, { tickMs: 0, daysPerPass: 1 });
+    deps.events.emit('chat.finished', { conversationId: 'x', message: {} as never });
+    await reader.begin();
+    await reader.idle();
+    expect(await patient.tick()).toEqual({ status: 'waiting', why: 'chatting' });
+    expect((await patient.status()).waiting).toBe('chatting');
+    // A night holds the cycle lock: wait for it.
+    const run = await db.query<{ id: number }>(
+      `INSERT INTO sleep_runs (sleep_day, trigger, holder_pid, holder_host) VALUES ($1, 'manual', $2, 'here') RETURNING id::int AS id`,
+      [TODAY, process.pid],
+    );
+    expect(await reader.tick()).toEqual({ status: 'waiting', why: 'sleeping' });
+    await db.query(`UPDATE sleep_runs SET status = 'done' WHERE id = $1`, [run.rows[0]!.id]);
+    // Half of two calls a night is one a day: begin()'s pass spent it; the rest waits for tomorrow.
+    expect(await reader.tick()).toEqual({ status: 'waiting', why: 'allowance' });
+    expect(await reader.status()).toMatchObject({ state: 'reading', daysRead: 1, waiting: 'allowance', allowance: { calls: 1, maxCalls: 1 } });
+    await patient.close();
+  });
+});
+
 describe('the host API', () => {
   it('offers the catch-up after an import, refuses it without a model, and reports progress through sleep.history', async () => {
     const dir = tempDataDir('anima-history-host-');

@@ -88,6 +88,8 @@ export class HistoryReader {
   private closed = false;
   private lastChat: number;
   private waiting: ImportedHistoryStatus['waiting'] = null;
+  /** The check begin() starts (idle() waits for it too). */
+  private kicked: Promise<unknown> | null = null;
 
   constructor(
     private readonly deps: HistoryReaderDeps,
@@ -224,7 +226,7 @@ export class HistoryReader {
     this.waiting = null;
     const status = await this.announce();
     // The first pass as soon as the app is quiet (now, if it is).
-    void this.tick().catch((err: Error) => this.deps.log('warn', `imported history: ${err.message}`));
+    this.kicked = this.tick().catch((err: Error) => this.deps.log('warn', `imported history: ${err.message}`));
     return status;
   }
 
@@ -345,8 +347,9 @@ export class HistoryReader {
     }
   }
 
-  /** Waits for the pass in hand, if any (tests). */
+  /** Waits for the pass in hand, if any, and for the one begin() asked for (tests). */
   async idle(): Promise<void> {
+    await this.kicked;
     await this.pass?.done;
   }
 
@@ -359,6 +362,7 @@ export class HistoryReader {
       this.pass.stopBetween = true;
       this.pass.controller.abort('the app was closing');
     }
+    await this.kicked;
     await this.pass?.done;
   }
 }
