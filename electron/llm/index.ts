@@ -2,7 +2,7 @@
 import { createAnthropicProvider } from './anthropic.js';
 import { boundedProvider, DEFAULT_DEADLINE_MS, DEFAULT_MAX_REPLY_CHARS, LOCAL_DEADLINE_MS } from './bounds.js';
 import { createLocalProvider } from './local.js';
-import { createOllamaProvider } from './ollama.js';
+import { createOllamaProvider, OLLAMA_LOAD_TIMEOUT_MS } from './ollama.js';
 import { createOpenAiCompatibleProvider } from './openai-compatible.js';
 import type { ChatProvider, ProviderOptions } from './types.js';
 
@@ -16,7 +16,8 @@ export { createOpenAiCompatibleProvider, openAiBaseUrl } from './openai-compatib
 export function createProvider(options: ProviderOptions): ChatProvider {
   return boundedProvider(protocolClient(options), {
     // Twice the HTTP layer's timeout: silence is reported there first, in its words; this is for keep-alives.
-    idleMs: 2 * (options.timeoutMs ?? 60_000),
+    // Ollama may take minutes to load a model before its first line (its client waits that long).
+    idleMs: 2 * (options.kind === 'ollama' ? Math.max(options.timeoutMs ?? 60_000, OLLAMA_LOAD_TIMEOUT_MS) : (options.timeoutMs ?? 60_000)),
     deadlineMs: options.replyDeadlineMs ?? (options.kind === 'local' ? LOCAL_DEADLINE_MS : DEFAULT_DEADLINE_MS),
     maxChars: options.maxReplyChars ?? DEFAULT_MAX_REPLY_CHARS,
   });

@@ -1,7 +1,7 @@
 // Ollama's native client against the loopback fake server speaking Ollama's dialect
 // (e2e/fake-llm/ollama.ts) and replaying Ollama's documented streams from the wire fixtures.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
+import { startFakeLlm, type FakeLlm, type FakeResponse } from '../../e2e/fake-llm/server.js';
 import { ollamaErrorLineReply, ollamaLengthReply, ollamaThinkingReply, serveOllama } from '../../e2e/fake-llm/ollama.js';
 import { createProvider, ollamaBaseUrl, type ProviderOptions, type StreamRequest } from './index.js';
 import { collect, reasoningOf, textOf } from './test-support.js';
@@ -41,8 +41,9 @@ describe('request', () => {
     const { events, error } = await collect(provider().stream(request));
     expect(error).toBeUndefined();
     expect(events.at(-1)).toMatchObject({ type: 'done', finishReason: 'stop' });
-    const [sent] = fake.requests;
-    expect(sent).toMatchObject({ method: 'POST', path: '/api/chat' });
+    // First whether the model is loaded (a cold one gets longer for its first line), then the chat.
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api/ps', 'POST /api/chat']);
+    const sent = fake.requests[1];
     expect(sent!.body).toEqual({
       model: 'fake-model',
       stream: true,
@@ -173,6 +174,27 @@ describe('failures', () => {
     const { error } = await collect(provider().stream(hello));
     expect(error).toMatchObject({ code: 'provider_bad_response' });
     expect(error!.message).toContain('Login');
+  });
+});
+
+describe('a model still loading', () => {
+  // Lines 600 ms apart, against a client that waits 250 ms for a byte.
+  const slowReply = (): FakeResponse => ({ ...(ollamaThinkingReply('', 'slow but sure') as Extract<FakeResponse, { kind: 'raw' }>), delayMs: 600 });
+
+  it('a model /api/ps does not list as loaded gets minutes, not the usual wait', async () => {
+    fake.script(slowReply());
+    const { events, error } = await collect(provider({ timeoutMs: 250 }).stream(hello));
+    expect(error).toBeUndefined();
+    expect(textOf(events)).toBe('slow but sure');
+  });
+
+  it('a loaded model gets the usual wait', async () => {
+    await fake.close();
+    fake = await startFakeLlm({ defaultChunkDelayMs: 0 });
+    serveOllama(fake, { loaded: { 'fake-model': 4096 } });
+    fake.script(slowReply());
+    const { error } = await collect(provider({ timeoutMs: 250 }).stream(hello));
+    expect(error).toMatchObject({ code: 'provider_timeout' });
   });
 });
 

@@ -24,6 +24,17 @@ type FinishReason = Extract<StreamEvent, { type: 'done' }>['finishReason'];
 /** How long Ollama keeps the model loaded after a request: a conversation's pauses should not unload it. */
 export const OLLAMA_KEEP_ALIVE = '30m';
 
+/**
+ * Ollama loads a model on its first request and sends nothing until it is loaded: a large model
+ * from a slow disk takes minutes. A model `/api/ps` does not list as loaded gets this long for the
+ * first byte (and, the timer being one, between lines — Ollama streams steadily once loaded).
+ */
+export const OLLAMA_LOAD_TIMEOUT_MS = 5 * 60_000;
+
+/** Models seen loaded (server root + model → when), so a conversation's turns do not ask /api/ps each time. */
+const seenLoaded = new Map<string, number>();
+const SEEN_LOADED_FOR_MS = 10 * 60_000;
+
 export function createOllamaProvider(options: ProviderOptions): ChatProvider {
   const settings = httpSettings(options);
   return {
@@ -58,8 +69,9 @@ async function* streamChat(settings: HttpSettings, options: ProviderOptions, req
   try {
     const base = ollamaBaseUrl(options.baseUrl);
     context = { ...context, host: new URL(base).host };
+    const loaded = await isLoaded(settings, options, base, request.model, request.signal);
     const { body, head } = keepHead(
-      await openBody(settings, {
+      await openBody(loaded ? settings : { ...settings, timeoutMs: Math.max(settings.timeoutMs, OLLAMA_LOAD_TIMEOUT_MS) }, {
         method: 'POST',
         url: `${base}/api/chat`,
         headers: headers(options.apiKey),
@@ -85,9 +97,32 @@ async function* streamChat(settings: HttpSettings, options: ProviderOptions, req
     }
     // A stream that just stops, without its `done: true` line, is a failure, not a short answer.
     if (!turn.finished) throw (lines === 0 && notAStreamError(head(), context)) || streamEndedError(context);
+    seenLoaded.set(`${base} ${request.model}`, Date.now());
     yield* turn.end();
   } catch (error) {
     throw streamFailure(error, context, textStreamed);
+  }
+}
+
+/**
+ * Whether Ollama has the model loaded (`GET /api/ps`), asked quickly; a server that does not say
+ * counts as loaded, so only a model known to be cold gets the long first wait.
+ */
+async function isLoaded(settings: HttpSettings, options: ProviderOptions, base: string, model: string, signal?: AbortSignal): Promise<boolean> {
+  const key = `${base} ${model}`;
+  if (Date.now() - (seenLoaded.get(key) ?? 0) < SEEN_LOADED_FOR_MS) return true;
+  try {
+    const ps = await fetchJson(
+      { ...settings, maxRetries: 0, timeoutMs: Math.min(settings.timeoutMs, 2_000) },
+      { method: 'GET', url: `${base}/api/ps`, headers: headers(options.apiKey), signal, context: { host: new URL(base).host, apiKey: options.apiKey } },
+    );
+    if (!Array.isArray(ps.models)) return true;
+    const loaded = ps.models.some((m) => isRecord(m) && (m.name === model || m.model === model));
+    if (loaded) seenLoaded.set(key, Date.now());
+    return loaded;
+  } catch (error) {
+    if (error instanceof ProviderError && error.code === 'cancelled') throw error;
+    return true;
   }
 }
 
