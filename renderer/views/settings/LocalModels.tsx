@@ -610,9 +610,10 @@ export function LocalModels() {
   }, []);
 
   return (
-    <>
+    <section className="local-models" aria-labelledby={uid} data-testid="local-models">
       {items.length ? (
-        // Memory search's source (words, this device, the model server) and where it stands.
+        // Memory search's source (words, this device, the model server) and where it stands, first:
+        // the downloads below are one way to it.
         <section className="search-source-section" aria-labelledby={`${uid}-search`} data-testid="memory-search">
           <h3 className="subhead" id={`${uid}-search`}>
             {t('models.local.source.title')}
@@ -621,36 +622,34 @@ export function LocalModels() {
           <SearchHint items={items} />
         </section>
       ) : null}
-      <section className="local-models" aria-labelledby={uid} data-testid="local-models">
-        <h3 className="subhead" id={uid}>
-          {t('models.local.title')}
-        </h3>
-        <p className="help lm-intro">{t('models.local.intro')}</p>
-        {error && !items.length ? (
-          <RetryNote
-            error={error}
-            onRetry={() =>
-              void useModels
-                .getState()
-                .refresh()
-                .catch(() => {})
-            }
-          />
-        ) : null}
-        {!loaded ? (
-          <p className="detect-status" role="status">
-            <span className="spinner" aria-hidden="true" /> {t('common.loading')}
-          </p>
-        ) : null}
-        {items.length ? (
-          <>
-            <ModelGroup task="embedding" models={items.filter((m) => m.task === 'embedding')} />
-            <ModelGroup task="chat" models={items.filter((m) => m.task === 'chat')} />
-          </>
-        ) : null}
-        <ModelHostSetting />
-        <Announcer items={items} />
-      </section>
-    </>
+      <h3 className="subhead" id={uid}>
+        {t('models.local.title')}
+      </h3>
+      <p className="help lm-intro">{t('models.local.intro')}</p>
+      {error && !items.length ? (
+        <RetryNote
+          error={error}
+          onRetry={() =>
+            void useModels
+              .getState()
+              .refresh()
+              .catch(() => {})
+          }
+        />
+      ) : null}
+      {!loaded ? (
+        <p className="detect-status" role="status">
+          <span className="spinner" aria-hidden="true" /> {t('common.loading')}
+        </p>
+      ) : null}
+      {items.length ? (
+        <>
+          <ModelGroup task="embedding" models={items.filter((m) => m.task === 'embedding')} />
+          <ModelGroup task="chat" models={items.filter((m) => m.task === 'chat')} />
+        </>
+      ) : null}
+      <ModelHostSetting />
+      <Announcer items={items} />
+    </section>
   );
 }

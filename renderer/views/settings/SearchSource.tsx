@@ -34,7 +34,9 @@ export function SearchSource({ items }: { items: LocalModel[] }) {
   const [picked, setPicked] = useState<Source>(current);
   const [busy, setBusy] = useState(false);
   useEffect(() => setPicked(current), [current]);
-  const device = searchModel(items)?.model ?? null;
+  // The chosen on-device model even when its files are damaged (the line below says so), else one that is installed.
+  const device = items.find((m) => m.id === models?.embedding) ?? searchModel(items)?.model ?? null;
+  const deviceUsable = device !== null && (device.state === 'installed' || current === 'device');
   const eligible = providers.filter(canEmbed);
 
   const choose = (source: Source) => {
@@ -57,9 +59,9 @@ export function SearchSource({ items }: { items: LocalModel[] }) {
           <input type="radio" name={`${uid}-source`} checked={picked === 'words'} onChange={() => choose('words')} />
           <span>{t('models.local.source.words')}</span>
         </label>
-        <label className="choice" data-testid="search-source-device" aria-disabled={!device || undefined}>
-          <input type="radio" name={`${uid}-source`} checked={picked === 'device'} disabled={!device} onChange={() => choose('device')} />
-          <span>{device ? t('models.local.source.device', { name: device.name }) : t('models.local.source.deviceNone')}</span>
+        <label className="choice" data-testid="search-source-device" aria-disabled={!deviceUsable || undefined}>
+          <input type="radio" name={`${uid}-source`} checked={picked === 'device'} disabled={!deviceUsable} onChange={() => choose('device')} />
+          <span>{device && deviceUsable ? t('models.local.source.device', { name: device.name }) : t('models.local.source.deviceNone')}</span>
         </label>
         <label className="choice" data-testid="search-source-server" aria-disabled={!eligible.length || undefined}>
           <input type="radio" name={`${uid}-source`} checked={picked === 'server'} disabled={!eligible.length} onChange={() => choose('server')} />
