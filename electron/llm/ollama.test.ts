@@ -2,16 +2,18 @@
 // (e2e/fake-llm/ollama.ts) and replaying Ollama's documented streams from the wire fixtures.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm, type FakeResponse } from '../../e2e/fake-llm/server.js';
-import { ollamaErrorLineReply, ollamaLengthReply, ollamaThinkingReply, serveOllama } from '../../e2e/fake-llm/ollama.js';
+import { ollamaErrorLineReply, ollamaLengthReply, ollamaThinkingReply, serveOllama, type FakeOllama } from '../../e2e/fake-llm/ollama.js';
 import { createProvider, ollamaBaseUrl, type ProviderOptions, type StreamRequest } from './index.js';
 import { collect, reasoningOf, textOf } from './test-support.js';
 import { PATIENCE_MS } from '../testing/patience.js';
 
 let fake: FakeLlm;
+let ollama: FakeOllama;
 
 beforeEach(async () => {
   fake = await startFakeLlm({ defaultChunkDelayMs: 0 });
-  serveOllama(fake);
+  // The model is loaded, unless a test says otherwise.
+  ollama = serveOllama(fake, { loaded: { 'fake-model': 4096 } });
 });
 afterEach(async () => {
   await fake.close();
@@ -181,17 +183,16 @@ describe('a model still loading', () => {
   // Lines 600 ms apart, against a client that waits 250 ms for a byte.
   const slowReply = (): FakeResponse => ({ ...(ollamaThinkingReply('', 'slow but sure') as Extract<FakeResponse, { kind: 'raw' }>), delayMs: 600 });
 
-  it('a model /api/ps does not list as loaded gets minutes, not the usual wait', async () => {
+  it('a model /api/ps does not list as loaded is said to be loading, and gets minutes, not the usual wait', async () => {
+    ollama.loaded = {};
     fake.script(slowReply());
     const { events, error } = await collect(provider({ timeoutMs: 250 }).stream(hello));
     expect(error).toBeUndefined();
+    expect(events[0]).toEqual({ type: 'status', status: 'loading_server_model', text: 'Loading the model on your server…' });
     expect(textOf(events)).toBe('slow but sure');
   });
 
   it('a loaded model gets the usual wait', async () => {
-    await fake.close();
-    fake = await startFakeLlm({ defaultChunkDelayMs: 0 });
-    serveOllama(fake, { loaded: { 'fake-model': 4096 } });
     fake.script(slowReply());
     const { error } = await collect(provider({ timeoutMs: 250 }).stream(hello));
     expect(error).toMatchObject({ code: 'provider_timeout' });

@@ -31,6 +31,8 @@ export const OLLAMA_KEEP_ALIVE = '30m';
  */
 export const OLLAMA_LOAD_TIMEOUT_MS = 5 * 60_000;
 
+export const LOADING_SERVER_MODEL_TEXT = 'Loading the model on your server…';
+
 /** Models seen loaded (server root + model → when), so a conversation's turns do not ask /api/ps each time. */
 const seenLoaded = new Map<string, number>();
 const SEEN_LOADED_FOR_MS = 10 * 60_000;
@@ -70,6 +72,7 @@ async function* streamChat(settings: HttpSettings, options: ProviderOptions, req
     const base = ollamaBaseUrl(options.baseUrl);
     context = { ...context, host: new URL(base).host };
     const loaded = await isLoaded(settings, options, base, request.model, request.signal);
+    if (!loaded) yield { type: 'status', status: 'loading_server_model', text: LOADING_SERVER_MODEL_TEXT };
     const { body, head } = keepHead(
       await openBody(loaded ? settings : { ...settings, timeoutMs: Math.max(settings.timeoutMs, OLLAMA_LOAD_TIMEOUT_MS) }, {
         method: 'POST',

@@ -65,7 +65,7 @@ export type StreamEvent =
    * Progress worth showing before the first text, such as an on-device model loading (many seconds
    * with real weights). Informational: a consumer that shows nothing for it skips it.
    */
-  | { type: 'status'; status: 'loading_model'; text: string };
+  | { type: 'status'; status: 'loading_model' | 'loading_server_model'; text: string };
 
 export interface ProviderOptions {
   kind: ProviderKind;

@@ -108,6 +108,7 @@ const en = {
     copied: 'Copied',
     thinking: 'Thinking…',
     loadingModel: 'Loading the on-device model… (the first reply after starting can take a while)',
+    loadingServerModel: 'Loading the model on your server… (the first reply after a pause can take a while)',
     messageFrom: 'Message from {{who}}, {{when}}',
     conversationLog: 'Conversation',
     imageLink: 'image: {{alt}}',

@@ -110,6 +110,7 @@ const zhCN: Messages = {
     copied: '已复制',
     thinking: '正在思考…',
     loadingModel: '正在加载本机模型…（启动后的第一条回复可能要等一会儿）',
+    loadingServerModel: '服务器正在加载模型…（停用一阵之后的第一条回复可能要等一会儿）',
     messageFrom: '{{who}}的消息，{{when}}',
     conversationLog: '对话内容',
     imageLink: '图片：{{alt}}',

@@ -11,8 +11,11 @@ import type { ImportedHistoryStatus, SleepProgressEvent, SleepRunStatus } from '
 export interface ApiEvents {
   /** A piece of the reply being streamed. */
   'chat.delta': { conversationId: string; messageId: string; text: string };
-  /** Before the first token, what the reply waits for (an on-device model loading); the first delta ends it. */
-  'chat.status': { conversationId: string; messageId: string; status: 'loading_model'; text: string };
+  /**
+   * Before the first token, what the reply waits for — an on-device model loading, or a model the
+   * server is loading (Ollama loads one on its first request); the first delta ends it.
+   */
+  'chat.status': { conversationId: string; messageId: string; status: 'loading_model' | 'loading_server_model'; text: string };
   /** The reply ended: complete, partial (stopped) or error. Carries the stored message. */
   'chat.finished': { conversationId: string; message: Message };
   /** A conversation's list entry changed (new message, rename, archive). */

@@ -151,11 +151,11 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
       aria-busy={streaming || undefined}
     >
       {injected.length ? <InjectedLine ids={injected} /> : null}
-      {streaming && empty && waitingFor === 'loading_model' ? (
+      {streaming && empty && (waitingFor === 'loading_model' || waitingFor === 'loading_server_model') ? (
         // Loading can take many seconds: say so in words instead of dots that look stuck. The app's
         // own words, not the host's text, which is English only.
         <p className="msg-thinking msg-loading-model" role="status" data-testid="loading-model">
-          {t('chat.loadingModel')}
+          {waitingFor === 'loading_model' ? t('chat.loadingModel') : t('chat.loadingServerModel')}
         </p>
       ) : streaming && empty ? (
         <div className="msg-thinking" role="status">
