@@ -314,6 +314,17 @@ describe('vault.sync', () => {
     expect(fs.readFileSync(fileOf(job), 'utf8')).toContain('\nMara works at Skoda.\n');
   });
 
+  it('a copy of a memory file (the same id) is reported and left; the memory is read from its own file', async () => {
+    const file = fileOf(ids.tea!);
+    const copy = path.join(dir, 'memories', 'world', '0-a-copy.md');
+    fs.writeFileSync(copy, fs.readFileSync(file, 'utf8').replace('every morning', 'every evening'));
+    const report = await sync();
+    expect(report.changes).toEqual([]);
+    expect(report.ignored).toEqual([expect.objectContaining({ reason: 'duplicate-id', file: 'memories/world/0-a-copy.md' })]);
+    expect((await host.api['memories.get']({ id: ids.tea! })).memory.content).toBe('Mara drinks green tea every morning.');
+    fs.rmSync(copy);
+  });
+
   it('a new file saying what a memory already says is saved into it (merged), and the copy goes', async () => {
     const copy = path.join(dir, 'memories', 'world', 'again.md');
     fs.writeFileSync(copy, 'Mara has a black cat called Pixel.\n');

@@ -178,6 +178,8 @@ export async function syncVault(o: SyncOptions): Promise<VaultSyncReport> {
   const sameMemory = (id: number, record: FileRecord) => rows.get(id)?.created_at === record.createdAt;
 
   // --- 1. what the files say --------------------------------------------------------------------
+  // Files where Anima wrote them first: of two files claiming one memory, the one at its place is it.
+  files.sort((a, b) => Number(recordByPath.has(b.rel)) - Number(recordByPath.has(a.rel)));
   for (const file of files) {
     const folderType = MEMORY_FILE.exec(file.rel)![1]!;
     const pathId = recordByPath.get(file.rel) ?? null;
@@ -222,10 +224,8 @@ export async function syncVault(o: SyncOptions): Promise<VaultSyncReport> {
     }
     const seen = location.get(id);
     if (seen) {
-      // Two files claim one memory: the one at its recorded place is it, the other a copy.
-      const [real, copy] = seen.rel === record.path ? [seen, file] : file.rel === record.path ? [file, seen] : [seen, file];
-      location.set(id, real);
-      leave(copy.rel, 'duplicate-id', `${real.rel} is already memory ${id}; this copy is left alone (remove its id line to make it a new memory).`);
+      // Two files claim one memory: the first (at its recorded place, if either is) is it, the other a copy.
+      leave(file.rel, 'duplicate-id', `${seen.rel} is already memory ${id}; this copy is left alone (remove its id line to make it a new memory).`);
       continue;
     }
     location.set(id, file);
