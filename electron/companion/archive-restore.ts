@@ -30,3 +30,14 @@ export async function restoreSelfBlocks(tx: Transaction, rows: Row[]): Promise<S
   );
   return r.rows.map((x) => x.key);
 }
+
+/** How many of the archive's blocks are here already: the same text, or a block the person wrote here (kept as it is). */
+export async function selfBlocksHere(tx: Pick<Transaction, 'query'>, rows: Row[]): Promise<number> {
+  if (!rows.length) return 0;
+  const r = await tx.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM self_blocks s JOIN json_to_recordset($1::json) AS a(key text, content text) ON a.key = s.key
+      WHERE s.content = a.content OR NOT s.is_default`,
+    [JSON.stringify(rows.map((b) => ({ key: b.key, content: b.content })))],
+  );
+  return Number(r.rows[0]?.n ?? 0);
+}

@@ -18,7 +18,7 @@
 // them again from the text), and the `vault` setting (a folder on the machine the archive came from).
 import type { Transaction } from '@electric-sql/pglite';
 import { ApiError, IMPORT_ARCHIVE_PARTS, type ImportArchivePart } from '../../shared/api.js';
-import { restoreSelfBlocks } from '../companion/archive-restore.js';
+import { restoreSelfBlocks, selfBlocksHere } from '../companion/archive-restore.js';
 import {
   advanceMessageSeq,
   anyMessages,
@@ -50,9 +50,10 @@ import {
   restoreSupersededBy,
   restoreUndoneBy,
 } from '../memory/archive-restore.js';
-import { restoreProviders } from '../providers/archive-restore.js';
+import { providersHere, restoreProviders } from '../providers/archive-restore.js';
+import { settingKeysHere } from '../settings/archive-restore.js';
 import type { SettingsStore } from '../settings/settings.js';
-import { diaryBlocksHere, diaryIdCeiling, restoreDiaryBlocks, restoreMoodDays } from '../sleep/archive-restore.js';
+import { diaryBlocksHere, diaryIdCeiling, moodDaysHere, restoreDiaryBlocks, restoreMoodDays } from '../sleep/archive-restore.js';
 import type { AnimaArchive, ArchiveRow } from './anima-archive.js';
 
 type Tx = Pick<Transaction, 'query'>;
@@ -216,15 +217,44 @@ export async function archiveCounts(db: Database, archive: AnimaArchive): Promis
   set('messages', s.messages.length, s.messages.filter((m) => p.conversationsHere.has(str(m.conversation_id)) || messagesHere.has(str(m.id))).length);
   set('memories', s.memories.length, p.memoriesAlready.size);
   set('memoryChanges', s.memory_changes.length, s.memory_changes.length - p.changeIds.size);
-  set('references', s.memory_references.length, 0);
+  // A citation, an alias: here already when what it belongs to is (it is then written only if missing).
+  set('references', s.memory_references.length, s.memory_references.filter((r) => p.memoriesAlready.has(num(r.memory_id))).length);
   set('diaryBlocks', s.diary_blocks.length, p.diaryAlready.size);
-  set('moodDays', s.mood_days.length, 0);
+  set(
+    'moodDays',
+    s.mood_days.length,
+    await moodDaysHere(
+      db,
+      s.mood_days.map((m) => str(m.day)),
+    ),
+  );
   set('entities', s.entities.length, p.entitiesAlready.size);
-  set('aliases', s.entity_aliases.length, 0);
+  const fixedKinds = new Set(s.entities.filter((e) => e.kind === 'self' || e.kind === 'user').map((e) => num(e.id)));
+  set(
+    'aliases',
+    s.entity_aliases.length,
+    s.entity_aliases.filter((a) => p.entitiesAlready.has(num(a.entity_id)) && !(p.freshGraph && fixedKinds.has(num(a.entity_id)))).length,
+  );
   set('relations', s.entity_edges.length, p.edgesAlready.size);
-  set('selfBlocks', s.self_blocks.length, 0);
-  set('settings', s.settings.length, 0);
-  set('providers', s.providers.length, 0);
+  set('selfBlocks', s.self_blocks.length, await selfBlocksHere(db, s.self_blocks));
+  // `vault` never comes with an archive (SettingsStore.restoreMissing says why): it is not counted.
+  const settings = s.settings.filter((x) => x.key !== 'vault');
+  set(
+    'settings',
+    settings.length,
+    await settingKeysHere(
+      db,
+      settings.map((x) => str(x.key)),
+    ),
+  );
+  set(
+    'providers',
+    s.providers.length,
+    await providersHere(
+      db,
+      s.providers.map((x) => str(x.id)),
+    ),
+  );
   return counts;
 }
 

@@ -160,6 +160,7 @@ describe('the round trip', () => {
     expect(counts.messages).toEqual({ total: 5, already: 5 });
     expect(counts.memories).toEqual({ total: 3, already: 3 });
     expect(counts.diaryBlocks).toEqual({ total: 7, already: 7 });
+    for (const [part, c] of Object.entries(counts)) expect(c.already, part).toBe(c.total);
     const r = await restore(target.db, first.zip);
     expect(r).toMatchObject({ imported: 0, already: 2, messages: 0 });
     expect(r.counts.memories.already).toBe(3);

@@ -30,3 +30,10 @@ export async function restoreProviders(tx: Transaction, rows: Row[]): Promise<st
   );
   return r.rows.map((x) => x.id);
 }
+
+/** How many of these connection ids are here already. */
+export async function providersHere(tx: Pick<Transaction, 'query'>, ids: string[]): Promise<number> {
+  if (!ids.length) return 0;
+  const r = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM providers WHERE id = ANY($1::text[])', [ids]);
+  return Number(r.rows[0]?.n ?? 0);
+}

@@ -65,3 +65,10 @@ export async function restoreMoodDays(tx: Tx, rows: Row[]): Promise<number> {
   );
   return Number(r.rows[0]?.n ?? 0);
 }
+
+/** How many of these mood days are here already. */
+export async function moodDaysHere(tx: Tx, days: string[]): Promise<number> {
+  if (!days.length) return 0;
+  const r = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM mood_days WHERE day = ANY($1::text[])', [days]);
+  return Number(r.rows[0]?.n ?? 0);
+}
