@@ -1,10 +1,20 @@
 // Settings → Data → Import from another app: choose a file (or drop it on the panel), read what it
 // holds before anything is stored ("412 conversations, 38,120 messages, from Apr 2023 to Nov 2026"),
 // then import with a progress bar and Cancel, and see how it ended. A character card is shown as the
-// companion's six blocks to read and edit; saving them is the person's call, with an undo.
+// companion's six blocks to read and edit; saving them is the person's call, with an undo. Anima's
+// own archive is shown part by part (conversations, memories, diary, graph, …) with what of each is
+// here already; it is stored in one piece or not at all.
 import { useEffect, useId, useRef, useState, type DragEvent } from 'react';
 import { useTranslation } from 'react-i18next';
-import { MAX_IMPORT_BYTES, SELF_BLOCK_KEYS, type ImportPreview, type ImportProgress, type SelfBlockKey } from '../../../shared/api.js';
+import {
+  IMPORT_ARCHIVE_PARTS,
+  MAX_IMPORT_BYTES,
+  SELF_BLOCK_KEYS,
+  type ImportArchivePreview,
+  type ImportPreview,
+  type ImportProgress,
+  type SelfBlockKey,
+} from '../../../shared/api.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { currentLocale } from '../../i18n/index.js';
@@ -99,18 +109,20 @@ function Summary({ preview }: { preview: ImportPreview }) {
   if (preview.versions) parts.push(c.versions(preview.versions));
   if (span) parts.push(span.same ? t('imports.spanSame', { month: span.from }) : t('imports.span', span));
   const sep = currentLocale().startsWith('zh') ? '，' : ', ';
-  const nothingNew = preview.alreadyImported >= preview.conversations;
+  const archive = preview.archive ?? null;
+  const nothingNew = archive ? Object.values(archive.parts).every((p) => p.already >= p.total) : preview.alreadyImported >= preview.conversations;
   return (
     <div className="import-card" data-testid="import-summary">
       <div className="import-card-head">
-        <Icon name="chat" size={18} />
+        <Icon name={archive ? 'unarchive' : 'chat'} size={18} />
         <strong className="import-file">{preview.file}</strong>
         <span className="badge">{t(`imports.formats.${preview.format}`)}</span>
       </div>
       <p className="import-summary-line" data-testid="import-summary-line">
         {parts.join(sep)}
       </p>
-      {preview.alreadyImported > 0 && !nothingNew ? (
+      {archive ? <ArchiveParts archive={archive} /> : null}
+      {!archive && preview.alreadyImported > 0 && !nothingNew ? (
         <p className="import-note" data-testid="import-already">
           {t('imports.already', { count: preview.alreadyImported, n: c.num(preview.alreadyImported) })}
           {preview.inTrash ? ` ${t('imports.inTrash', { count: preview.inTrash, n: c.num(preview.inTrash) })}` : ''}
@@ -118,10 +130,10 @@ function Summary({ preview }: { preview: ImportPreview }) {
       ) : null}
       {nothingNew ? (
         <p className="import-note" data-testid="import-already">
-          {t('imports.allAlready')}
+          {archive ? t('imports.archive.allAlready') : t('imports.allAlready')}
         </p>
       ) : (
-        <p className="help">{t('imports.history')}</p>
+        <p className="help">{archive ? t('imports.archive.onePiece') : t('imports.history')}</p>
       )}
       {preview.undated ? <p className="help">{t('imports.undated', { count: preview.undated, n: c.num(preview.undated) })}</p> : null}
       {preview.warnings.length ? (
@@ -147,6 +159,40 @@ function Summary({ preview }: { preview: ImportPreview }) {
         </button>
       </div>
     </div>
+  );
+}
+
+/** An archive's parts: how many rows each holds, and how many of them are here already. */
+function ArchiveParts({ archive }: { archive: ImportArchivePreview }) {
+  const { t } = useTranslation();
+  const c = useCounts();
+  const date = new Intl.DateTimeFormat(currentLocale(), { dateStyle: 'medium' }).format(new Date(archive.exportedAt || Date.now()));
+  return (
+    <>
+      <p className="help" data-testid="import-archive-written">
+        {t('imports.archive.written', { version: archive.appVersion, date })}
+      </p>
+      <table className="import-archive-parts" data-testid="import-archive-parts">
+        <thead>
+          <tr>
+            <th scope="col">{t('imports.archive.part')}</th>
+            <th scope="col">{t('imports.archive.total')}</th>
+            <th scope="col">{t('imports.archive.here')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {IMPORT_ARCHIVE_PARTS.filter((part) => archive.parts[part].total > 0).map((part) => (
+            <tr key={part} data-part={part}>
+              <th scope="row">{t(`imports.archive.parts.${part}`)}</th>
+              <td>{c.num(archive.parts[part].total)}</td>
+              <td className={archive.parts[part].already ? undefined : 'import-archive-none'}>
+                {archive.parts[part].already ? c.num(archive.parts[part].already) : '—'}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }
 
@@ -240,7 +286,7 @@ function Progress({ progress }: { progress: ImportProgress }) {
           </div>
           <Bar percent={pct} label={t('imports.progressLabel', { file: progress.file })} />
           <p className="help" aria-live="polite">
-            {stopping ? t('imports.stopping') : t('imports.history')}
+            {stopping ? t('imports.stopping') : progress.format === 'anima' ? t('imports.archive.onePiece') : t('imports.history')}
           </p>
           <div className="import-actions">
             <button
@@ -261,11 +307,13 @@ function Progress({ progress }: { progress: ImportProgress }) {
         <>
           <Bar percent={pct} label={t('imports.progressLabel', { file: progress.file })} />
           <p className="import-result" role="status" data-testid="import-result">
-            {progress.state === 'done'
-              ? t('imports.done', stored)
-              : progress.state === 'cancelled'
-                ? t('imports.cancelled', stored)
-                : t('imports.failed', { title: progress.failedAt ?? '', conversations: stored.conversations })}
+            {progress.format === 'anima'
+              ? t(`imports.archive.${progress.state === 'done' ? 'done' : progress.state === 'cancelled' ? 'cancelled' : 'failed'}`, stored)
+              : progress.state === 'done'
+                ? t('imports.done', stored)
+                : progress.state === 'cancelled'
+                  ? t('imports.cancelled', stored)
+                  : t('imports.failed', { title: progress.failedAt ?? '', conversations: stored.conversations })}
             {progress.already ? ` ${t('imports.skipped', { count: progress.already, n: c.num(progress.already) })}` : ''}
           </p>
           {progress.state === 'failed' && progress.error ? <ErrorNote error={progress.error} compact /> : null}
