@@ -67,7 +67,7 @@ test('memory search through the model server: choose it, backfill, search by mea
   await expect(form).toBeVisible();
   // The server's own list, embedding models first.
   await expect(form).toContainText('3 models your server lists');
-  const listed = await form.locator('datalist option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+  const listed = await form.locator('datalist option').evaluateAll((options) => options.map((o) => o.getAttribute('value')));
   expect(listed[0]).toBe(MODEL);
 
   // A model the server does not have: refused in its words, nothing saved.
