@@ -36,7 +36,7 @@ export const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
 export const MAX_CARD_BYTES = 32 * 1024 * 1024;
 
 const KNOWN =
-  "Anima's own archive, ChatGPT's conversations.json, Claude's conversations.json, a SillyTavern chat (.jsonl), a character card (.png or .json), an Open WebUI or a LibreChat export";
+  "ChatGPT's conversations.json, Claude's conversations.json, a SillyTavern chat (.jsonl), a character card (.png or .json), an Open WebUI or a LibreChat export, or Anima's own archive";
 
 /** What the file is, from its bytes (and its name for .jsonl), with the JSON it holds; null when it is none of the known formats. A peek: it throws nothing and checks no more than the first item's shape (parseImport checks everything). */
 export function detectFormat(buf: Buffer, name: string): { format: ImportFormat; parsed: unknown } | null {
