@@ -14,7 +14,7 @@ import { pgvectorSupport, supportFor } from '../db/pgvector.js';
 import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from './queue.js';
 import { EmbedError, type Embedder } from './types.js';
 import { indexName } from './vectors.js';
-import { MODEL, OTHER, openVectorBed, wrap, type VectorBed } from './testing/vector-bed.js';
+import { MODEL, OTHER, openVectorBed, VECTOR_BED_MS, wrap, type VectorBed } from './testing/vector-bed.js';
 import { PATIENCE_MS } from '../testing/patience.js';
 
 /** False where the pgvector build does not match PGlite (pgvector.ts): the database opens without it. */
@@ -34,7 +34,7 @@ let other: Embedder;
 beforeAll(async () => {
   bed = await openVectorBed('anima-embed-queue-');
   ({ db, vectors: slot, modelsDir, tiny, other } = bed);
-});
+}, VECTOR_BED_MS);
 
 afterAll(async () => {
   await bed?.close();

@@ -5,14 +5,14 @@ import { Conversations } from '../conversations/conversations.js';
 import { pgvectorSupport } from '../db/pgvector.js';
 import { embedBatch } from './embed-batch.js';
 import type { QueueStats } from './embedding-service.js';
-import { MODEL, openVectorBed, type VectorBed } from './testing/vector-bed.js';
+import { MODEL, openVectorBed, VECTOR_BED_MS, type VectorBed } from './testing/vector-bed.js';
 import { contentHash, upsertVectors } from './vectors.js';
 
 let bed: VectorBed;
 
 beforeAll(async () => {
   bed = await openVectorBed('anima-embed-secrets-');
-});
+}, VECTOR_BED_MS);
 afterAll(async () => {
   await bed?.close();
 });

@@ -25,6 +25,12 @@ export interface VectorBed {
   close(): Promise<void>;
 }
 
+/**
+ * How long a test file's hook may take to open the bed: it starts two embedding workers (tsx, ONNX
+ * runtime, a model each), minutes on two shared cores beside a CPU hog. A bound for a hang only.
+ */
+export const VECTOR_BED_MS = 600_000;
+
 export async function openVectorBed(prefix: string): Promise<VectorBed> {
   const dir = tempDataDir(prefix);
   const db = await openDatabase(dir, { template: dbTemplate() });

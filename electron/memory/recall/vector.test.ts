@@ -14,7 +14,7 @@ import { Conversations } from '../../conversations/conversations.js';
 import { MemoryStore } from '../store.js';
 import { Recall } from './index.js';
 import { VECTOR_FLOOR, vectorBranches } from './vector.js';
-import { MODEL, OTHER, openVectorBed, wrap, type VectorBed } from '../../embed/testing/vector-bed.js';
+import { MODEL, OTHER, openVectorBed, VECTOR_BED_MS, wrap, type VectorBed } from '../../embed/testing/vector-bed.js';
 
 /** False where the pgvector build does not match PGlite (db/pgvector.ts): nothing here can run. */
 const VECTORS = pgvectorSupport().usable;
@@ -34,7 +34,7 @@ beforeAll(async () => {
   bed = await openVectorBed('anima-recall-vector-');
   ({ db, vectors, tiny, other } = bed);
   recall = new Recall({ db, vectors });
-});
+}, VECTOR_BED_MS);
 
 afterAll(async () => {
   await bed?.close();

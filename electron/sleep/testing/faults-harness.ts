@@ -8,6 +8,7 @@ import { openDatabase, type Database } from '../../db/open.js';
 import type { Host } from '../../host/types.js';
 import { MemoryStore } from '../../memory/store.js';
 import { spawnScript, type ScriptChild } from '../../testing/child.js';
+import { PATIENCE_MS } from '../../testing/patience.js';
 import { dbTemplate, startTestHost, tempDataDir } from '../../testing/host.js';
 
 import { seedDataDir, threeDaysOfChat } from './fixture.js';
@@ -15,9 +16,9 @@ import { seedDataDir, threeDaysOfChat } from './fixture.js';
 export const REPO = path.resolve(import.meta.dirname, '..', '..', '..');
 export const CHILD = path.join(REPO, 'electron', 'sleep', 'testing', 'sleep-child.ts');
 /** Every wait in this file is bounded: a hung cycle fails the test instead of hanging the run. */
-export const WAIT_MS = 30_000;
+export const WAIT_MS = 2 * PATIENCE_MS;
 /** Child processes boot tsx and PGlite, several at once on a small machine: their waits are longer. */
-export const CHILD_WAIT_MS = 90_000;
+export const CHILD_WAIT_MS = 300_000;
 
 export let fake: FakeLlm;
 export const scratch: string[] = [];
