@@ -3,7 +3,7 @@ import os from 'node:os';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../db/open.js';
 import { dbTemplate, tempDataDir } from '../testing/host.js';
-import { orderSteps, runCycle, SleepBusyError, type SleepProgress, type SleepStep } from './dag.js';
+import { needsReason, orderSteps, readNeedsReason, runCycle, SleepBusyError, type SleepProgress, type SleepStep } from './dag.js';
 
 let db: Database;
 let dir: string;
@@ -53,6 +53,16 @@ describe('graph validation', () => {
     expect(() => orderSteps([step('a', [], log), step('a', [], log)])).toThrow(/twice/);
     expect((await db.query('SELECT 1 FROM sleep_runs')).rows).toHaveLength(0);
     expect(log).toEqual([]);
+  });
+});
+
+describe('the reason of a step skipped for want of another', () => {
+  it('is read back as the step and its outcome, so the UI can say it in any language', () => {
+    for (const how of ['failed', 'skipped', 'stopped'] as const)
+      expect(readNeedsReason(needsReason({ step: 'light-sleep', how }))).toEqual({ step: 'light-sleep', how });
+    expect(needsReason({ step: 'a', how: 'failed' })).toBe('needs a, which failed');
+    expect(readNeedsReason('done in run 4')).toBeNull();
+    expect(readNeedsReason(null)).toBeNull();
   });
 });
 

@@ -3,7 +3,7 @@
 // the model calls it already made. The steps themselves live elsewhere; this file only orders,
 // locks, records and resumes them.
 import os from 'node:os';
-import type { SleepRunStatus, SleepStepStatus, SleepTrigger } from '../../shared/api.js';
+import type { SleepRunStatus, SleepStepInfo, SleepStepStatus, SleepTrigger } from '../../shared/api.js';
 import type { Transaction } from '@electric-sql/pglite';
 import type { Database } from '../db/open.js';
 
@@ -153,6 +153,23 @@ interface RunningRow {
   holder_pid: number;
   holder_host: string;
   heartbeat_age_ms: number;
+}
+
+type WaitedFor = NonNullable<SleepStepInfo['waitedFor']>;
+const NEEDS_WORDS: Record<WaitedFor['how'], string> = { failed: 'failed', skipped: 'was skipped', stopped: 'stopped early' };
+const NEEDS_REASON = /^needs (\S+), which (failed|was skipped|stopped early)$/;
+
+/** The reason stored for a step skipped because a step it needs did not finish ("needs a, which failed"). */
+export function needsReason({ step, how }: WaitedFor): string {
+  return `needs ${step}, which ${NEEDS_WORDS[how]}`;
+}
+
+/** The step and outcome a stored reason names, when it is needsReason's: read where it is written. */
+export function readNeedsReason(reason: string | null): WaitedFor | null {
+  const m = reason === null ? null : NEEDS_REASON.exec(reason);
+  if (!m) return null;
+  const how = (Object.keys(NEEDS_WORDS) as WaitedFor['how'][]).find((k) => NEEDS_WORDS[k] === m[2])!;
+  return { step: m[1]!, how };
 }
 
 /** The words for an aborted night: the reason given to abort(), else "stopped". */
@@ -332,8 +349,8 @@ export async function runCycle(db: Database, steps: SleepStep[], opts: RunCycleO
         const root = rootFailure.get(blocker) ?? blocker;
         rootFailure.set(step.id, root);
         finished++;
-        const what = { stopped: 'stopped early', skipped: 'was skipped' }[status.get(root) as string] ?? 'failed';
-        await setStep(step.id, 'skipped', { reason: `needs ${root}, which ${what}` });
+        const how = status.get(root) === 'stopped' ? 'stopped' : status.get(root) === 'skipped' ? 'skipped' : 'failed';
+        await setStep(step.id, 'skipped', { reason: needsReason({ step: root, how }) });
         progress(step.id, 'skipped');
         continue;
       }

@@ -15,6 +15,7 @@ import {
 } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import type { MemoryStore } from '../memory/store.js';
+import { readNeedsReason } from './dag.js';
 import type { DigestDetails } from './steps/digest.js';
 
 interface BlockRow {
@@ -160,6 +161,7 @@ export async function sleepRuns(db: Database, limit: number, dependsOn: Map<stri
         dependsOn: dependsOn.get(s.step_id) ?? [],
         status: s.status,
         reason: s.reason,
+        waitedFor: readNeedsReason(s.reason),
         startedAt: iso(s.started_at),
         finishedAt: iso(s.finished_at),
         stats: s.stats,

@@ -5,7 +5,7 @@ import zhCN from '../i18n/zh-CN.js';
 import { durationMs, formatCompact, formatDuration, formatStat, layoutSteps, MAX_DEPTH, nextSleepKind, share, statChips, statLabel } from './night.js';
 
 function step(stepId: string, dependsOn: string[] = [], over: Partial<SleepStepInfo> = {}): SleepStepInfo {
-  return { stepId, dependsOn, status: 'pending', reason: null, startedAt: null, finishedAt: null, stats: null, error: null, ...over };
+  return { stepId, dependsOn, status: 'pending', reason: null, waitedFor: null, startedAt: null, finishedAt: null, stats: null, error: null, ...over };
 }
 
 describe('layoutSteps', () => {

@@ -16,8 +16,10 @@ export interface SleepStepInfo {
   stepId: string;
   dependsOn: string[];
   status: SleepStepStatus;
-  /** Why it was skipped, or where its result came from ("done in run 4"). */
+  /** Why it was skipped, or where its result came from ("done in run 4"), in the host's words (English). */
   reason: string | null;
+  /** Skipped because a step it needs did not finish: that step and what became of it, for words in any language. */
+  waitedFor: { step: string; how: 'failed' | 'skipped' | 'stopped' } | null;
   startedAt: string | null;
   finishedAt: string | null;
   /** Counts: calls, memories written, anchors, … (whatever the step reports). */

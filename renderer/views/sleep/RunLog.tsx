@@ -3,7 +3,7 @@
 // skipped or failed. Older runs fold away behind their one-line summary.
 import { useId, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { SleepRun, SleepStepStatus } from '../../../shared/api.js';
+import type { SleepRun, SleepStepInfo, SleepStepStatus } from '../../../shared/api.js';
 import { useDayLabels, useNow, useTimeFormat } from '../../app/hooks.js';
 import { Icon } from '../../components/Icon.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
@@ -59,14 +59,10 @@ function Steps({ run, latest }: { run: SleepRun; latest: boolean }) {
   // A running night's clock ticks each second; a finished one never changes.
   const now = useNow(run.status === 'running' ? 1000 : 3_600_000);
   const rows = layoutSteps(run.steps);
-  // The runner writes why a step was skipped in one fixed English form ("needs light-sleep, which
-  // failed"); said again here in the person's language with the step's own name.
-  const reasonInWords = (reason: string) => {
-    const needs = /^needs (\S+), which (failed|was skipped|stopped early)$/.exec(reason);
-    if (!needs) return reason;
-    const how = needs[2] === 'failed' ? 'failed' : needs[2] === 'was skipped' ? 'skipped' : 'stopped';
-    return t(`sleep.needsStep.${how}`, { step: stepName(needs[1]!) });
-  };
+  // A step skipped for want of another is said in the person's language with that step's own name;
+  // any other reason is the host's.
+  const reasonInWords = (step: SleepStepInfo) =>
+    step.waitedFor ? t(`sleep.needsStep.${step.waitedFor.how}`, { step: stepName(step.waitedFor.step) }) : step.reason;
   if (!rows.length) return <p className="help">{t('sleep.noSteps')}</p>;
   return (
     <ol className="dag" aria-label={t('sleep.stepsLabel')}>
@@ -109,7 +105,7 @@ function Steps({ run, latest }: { run: SleepRun; latest: boolean }) {
               ) : step.error ? (
                 <p className="dag-error">{step.error}</p>
               ) : step.reason ? (
-                <p className="dag-reason">{reasonInWords(step.reason)}</p>
+                <p className="dag-reason">{reasonInWords(step)}</p>
               ) : null}
             </div>
           </li>
