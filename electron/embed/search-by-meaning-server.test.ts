@@ -30,7 +30,7 @@ const hosts: Host[] = [];
 afterEach(async () => {
   await Promise.all(hosts.splice(0).map((h) => h.close()));
   llm.reset();
-  Object.assign(served, { mode: 'ok', maxBatch: undefined, openaiMissing: false, batches: [], served: { openai: 0, ollama: 0 } });
+  Object.assign(served, { mode: 'ok', maxBatch: undefined, openaiMissing: false, dimensions: 64, batches: [], served: { openai: 0, ollama: 0 } });
 });
 
 async function start(dataDir = tempDataDir('anima-server-meaning-')): Promise<Host> {
@@ -173,7 +173,7 @@ describe.skipIf(!VECTORS)('search by meaning through the model server', () => {
     expect(await storedVectors(dataDir)).toEqual({ [`memory server:${MODEL}`]: 2 });
   });
 
-  it('a server down when chosen at start waits for it; Ollama behind an OpenAI-compatible address; another model re-embeds', async () => {
+  it('a server down when chosen at start waits for it; Ollama behind an OpenAI-compatible address; another model, or the same name with another vector length, re-embeds', async () => {
     const host = await start();
     for (const content of MEMORIES) await host.api['memories.create']({ type: 'world', content });
     const providerId = await saveFake(host);
@@ -196,8 +196,19 @@ describe.skipIf(!VECTORS)('search by meaning through the model server', () => {
     // Another model is a model switch: everything again, the old vectors dropped once it covers all.
     await again.api['models.useServerForEmbeddings']({ providerId, model: 'all-minilm' });
     await until(again, (s) => s.state === 'ready' && s.model === 'all-minilm');
+
+    // The same name now gives vectors of another length (other weights pulled): opened again, rebuilt.
+    served.dimensions = 32;
+    await again.api['memories.create']({ type: 'world', content: 'The person collects old maps of Lisbon.' });
+    await until(again, (s) => s.state === 'ready' && s.queued === 0 && s.error === null);
     await stop(again);
-    expect(await storedVectors(dataDir)).toEqual({ 'memory server:all-minilm': 3 });
+    expect(await storedVectors(dataDir)).toEqual({ 'memory server:all-minilm': 4 });
+    const db = await openDatabase(dataDir);
+    try {
+      expect((await db.query<{ d: number }>('SELECT DISTINCT dimensions AS d FROM embeddings')).rows).toEqual([{ d: 32 }]);
+    } finally {
+      await db.close();
+    }
   });
 
   it('a choice that cannot work is refused and changes nothing; the on-device choice (or none) clears it; an Ollama connection uses /api/embed', async () => {

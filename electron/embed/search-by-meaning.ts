@@ -119,10 +119,10 @@ export class SearchByMeaning {
    * files were downloaded again, the server answers again), not on every unrelated settings change.
    * Resolves once switched.
    */
-  use(choice: EmbedChoice | string | null, options: { retry?: boolean } = {}): Promise<void> {
+  use(choice: EmbedChoice | string | null, options: { retry?: boolean; reopen?: boolean } = {}): Promise<void> {
     const wanted: EmbedChoice | null = typeof choice === 'string' ? { source: 'device', id: choice } : choice;
     this.chain = this.chain
-      .then(() => this.switchTo(wanted, options.retry ?? false))
+      .then(() => this.switchTo(wanted, options.retry ?? false, options.reopen ?? false))
       .catch((err: Error) => this.deps.log('error', `embeddings: ${err.message}`));
     return this.chain;
   }
@@ -182,10 +182,10 @@ export class SearchByMeaning {
     void this.use(choiceOf(started.models));
   }
 
-  private async switchTo(choice: EmbedChoice | null, retry: boolean): Promise<void> {
+  private async switchTo(choice: EmbedChoice | null, retry: boolean, reopen = false): Promise<void> {
     if (this.closed) return;
     const same = sameChoice(choice, this.wanted);
-    if (same && (this.embedder || choice === null || ((this.problem !== null || this.paused !== null) && !retry))) return;
+    if (same && !reopen && (this.embedder || choice === null || ((this.problem !== null || this.paused !== null) && !retry))) return;
     this.wanted = choice;
     this.problem = null;
     this.paused = null;
@@ -259,6 +259,12 @@ export class SearchByMeaning {
           this.probeSoon();
         }
         this.emit();
+      },
+      onReplaced: (reason) => {
+        if (this.closed || this.server !== opened) return;
+        // Opened again, its new length read: the queue rebuilds its vectors as after any model switch.
+        this.deps.log('warn', `embeddings: ${reason} Opening it again.`);
+        void this.use(this.wanted, { reopen: true });
       },
       onGone: (reason) => {
         if (this.closed || this.server !== opened) return;

@@ -44,6 +44,8 @@ export interface OpenServerEmbedderOptions {
   onHealth?: (up: boolean, reason: string | null) => void;
   /** The connection is gone or can no longer embed (deleted, its kind changed): no retry will help. */
   onGone?: (reason: string) => void;
+  /** The server's model now gives vectors of another length (other weights under the same name): open it again. */
+  onReplaced?: (reason: string) => void;
 }
 
 /** Stored with every vector: the server's model, apart from the on-device catalogue's ids. */
@@ -237,10 +239,9 @@ export class ServerEmbedder implements Embedder {
     }
     const vectors = parseVectors(body, shape, texts.length, this.options.model);
     if (this.vectorSize && vectors.some((v) => v.length !== this.vectorSize)) {
-      throw new EmbedError(
-        'model_broken',
-        `“${this.options.model}” on your server now gives vectors of ${vectors[0]!.length} numbers instead of ${this.vectorSize}: it was replaced. Choose it again.`,
-      );
+      const reason = `“${this.options.model}” on your server now gives vectors of ${vectors[0]!.length} numbers instead of ${this.vectorSize}: it was replaced.`;
+      this.options.onReplaced?.(reason);
+      throw new EmbedError('model_broken', reason);
     }
     this.dialect = { baseUrl: connection.baseUrl, kind: connection.kind, shape };
     this.answered = true;
