@@ -19,6 +19,23 @@ export interface ProviderConfig {
   hasApiKey: boolean;
   /** What the server itself said about this model when last asked; null when it has not been asked or said nothing. */
   server: ServerFacts | null;
+  /** What the model can do for Anima, in `providers.list` and `providers.save` (electron/providers/abilities.ts). */
+  abilities?: ProviderAbilities;
+}
+
+/** 'unknown': neither the server said nor is it known of this kind of connection. */
+export type Ability = 'yes' | 'no' | 'unknown';
+
+/**
+ * What a connection's model can do for Anima: chat; tools (it saves and recalls memories itself);
+ * structured answers (a JSON Schema honoured, so the night's answers can be read); embeddings; images.
+ */
+export interface ProviderAbilities {
+  chat: Ability;
+  tools: Ability;
+  structured: Ability;
+  embeddings: Ability;
+  images: Ability;
 }
 
 /** Model servers whose own endpoints say how large a context they really give. */
