@@ -7,7 +7,7 @@ import type { HostEvents } from '../events/events.js';
 import type { Providers } from '../providers/providers.js';
 import type { SettingsStore } from '../settings/settings.js';
 import { ProviderError, type ChatTurn, type ToolCall, type ToolSpec } from '../llm/types.js';
-import { ContextOverflowError, estimateTokens, fitToContext, historyBudget, turnsBeyond } from '../llm/context.js';
+import { ContextOverflowError, estimateTokens, fitToContext, historyBudget, turnsBeyond, userFirst } from '../llm/context.js';
 import { buildSystemPrompt } from '../companion/prompt.js';
 import { parseCitations } from '../memory/citations.js';
 import type { SelfLayer } from '../companion/self-layer.js';
@@ -406,7 +406,8 @@ export class ChatEngine {
     );
     const fitted = fit.messages;
     if (passive) fitted.splice(fitted.length - 1, 0, passive);
-    return { turns: fitted, context };
+    // Passive recall before the first message of a conversation would lead the list: it joins the system turn.
+    return { turns: userFirst(fitted), context };
   }
 }
 

@@ -46,10 +46,9 @@ describe('memory in a turn', () => {
     const reply = await turn(host, conversationId, 'Where does my sister Mara live these days?');
 
     const sent = lastRequestMessages();
-    const passive = sent.at(-2)!;
-    expect(passive.role).toBe('assistant');
-    expect(passive.name).toBe(PASSIVE_MESSAGE_NAME);
-    expect(passive.content).toContain(`[[anima:${memory.id}]]`);
+    // The conversation's first message: the block would lead the list, so it ends the system turn.
+    expect(sent.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(sent[0]!.content).toContain(`[[anima:${memory.id}]]`);
     expect(sent.at(-1)).toMatchObject({ role: 'user', content: 'Where does my sister Mara live these days?' });
     expect(((await injected) as { memories: { id: number }[] }).memories.map((m) => m.id)).toEqual([memory.id]);
     expect(reply.injectedMemoryIds).toEqual([memory.id]);
@@ -67,6 +66,14 @@ describe('memory in a turn', () => {
     fake.script({ kind: 'text', text: 'Sunny.' });
     await turn(host, conversationId, 'How is the weather?');
     expect(lastRequestMessages().some((m) => m.name === PASSIVE_MESSAGE_NAME)).toBe(false);
+    expect(lastRequestMessages()[0]!.content).not.toContain(`[[anima:${memory.id}]]`);
+
+    // Later in the conversation it is its own turn, just before the message.
+    fake.script({ kind: 'text', text: 'Still Lisbon.' });
+    await turn(host, conversationId, 'And Mara, is she still a nurse in Lisbon?');
+    const later = lastRequestMessages();
+    expect(later.at(-2)).toMatchObject({ role: 'assistant', name: PASSIVE_MESSAGE_NAME });
+    expect(later.at(-2)!.content).toContain(`[[anima:${memory.id}]]`);
   });
 
   it('respects the passive recall switch', async () => {
@@ -177,6 +184,9 @@ describe('what the person changes reaches the next request of an open conversati
     const { host, conversationId } = await setup();
     const { memory } = await host.api['memories.create']({ type: 'world', content: 'Sam’s sister Mara lives in Lisbon.' });
     const marker = `[[anima:${memory.id}]]`;
+    // A greeting first: passive recall on a conversation's first message would join the system turn.
+    fake.script({ kind: 'text', text: 'Hello!' });
+    await turn(host, conversationId, 'Hello');
     fake.script({ kind: 'text', text: 'Lisbon.' });
     await turn(host, conversationId, 'Where does my sister Mara live?');
     expect(systemOf()).not.toContain(marker);

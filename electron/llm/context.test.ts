@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatTurn } from './types.js';
-import { ContextOverflowError, estimateTokens, fitToContext, historyBudget, turnsBeyond } from './context.js';
+import { ContextOverflowError, estimateTokens, fitToContext, historyBudget, turnsBeyond, userFirst } from './context.js';
 
 function conversation(n: number): ChatTurn[] {
   return Array.from({ length: n }, (_, i): ChatTurn =>
@@ -67,5 +67,35 @@ describe('turns about to leave the window', () => {
     expect(soon).toBeGreaterThan(turnsBeyond(history, budget));
     expect(soon).toBeLessThan(history.length);
     expect(turnsBeyond(history, 1e9)).toBe(0);
+  });
+});
+
+describe('userFirst', () => {
+  const system: ChatTurn = { role: 'system', content: 'You are a companion.' };
+  const note: ChatTurn = { role: 'assistant', name: 'passive_memory_context', content: '(notes) Mara lives in Lisbon.' };
+  const user: ChatTurn = { role: 'user', content: 'Where is Mara?' };
+
+  it('folds a leading note into the end of the system turn', () => {
+    expect(userFirst([system, note, user])).toEqual([{ role: 'system', content: 'You are a companion.\n\n(notes) Mara lives in Lisbon.' }, user]);
+    expect(userFirst([note, user])).toEqual([{ role: 'system', content: note.content }, user]);
+  });
+
+  it('drops a reply or tool result whose question was left out', () => {
+    const call = { id: 'c1', name: 'search', arguments: {} };
+    const turns: ChatTurn[] = [
+      system,
+      { role: 'assistant', content: 'an old reply' },
+      { role: 'assistant', content: '', toolCalls: [call] },
+      { role: 'tool', toolCallId: 'c1', name: 'search', content: 'result' },
+      user,
+      { role: 'assistant', content: 'later reply' },
+    ];
+    expect(userFirst(turns)).toEqual([system, user, { role: 'assistant', content: 'later reply' }]);
+  });
+
+  it('leaves a list in order, or one without any user turn, as it is', () => {
+    const ordered: ChatTurn[] = [system, user, note, user];
+    expect(userFirst(ordered)).toEqual(ordered);
+    expect(userFirst([system, note])).toEqual([system, note]);
   });
 });

@@ -72,6 +72,27 @@ export function fitToContext(
   };
 }
 
+/**
+ * What every server accepts: after the system turn, the person speaks first. Some servers refuse a
+ * list that opens with an assistant turn (Anthropic; many chat templates behind llama.cpp, vLLM,
+ * Ollama raise on it), so whatever comes before the first user turn is settled here, the one place
+ * every chat and background request passes: a runtime note (an assistant turn with a name and no
+ * tool calls, such as the passive memory block) is folded into the end of the system turn, so its
+ * prefix stays byte for byte the same; a reply or tool result whose question was left out is
+ * dropped. A list with no user turn at all, or one already in order, is returned as it is.
+ */
+export function userFirst(turns: readonly ChatTurn[]): ChatTurn[] {
+  const firstUser = turns.findIndex((t) => t.role === 'user');
+  if (firstUser < 0 || turns.slice(0, firstUser).every((t) => t.role === 'system')) return [...turns];
+  const system: string[] = [];
+  for (const turn of turns.slice(0, firstUser)) {
+    if (turn.role === 'system') system.push(turn.content);
+    else if (turn.role === 'assistant' && turn.name && !turn.toolCalls?.length && turn.content.trim()) system.push(turn.content);
+  }
+  const head: ChatTurn[] = system.length ? [{ role: 'system', content: system.join('\n\n') }] : [];
+  return [...head, ...turns.slice(firstUser)];
+}
+
 /** Tokens the history may use beside the system prompt, as fitToContext counts them. */
 export function historyBudget(system: string, contextTokens: number, reserveForReply = Math.min(1024, Math.floor(contextTokens / 4))): number {
   return contextTokens - reserveForReply - turnTokens({ role: 'system', content: system });

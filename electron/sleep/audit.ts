@@ -11,7 +11,7 @@
 // the same call is asked again at once by the prompt alone; the refusal's own row stays in the log.
 // Each row says which way it was asked (`asked`).
 import type { z } from 'zod';
-import { estimateTokens } from '../llm/context.js';
+import { estimateTokens, userFirst } from '../llm/context.js';
 import type { Database } from '../db/open.js';
 import { ProviderError, type ChatProvider, type ChatTurn, type StreamRequest } from '../llm/types.js';
 import { answerSchema } from './answer-schema.js';
@@ -92,7 +92,7 @@ async function collect(provider: ChatProvider, opts: AuditedCallOptions<unknown>
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   const attempt: Attempt = { text: '', truncated: false };
   try {
-    const request: StreamRequest = { model: opts.model, messages, maxTokens: opts.maxTokens, signal: controller.signal };
+    const request: StreamRequest = { model: opts.model, messages: userFirst(messages), maxTokens: opts.maxTokens, signal: controller.signal };
     if (asked === 'schema') request.responseSchema = answerSchema(opts.purpose, opts.schema);
     for await (const event of provider.stream(request)) {
       if (event.type === 'text') {
