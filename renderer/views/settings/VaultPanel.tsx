@@ -86,7 +86,7 @@ export function VaultPanel() {
       <h3 className="subhead" id={titleId}>
         {t('vault.title')}
       </h3>
-      <p className="help vault-intro">{t('vault.intro')}</p>
+      <p className="help data-intro">{t('vault.intro')}</p>
       <form
         className="vault-folder-row"
         onSubmit={(e) => {
@@ -135,7 +135,7 @@ export function VaultPanel() {
             label={t('vault.keepInStep')}
             help={t('vault.keepInStepHelp')}
           />
-          <div className="vault-actions">
+          <div className="data-actions">
             <button type="button" className="button" disabled={busy} onClick={() => void sync(true)} data-testid="vault-preview">
               <Icon name="search" size={16} />
               {t('vault.preview')}
@@ -154,8 +154,8 @@ export function VaultPanel() {
       ) : null}
       {error ? <ErrorNote error={error} detailVisible /> : null}
       {report && saved ? (
-        <div className="vault-report" role="status" data-testid={report.dryRun ? 'vault-preview-report' : 'vault-report'}>
-          <p className="vault-report-title">
+        <div className="data-card vault-report" role="status" data-testid={report.dryRun ? 'vault-preview-report' : 'vault-report'}>
+          <p className="data-done-line vault-report-title">
             <Icon name={report.dryRun ? 'search' : 'check'} size={16} />
             <span>{report.dryRun ? t('vault.previewTitle') : t('vault.doneTitle', { time: when.format(new Date(report.at)) })}</span>
           </p>
