@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { createProvider, openAiBaseUrl, ProviderError, type ProviderOptions, type StreamRequest } from './index.js';
+import { limitField } from './openai-compatible.js';
 import { closedPort, collect, removeWireFiles, sse, textOf, wireFile } from './test-support.js';
 import { PATIENCE_MS } from '../testing/patience.js';
 
@@ -513,5 +514,60 @@ describe('structured answers', () => {
     expect((fake.requests[1]!.body as { response_format: { json_schema: { strict: boolean } } }).response_format.json_schema.strict).toBe(false);
     await collect(provider().stream(hello));
     expect(fake.requests[2]!.body).not.toHaveProperty('response_format');
+  });
+});
+
+describe('max_completion_tokens', () => {
+  // OpenAI's own words (400, code unsupported_parameter) for a reasoning model asked with max_tokens.
+  const refusal = JSON.stringify({
+    error: {
+      message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+      type: 'invalid_request_error',
+      param: 'max_tokens',
+      code: 'unsupported_parameter',
+    },
+  });
+
+  it('is what OpenAI and Azure are asked with for o-series and gpt-5 models; every other server gets max_tokens', () => {
+    for (const model of ['o1', 'o1-mini', 'o3', 'o3-mini', 'o4-mini', 'gpt-5', 'gpt-5-mini', 'gpt-5.1', 'openai/o3']) {
+      expect(limitField('https://api.openai.com/v1', model)).toBe('max_completion_tokens');
+      expect(limitField('https://example-resource.openai.azure.com/openai/v1', model)).toBe('max_completion_tokens');
+    }
+    for (const model of ['gpt-4o', 'gpt-4.1-mini', 'omni-moderation']) expect(limitField('https://api.openai.com/v1', model)).toBe('max_tokens');
+    expect(limitField('http://127.0.0.1:8080/v1', 'o3-mini')).toBe('max_tokens');
+  });
+
+  it('a server that refuses max_tokens is asked once more with max_completion_tokens, and so from then on', async () => {
+    const request: StreamRequest = { ...hello, model: 'reasoner-a', maxTokens: 300 };
+    fake.script({ kind: 'error', status: 400, body: refusal }, { kind: 'text', text: 'Thought it through.' });
+    const first = await collect(provider().stream(request));
+    expect(first.error).toBeUndefined();
+    expect(textOf(first.events)).toBe('Thought it through.');
+    const bodies = fake.requests.map((r) => r.body as Record<string, unknown>);
+    expect(bodies).toHaveLength(2);
+    expect(bodies[0]).toMatchObject({ max_tokens: 300 });
+    expect(bodies[0]).not.toHaveProperty('max_completion_tokens');
+    expect(bodies[1]).toMatchObject({ max_completion_tokens: 300 });
+    expect(bodies[1]).not.toHaveProperty('max_tokens');
+
+    // A new client for the same connection asks the new way at once.
+    fake.script({ kind: 'text', text: 'Again.' });
+    await collect(provider().stream(request));
+    expect(fake.requests).toHaveLength(3);
+    expect(fake.requests[2]!.body).toMatchObject({ max_completion_tokens: 300 });
+    // Another model at the same server is not affected.
+    fake.script({ kind: 'text', text: 'Plain.' });
+    await collect(provider().stream({ ...request, model: 'other-model' }));
+    expect(fake.requests[3]!.body).toMatchObject({ max_tokens: 300 });
+  });
+
+  it('another 400, or the refusal with no limit to move, is not retried', async () => {
+    fake.script({ kind: 'error', status: 400, body: JSON.stringify({ error: { message: 'Invalid value for temperature', type: 'invalid_request_error' } }) });
+    const other = await collect(provider().stream({ ...hello, model: 'reasoner-b', maxTokens: 10 }));
+    expect(other.error).toBeInstanceOf(ProviderError);
+    fake.script({ kind: 'error', status: 400, body: refusal });
+    const bare = await collect(provider().stream({ ...hello, model: 'reasoner-c' }));
+    expect(bare.error?.message).toContain('max_completion_tokens');
+    expect(fake.requests).toHaveLength(2);
   });
 });

@@ -43,16 +43,27 @@ async function* streamChat(settings: HttpSettings, options: ProviderOptions, req
   try {
     const base = openAiBaseUrl(options.baseUrl);
     context = { ...context, host: new URL(base).host };
-    const { body, head } = keepHead(
-      await openBody(settings, {
+    const open = (limit: LimitField) =>
+      openBody(settings, {
         method: 'POST',
         url: `${base}/chat/completions`,
         headers: headers(options.apiKey),
-        body: requestBody(request),
+        body: requestBody(request, limit),
         signal: request.signal,
         context,
-      }),
-    );
+      });
+    const connection = `${base}\n${request.model}`;
+    const limit = limitField(base, request.model);
+    let opened: Awaited<ReturnType<typeof open>>;
+    try {
+      opened = await open(limit);
+    } catch (error) {
+      // A server that names max_tokens as unsupported is asked once more the new way, and from now on.
+      if (limit !== 'max_tokens' || request.maxTokens === undefined || !refusesMaxTokens(error)) throw error;
+      completionTokensAt.add(connection);
+      opened = await open('max_completion_tokens');
+    }
+    const { body, head } = keepHead(opened);
     const turn = new Turn(context);
     let sawDone = false;
     let events = 0;
@@ -78,7 +89,40 @@ async function* streamChat(settings: HttpSettings, options: ProviderOptions, req
   }
 }
 
-function requestBody(request: StreamRequest): JsonObject {
+type LimitField = 'max_tokens' | 'max_completion_tokens';
+
+/** Connections (base URL and model) whose server refused `max_tokens`: asked with `max_completion_tokens` since. In memory. */
+const completionTokensAt = new Set<string>();
+
+/**
+ * OpenAI's reasoning models reject `max_tokens` ("deprecated in favor of max_completion_tokens, and
+ * is not compatible with o-series models"; GPT-5 the same): o1, o3, o4-mini and the gpt-5 family, on
+ * api.openai.com and Azure OpenAI, get `max_completion_tokens`. Other servers keep the field every
+ * one of them reads, unless one already refused it.
+ */
+export function limitField(base: string, model: string): LimitField {
+  if (completionTokensAt.has(`${base}\n${model}`)) return 'max_completion_tokens';
+  const host = new URL(base).hostname;
+  const openAi = host === 'api.openai.com' || host.endsWith('.openai.azure.com');
+  return openAi && REASONING_MODEL.test(model) ? 'max_completion_tokens' : 'max_tokens';
+}
+const REASONING_MODEL = /^(?:openai\/)?(?:o\d|gpt-5)/i;
+
+/**
+ * OpenAI's refusal, 400 `{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported
+ * with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":
+ * "max_tokens","code":"unsupported_parameter"}}` (Azure and proxies repeat it).
+ */
+function refusesMaxTokens(error: unknown): boolean {
+  return (
+    error instanceof ProviderError &&
+    error.status === 400 &&
+    /\bmax_tokens\b/.test(error.message) &&
+    /max_completion_tokens|unsupported|not supported/i.test(error.message)
+  );
+}
+
+function requestBody(request: StreamRequest, limit: LimitField): JsonObject {
   return {
     model: request.model,
     messages: request.messages.map(toOpenAiMessage),
@@ -94,7 +138,7 @@ function requestBody(request: StreamRequest): JsonObject {
           ...(request.toolChoice === 'none' ? { tool_choice: 'none' } : {}),
         }
       : {}),
-    ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+    ...(request.maxTokens !== undefined ? { [limit]: request.maxTokens } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     ...(request.responseSchema ? { response_format: responseFormat(request.responseSchema) } : {}),
   };
