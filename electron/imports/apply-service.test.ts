@@ -16,8 +16,9 @@ import { Napper } from '../sleep/nap.js';
 import { TASK_PREFIX, TRANSCRIPT_LINE } from '../sleep/schemas.js';
 import { stepDeps } from '../sleep/testing/fixture.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
-import { apply, summarise } from './apply.js';
+import { apply, describeApplied, summarise } from './apply.js';
 import { parseImport } from './detect.js';
+import { addTurns, exportBytes, mainLineNode, readChatGpt } from './testing/chatgpt-grow.js';
 import type { ParseResult } from './types.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'imports');
@@ -209,6 +210,45 @@ describe('imports through the API', () => {
     for (const p of applied.previous) await host.api['self.reset']({ key: p.key });
     expect((await host.api['self.list']({})).map((b) => b.content)).toEqual(before.map((b) => b.content));
   });
+
+  it('a second export whose conversations are all here but grown: the preview counts the new messages, the import adds them and names the one kept as ours', async () => {
+    const host = await hostAt({ now: NOON });
+    const [web, second] = readChatGpt('librechat-chatgpt-export.json');
+    const [photo] = readChatGpt('openwebui-importer-gpt_example.json');
+    const edited = { ...structuredClone(photo!), id: 'e1e1e1e1-0000-4000-8000-000000000001', title: 'Photosynthesis (e1e1)' };
+    const first = await host.api['imports.preview']({ uploadId: await upload(host, exportBytes([web!, second!, edited]), 'conversations.json') });
+    expect(first).toMatchObject({ format: 'chatgpt', conversations: 3, alreadyImported: 0, grown: 0, newMessages: 0 });
+    expect((await importAll(host, first.previewId)).end).toMatchObject({ state: 'done', imported: 3 });
+
+    // The person went on in ChatGPT: 14 and 13 new messages in two, an earlier question edited in the third.
+    const turns = (tag: string, n: number, start: string) =>
+      Array.from({ length: n }, (_, i) => ({
+        role: i % 2 ? ('assistant' as const) : ('user' as const),
+        text: `${tag}: ${i % 2 ? 'answer' : 'question'} ${i + 1}`,
+        at: new Date(Date.parse(start) + i * 60_000),
+      }));
+    const again = exportBytes([
+      addTurns(web!, turns('web', 14, '2024-02-01T10:00:00Z')),
+      addTurns(second!, turns('second', 13, '2024-02-02T10:00:00Z')),
+      addTurns(edited, turns('edited', 2, '2025-07-01T10:00:00Z'), { after: mainLineNode(edited, 3), tag: 'edit' }),
+    ]);
+    const conversationsBefore = (await host.api['conversations.list']({})).length;
+    const preview = await host.api['imports.preview']({ uploadId: await upload(host, again, 'conversations.json') });
+    expect(preview).toMatchObject({ conversations: 3, alreadyImported: 3, inTrash: 0, grown: 2, newMessages: 27, newVersions: 0, diverged: 1 });
+
+    // Not refused as "already here": the new messages go in, and the kept one is named.
+    const { end } = await importAll(host, preview.previewId);
+    expect(end).toMatchObject({ state: 'done', imported: 0, grown: 2, added: 27, messages: 27, diverged: 1, already: 1 });
+    expect(end.notes).toHaveLength(1);
+    expect(end.notes![0]).toContain('(e1e1)');
+    expect(await host.api['imports.status']({})).toEqual(end);
+    expect(describeApplied(end)).toBe('2 conversations have new messages (27); 1 was kept as it is here (told differently in the file)');
+    expect(await host.api['conversations.list']({})).toHaveLength(conversationsBefore);
+
+    // The same file once more: nothing new to say.
+    const third = await host.api['imports.preview']({ uploadId: await upload(host, again, 'conversations.json') });
+    expect(third).toMatchObject({ alreadyImported: 3, grown: 0, newMessages: 0, diverged: 1 });
+  }, 60_000);
 });
 
 describe('imported history and the sleep cycle', () => {

@@ -19,7 +19,7 @@ import {
   type SelfBlockKey,
 } from '../../shared/api.js';
 import type { SelfLayer } from '../companion/self-layer.js';
-import { importSourceKey, type TranscriptImports } from '../conversations/import-transcript.js';
+import type { TranscriptImports } from '../conversations/import-transcript.js';
 import type { Database } from '../db/open.js';
 import type { HostEvents } from '../events/events.js';
 import type { SettingsStore } from '../settings/settings.js';
@@ -75,7 +75,7 @@ export interface ImportServiceDeps extends Omit<ApplyDeps, 'onStored'> {
 }
 
 /** How an import ended (what apply returns, and an archive's restore). */
-type Outcome = { status: 'done' | 'cancelled' | 'failed'; error: Error | null; failedAt: string | null; imported: number; already: number };
+type Outcome = { status: 'done' | 'cancelled' | 'failed'; error: Error | null; failedAt: string | null; imported: number; already: number; notes?: string[] };
 
 /** Where an archive's import stopped, for the message: the archive as a whole (it is stored in one piece). */
 const archiveName = (result: ParseResult) => `the archive (${result.archive?.sections.conversations.length ?? 0} conversations)`;
@@ -169,16 +169,22 @@ export class ImportService {
     }
     if (result.archive) return this.keepPreview(name, result, await this.archivePreview(name, result));
     const s = summarise(result);
-    const keys = storedConversations(result).map(importSourceKey);
-    const existing = await this.transcripts.existing(result.format, keys);
+    // What importing it again would do to each conversation here already: nothing (the same), add
+    // new messages (grown), keep the file's last message as an earlier version, or keep ours (diverged).
+    const compared = [...(await this.transcripts.compare(result.format, storedConversations(result))).values()];
+    const grown = compared.filter((c) => c.kind === 'grown');
     const previewId = randomUUID();
     const summary: ImportPreview = {
       previewId,
       file: name.split(/[\\/]/).pop() || name,
       format: result.format,
       conversations: s.conversations,
-      alreadyImported: existing.size,
-      inTrash: [...existing.values()].filter((e) => e.inTrash).length,
+      alreadyImported: compared.length,
+      inTrash: compared.filter((c) => c.inTrash).length,
+      grown: grown.length,
+      newMessages: grown.reduce((n, c) => n + c.added, 0),
+      newVersions: compared.filter((c) => c.kind === 'last').length,
+      diverged: compared.filter((c) => c.kind === 'diverged').length,
       messages: s.messages,
       versions: s.versions,
       from: s.from,
@@ -281,6 +287,7 @@ export class ImportService {
     const done = run
       .then((r) => {
         progress.state = r.status;
+        if (r.notes?.length) progress.notes = r.notes;
         if (r.error) {
           const e = asApiError(r.error);
           progress.error = e instanceof ApiError ? e.toJSON() : { code: 'internal', message: e.message };

@@ -63,6 +63,16 @@ export interface ImportPreview {
   alreadyImported: number;
   /** …of which in the trash (restore them there instead). */
   inTrash: number;
+  /**
+   * Of those here already, the ones the file carries further (the person went on chatting there):
+   * how many, and the messages they would add after ours. Absent in an archive's preview.
+   */
+  grown?: number;
+  newMessages?: number;
+  /** …whose last message the file has otherwise (it would become an earlier version of ours). */
+  newVersions?: number;
+  /** …whose earlier messages the file tells differently: ours is kept, nothing added (a note says so after the import). */
+  diverged?: number;
   /** Messages of the main lines, and earlier versions kept beside them. */
   messages: number;
   versions: number;
@@ -100,6 +110,8 @@ export interface ImportProgress {
   added?: number;
   /** Conversations here already that the file tells differently from an earlier message on: ours kept, nothing added (counted in `already`). */
   diverged?: number;
+  /** What the person should know about conversations that were not simply stored (one kept as it is here, by title), in English. */
+  notes?: string[];
   /** Why it stopped, when it failed; what was stored before stays (a second import goes on from there). */
   error: ApiErrorShape | null;
   /** The conversation that failed: nothing of it was stored. */
