@@ -7,6 +7,7 @@ import { ProviderForm, type ProviderDraft } from '../../components/ProviderForm.
 import { reportError, useApp } from '../../stores/app.js';
 import { useProviders } from '../../stores/providers.js';
 import { LocalModels } from './LocalModels.js';
+import { ProviderAbilities } from './ProviderAbilities.js';
 
 type Editing = { mode: 'new'; prefill?: Partial<ProviderDraft>; autoTest?: boolean; seq: number } | { mode: 'edit'; id: string } | null;
 
@@ -84,6 +85,7 @@ function ProviderCard({
             {t('models.serverWindow', { tokens: serverWindow.toLocaleString(i18n.language) })}
           </p>
         ) : null}
+        {p.abilities ? <ProviderAbilities abilities={p.abilities} /> : null}
         {ollamaBehindV1 ? (
           <div className="provider-offer" data-testid="provider-ollama-offer">
             <p>{t('models.ollamaOffer')}</p>
@@ -146,6 +148,11 @@ export function ModelsSection() {
 
   const chatId = settings?.chatProviderId ?? null;
   const backgroundId = settings?.backgroundProviderId ?? null;
+  // What follows from the choices: memories only from naps and nights; nights read from plain text.
+  const chatProvider = items.find((p) => p.id === chatId);
+  const backgroundProvider = items.find((p) => p.id === (backgroundId ?? chatId));
+  const chatNoTools = chatProvider?.abilities?.tools === 'no' ? chatProvider : null;
+  const backgroundNoStructured = backgroundProvider?.abilities?.structured === 'no' ? backgroundProvider : null;
 
   const onSaved = async (saved: ProviderConfig) => {
     setEditing(null);
@@ -234,6 +241,11 @@ export function ModelsSection() {
               {!chatId ? <option value="">{t('models.noneChosen')}</option> : null}
               <ProviderOptions items={items} />
             </select>
+            {chatNoTools ? (
+              <p className="ability-warning" data-testid="chat-provider-warning">
+                {t('models.abilities.chatNoTools', { name: chatNoTools.name })}
+              </p>
+            ) : null}
           </div>
           <div className="field">
             <label htmlFor="background-provider">{t('models.backgroundProvider')}</label>
@@ -256,6 +268,11 @@ export function ModelsSection() {
             <p className="help" id="background-provider-help">
               {t('models.backgroundHelp')}
             </p>
+            {backgroundNoStructured ? (
+              <p className="ability-warning" data-testid="background-provider-warning">
+                {t('models.abilities.backgroundNoStructured', { name: backgroundNoStructured.name })}
+              </p>
+            ) : null}
           </div>
         </div>
       ) : null}
