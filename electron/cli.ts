@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { ApiError, IMPORT_CHUNK_BYTES, MAX_IMPORT_BYTES, type ImportPreview, type ImportProgress } from '../shared/api.js';
 import { exportFolder } from './archive/export-folder.js';
 import { defaultDataDir } from './host/data-dir.js';
+import { describeApplied } from './imports/apply-summary.js';
 import { createHost } from './host/index.js';
 import { startServer } from './serve/server.js';
 import { describeReport, hasAnimaData } from './vault/command.js';
@@ -237,11 +238,20 @@ async function importCommand(argv: string[]): Promise<number> {
       console.log('There is no conversation to import in this file.');
       return 1;
     }
-    if (!preview.archive && preview.alreadyImported === preview.conversations) {
+    // Conversations here already that the file carries further get their new messages (or another version of the last one).
+    const grown = preview.grown ?? 0;
+    const newVersions = preview.newVersions ?? 0;
+    const skipped = preview.alreadyImported - grown - newVersions;
+    if (!preview.archive && skipped >= preview.conversations) {
       console.log('Everything in this file is already imported; nothing to do.');
       return 0;
     }
-    if (preview.alreadyImported) console.log(`${n(preview.alreadyImported, 'conversation is', 'conversations are')} already here and will be skipped.`);
+    if (grown)
+      console.log(
+        `${n(grown, 'conversation', 'conversations')} already here ${grown === 1 ? 'has' : 'have'} ${n(preview.newMessages ?? 0, 'new message', 'new messages')}; they will be added after ours.`,
+      );
+    if (newVersions) console.log(`${n(newVersions, 'conversation', 'conversations')} already here will keep the file's last message as an earlier version.`);
+    if (skipped > 0) console.log(`${n(skipped, 'conversation is', 'conversations are')} already here and will be skipped.`);
     if (!(await confirm('Import? [y/N] '))) return 1;
 
     const ended = new Promise<ImportProgress>((resolve) => {
@@ -267,9 +277,10 @@ async function importCommand(argv: string[]): Promise<number> {
     process.off('SIGINT', stop);
     if (process.stdout.isTTY) process.stdout.write('\r');
     const stored = `${n(end.imported, 'conversation', 'conversations')} and ${n(end.messages, 'message', 'messages')} stored`;
-    const skipped = end.already ? `; ${n(end.already, 'was', 'were')} already here` : '';
+    const skippedHere = end.already ? `; ${n(end.already, 'was', 'were')} already here` : '';
+    for (const note of end.notes ?? []) console.log(`  note: ${note}`);
     if (end.state === 'done') {
-      console.log(`Imported: ${stored}${skipped}.`);
+      console.log(`Imported: ${preview.archive ? `${stored}${skippedHere}` : describeApplied(end)}.`);
       console.log(
         preview.archive
           ? 'The archive is in: its memories, diary and graph came with it, and its conversations are history the sleep cycle has read.'
@@ -284,7 +295,7 @@ async function importCommand(argv: string[]): Promise<number> {
       return end.state === 'failed' ? 1 : 130;
     }
     if (end.state === 'cancelled') {
-      console.log(`Stopped: ${stored}${skipped}. Import the same file again to go on.`);
+      console.log(`Stopped: ${describeApplied(end)}. Import the same file again to go on.`);
       return 130;
     }
     console.error(`Stopped by an error at "${end.failedAt}": ${end.error?.message}. ${stored} before it (they stay); nothing of that conversation was stored.`);
