@@ -1452,7 +1452,7 @@ const en = {
     },
   },
   imports: {
-    title: 'Import from another app',
+    title: 'Bring in your history',
     intro:
       'Bring your history with you: an Anima archive (everything, from another computer or an earlier export), conversations from ChatGPT, Claude, SillyTavern, Open WebUI or LibreChat, or a character card. You see what a file holds before anything is stored.',
     dropHere: 'Drop an export here',
@@ -1485,6 +1485,12 @@ const en = {
     inTrash_one: '{{n}} of those is in the trash: restore it there instead.',
     inTrash_other: '{{n}} of those are in the trash: restore them there instead.',
     allAlready: 'Everything in this file is already here — there is nothing new to import.',
+    grown_one: '{{n}} conversation already here has {{messages}}: they are added after ours.',
+    grown_other: '{{n}} conversations already here have {{messages}}: they are added after ours.',
+    newMessages_one: '{{n}} new message',
+    newMessages_other: '{{n}} new messages',
+    newVersions_one: 'In {{n}} conversation already here, the file’s last answer is another one: it is kept as an earlier version of ours.',
+    newVersions_other: 'In {{n}} conversations already here, the file’s last answer is another one: each is kept as an earlier version of ours.',
     undated_one: '{{n}} message has no date; it takes the date of the one before it.',
     undated_other: '{{n}} messages have no date; each takes the date of the one before it.',
     history:
@@ -1499,6 +1505,10 @@ const en = {
     progress: '{{done}} of {{total}}',
     stopping: 'Stopping after the conversation in hand…',
     done: 'Imported {{conversations}} and {{messages}}.',
+    doneGrown_one: 'Added {{messages}} to {{n}} conversation already here.',
+    doneGrown_other: 'Added {{messages}} to {{n}} conversations already here.',
+    keptOurs_one: '{{n}} conversation was kept as it is here',
+    keptOurs_other: '{{n}} conversations were kept as they are here',
     skipped_one: '{{n}} was already here and was skipped.',
     skipped_other: '{{n}} were already here and were skipped.',
     cancelled: 'Stopped. {{conversations}} and {{messages}} were imported and stay. Import the same file again to go on from there.',

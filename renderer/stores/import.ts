@@ -67,6 +67,23 @@ export function monthSpan(preview: Pick<ImportPreview, 'from' | 'to'>, locale: s
   return { from, to, same: from === to };
 }
 
+/**
+ * What a preview of another app's export would do to the conversations here already: those the file
+ * carries further get new messages (`grown`) or another version of their last answer (`newVersions`);
+ * the rest are skipped. Nothing new when every conversation is skipped.
+ */
+export function previewReach(preview: Pick<ImportPreview, 'conversations' | 'alreadyImported' | 'grown' | 'newVersions'>): {
+  grown: number;
+  newVersions: number;
+  skipped: number;
+  nothingNew: boolean;
+} {
+  const grown = preview.grown ?? 0;
+  const newVersions = preview.newVersions ?? 0;
+  const skipped = Math.max(0, preview.alreadyImported - grown - newVersions);
+  return { grown, newVersions, skipped, nothingNew: skipped >= preview.conversations };
+}
+
 // ---- the store ----
 
 let subscribed = false;

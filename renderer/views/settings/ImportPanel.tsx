@@ -19,7 +19,7 @@ import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { currentLocale } from '../../i18n/index.js';
 import { useApp } from '../../stores/app.js';
-import { monthSpan, percentOf, useImport } from '../../stores/import.js';
+import { monthSpan, percentOf, previewReach, useImport } from '../../stores/import.js';
 
 const ACCEPT = '.zip,.json,.jsonl,.png,application/zip,application/json,image/png';
 
@@ -32,6 +32,7 @@ function useCounts() {
     conversations: (count: number) => t('imports.conversations', { count, n: num(count) }),
     messages: (count: number) => t('imports.messages', { count, n: num(count) }),
     versions: (count: number) => t('imports.versions', { count, n: num(count) }),
+    newMessages: (count: number) => t('imports.newMessages', { count, n: num(count) }),
   };
 }
 
@@ -88,7 +89,7 @@ function DropZone() {
 function Bar({ percent, label, indeterminate = false }: { percent: number; label: string; indeterminate?: boolean }) {
   return (
     <div
-      className={indeterminate ? 'progress-track import-track indeterminate' : 'progress-track import-track'}
+      className={indeterminate ? 'progress-track data-track import-indeterminate' : 'progress-track data-track'}
       role="progressbar"
       aria-label={label}
       aria-valuemin={0}
@@ -110,9 +111,11 @@ function Summary({ preview }: { preview: ImportPreview }) {
   if (span) parts.push(span.same ? t('imports.spanSame', { month: span.from }) : t('imports.span', span));
   const sep = currentLocale().startsWith('zh') ? '，' : ', ';
   const archive = preview.archive ?? null;
-  const nothingNew = archive ? Object.values(archive.parts).every((p) => p.already >= p.total) : preview.alreadyImported >= preview.conversations;
+  // Conversations here already that the file carries further are not skipped: they get the new messages (or another version of the last one).
+  const { grown, newVersions, skipped, nothingNew: noneNew } = previewReach(preview);
+  const nothingNew = archive ? Object.values(archive.parts).every((p) => p.already >= p.total) : noneNew;
   return (
-    <div className="import-card" data-testid="import-summary">
+    <div className="data-card" data-testid="import-summary">
       <div className="import-card-head">
         <Icon name={archive ? 'unarchive' : 'chat'} size={18} />
         <strong className="import-file">{preview.file}</strong>
@@ -122,9 +125,19 @@ function Summary({ preview }: { preview: ImportPreview }) {
         {parts.join(sep)}
       </p>
       {archive ? <ArchiveParts archive={archive} /> : null}
-      {!archive && preview.alreadyImported > 0 && !nothingNew ? (
+      {!archive && (grown > 0 || newVersions > 0) ? (
+        <p className="import-note" data-testid="import-grown">
+          {[
+            grown ? t('imports.grown', { count: grown, n: c.num(grown), messages: c.newMessages(preview.newMessages ?? 0) }) : '',
+            newVersions ? t('imports.newVersions', { count: newVersions, n: c.num(newVersions) }) : '',
+          ]
+            .filter(Boolean)
+            .join(' ')}
+        </p>
+      ) : null}
+      {!archive && skipped > 0 && !nothingNew ? (
         <p className="import-note" data-testid="import-already">
-          {t('imports.already', { count: preview.alreadyImported, n: c.num(preview.alreadyImported) })}
+          {t('imports.already', { count: skipped, n: c.num(skipped) })}
           {preview.inTrash ? ` ${t('imports.inTrash', { count: preview.inTrash, n: c.num(preview.inTrash) })}` : ''}
         </p>
       ) : null}
@@ -148,7 +161,7 @@ function Summary({ preview }: { preview: ImportPreview }) {
           </ul>
         </details>
       ) : null}
-      <div className="import-actions">
+      <div className="data-actions">
         {nothingNew ? null : (
           <button type="button" className="button primary" onClick={() => void apply()} disabled={busy} data-testid="import-start">
             {t('imports.start')}
@@ -211,7 +224,7 @@ function CardReview({ preview }: { preview: ImportPreview }) {
     }
   };
   return (
-    <div className="import-card" data-testid="import-card-review">
+    <div className="data-card" data-testid="import-card-review">
       <div className="import-card-head">
         <Icon name="person" size={18} />
         <strong className="import-file">{t('imports.card.title', { name: card.name })}</strong>
@@ -247,7 +260,7 @@ function CardReview({ preview }: { preview: ImportPreview }) {
         </details>
       ) : null}
       {error ? <ErrorNote error={error} compact /> : null}
-      <div className="import-actions">
+      <div className="data-actions">
         <button type="button" className="button primary" onClick={() => void save()} disabled={busy} data-testid="import-card-save">
           {t('imports.card.save')}
         </button>
@@ -272,7 +285,7 @@ function Progress({ progress }: { progress: ImportProgress }) {
   const pct = progress.state === 'done' ? 100 : percentOf(progress.done, progress.total);
   const stored = { conversations: c.conversations(progress.imported), messages: c.messages(progress.messages) };
   return (
-    <div className="import-card" data-testid="import-progress" data-state={progress.state}>
+    <div className="data-card" data-testid="import-progress" data-state={progress.state}>
       <div className="import-card-head">
         <Icon name={progress.state === 'done' ? 'check' : progress.state === 'running' ? 'unarchive' : 'alert'} size={18} />
         <strong className="import-file">{progress.file}</strong>
@@ -280,7 +293,7 @@ function Progress({ progress }: { progress: ImportProgress }) {
       </div>
       {running ? (
         <>
-          <div className="import-progress-top">
+          <div className="data-progress-top">
             <span>{t('imports.progress', { done: c.num(progress.done), total: c.conversations(progress.total) })}</span>
             <span className="help">{c.messages(progress.messages)}</span>
           </div>
@@ -288,7 +301,7 @@ function Progress({ progress }: { progress: ImportProgress }) {
           <p className="help" aria-live="polite">
             {stopping ? t('imports.stopping') : progress.format === 'anima' ? t('imports.archive.onePiece') : t('imports.history')}
           </p>
-          <div className="import-actions">
+          <div className="data-actions">
             <button
               type="button"
               className="button"
@@ -310,15 +323,32 @@ function Progress({ progress }: { progress: ImportProgress }) {
             {progress.format === 'anima'
               ? t(`imports.archive.${progress.state === 'done' ? 'done' : progress.state === 'cancelled' ? 'cancelled' : 'failed'}`, stored)
               : progress.state === 'done'
-                ? t('imports.done', stored)
+                ? progress.grown && !progress.imported
+                  ? t('imports.doneGrown', { count: progress.grown, n: c.num(progress.grown), messages: c.newMessages(progress.added ?? 0) })
+                  : t('imports.done', stored)
                 : progress.state === 'cancelled'
                   ? t('imports.cancelled', stored)
                   : t('imports.failed', { title: progress.failedAt ?? '', conversations: stored.conversations })}
+            {progress.grown && progress.imported
+              ? ` ${t('imports.doneGrown', { count: progress.grown, n: c.num(progress.grown), messages: c.newMessages(progress.added ?? 0) })}`
+              : ''}
             {progress.already ? ` ${t('imports.skipped', { count: progress.already, n: c.num(progress.already) })}` : ''}
           </p>
+          {progress.notes?.length ? (
+            <details className="import-warnings" open data-testid="import-result-notes">
+              <summary>{t('imports.keptOurs', { count: progress.notes.length, n: c.num(progress.notes.length) })}</summary>
+              <ul>
+                {progress.notes.map((note, i) => (
+                  <li key={i} lang="en">
+                    {note}
+                  </li>
+                ))}
+              </ul>
+            </details>
+          ) : null}
           {progress.state === 'failed' && progress.error ? <ErrorNote error={progress.error} compact /> : null}
-          <div className="import-actions">
-            {progress.imported > 0 ? (
+          <div className="data-actions">
+            {progress.imported > 0 || progress.grown ? (
               <button type="button" className="button primary" onClick={() => setView('chat')} data-testid="import-open-chats">
                 {t('imports.openChats')}
               </button>
@@ -346,7 +376,7 @@ export function ImportPanel() {
       <h3 className="subhead" id={titleId}>
         {t('imports.title')}
       </h3>
-      <p className="help import-intro">{t('imports.intro')}</p>
+      <p className="help data-intro">{t('imports.intro')}</p>
       {step.kind === 'idle' ? <DropZone /> : null}
       {step.kind === 'failed' ? (
         <>
@@ -357,8 +387,8 @@ export function ImportPanel() {
         </>
       ) : null}
       {step.kind === 'uploading' || step.kind === 'reading' ? (
-        <div className="import-card" data-testid="import-uploading">
-          <div className="import-progress-top">
+        <div className="data-card" data-testid="import-uploading">
+          <div className="data-progress-top">
             <span>{step.kind === 'uploading' ? t('imports.sending', { file: step.file }) : t('imports.reading', { file: step.file })}</span>
           </div>
           <Bar
@@ -366,7 +396,7 @@ export function ImportPanel() {
             indeterminate={step.kind === 'reading'}
             label={t('imports.sendingLabel', { file: step.file })}
           />
-          <div className="import-actions">
+          <div className="data-actions">
             <button type="button" className="button" onClick={() => void cancel()}>
               {t('imports.cancel')}
             </button>
@@ -376,11 +406,11 @@ export function ImportPanel() {
       {step.kind === 'preview' ? step.preview.card ? <CardReview preview={step.preview} /> : <Summary preview={step.preview} /> : null}
       {step.kind === 'importing' ? <Progress progress={step.progress} /> : null}
       {step.kind === 'cardSaved' ? (
-        <div className="import-card" data-testid="import-card-saved">
+        <div className="data-card" data-testid="import-card-saved">
           <p className="import-result" role="status">
             {step.undone ? t('imports.card.undone') : t('imports.card.saved', { name: step.name })}
           </p>
-          <div className="import-actions">
+          <div className="data-actions">
             {step.undone ? null : (
               <button type="button" className="button" onClick={() => void undoCard()} disabled={busy} data-testid="import-card-undo">
                 {t('imports.card.undo')}

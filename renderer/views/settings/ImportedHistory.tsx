@@ -74,7 +74,7 @@ export function ImportedHistory() {
           ? t(`importedHistory.waiting.${status.waiting}`)
           : t('importedHistory.soon');
   return (
-    <div className="import-card imported-history" data-testid="imported-history" data-state={status.state}>
+    <div className="data-card imported-history" data-testid="imported-history" data-state={status.state}>
       <div className="import-card-head">
         <Icon name="unarchive" size={18} />
         <strong>{t('importedHistory.title')}</strong>
@@ -91,12 +91,12 @@ export function ImportedHistory() {
         </>
       ) : (
         <>
-          <div className="import-progress-top">
+          <div className="data-progress-top">
             <span>{t('importedHistory.progress', { read: num(status.daysRead), total: num(status.daysTotal) })}</span>
             <span className="help">{status.nightsLeft ? t('importedHistory.left', { count: status.nightsLeft, n: num(status.nightsLeft) }) : ''}</span>
           </div>
           <div
-            className="progress-track import-track"
+            className="progress-track data-track"
             role="progressbar"
             aria-label={t('importedHistory.title')}
             aria-valuemin={0}
@@ -112,7 +112,7 @@ export function ImportedHistory() {
         </>
       )}
       {error ? <ErrorNote error={error} compact /> : null}
-      <div className="import-actions">
+      <div className="data-actions">
         {status.state === 'reading' ? (
           <button type="button" className="button" disabled={busy} data-testid="imported-history-pause" onClick={() => act('pause')}>
             {t('importedHistory.pause')}
