@@ -1,13 +1,15 @@
 // Settings → Data → Import, as a person uses it: the real app in browser mode, real export files
 // from ../shared/fixtures/imports chosen with the file picker or dropped on the panel. A cut-off
 // file is refused in words; a ChatGPT export is summarised before anything is stored, imported with
-// its result, and found in Chats; the same file again says it is already here; a big export shows
+// its result, and found in Chats; the same file again says it is already here, and a later export
+// with new messages in two of them adds only those; a big export shows
 // its progress and stops on Cancel with what was stored kept (Chinese, dark); a character card's
 // blocks are reviewed, edited, saved and undone.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, type Page } from '@playwright/test';
+import { addTurns, exportBytes, readChatGpt } from '../electron/imports/testing/chatgpt-grow.js';
 import { callApi, newDataDir, shot, startApp, test, type RunningApp } from './app.js';
 
 const FIXTURES = path.resolve('..', 'shared', 'fixtures', 'imports');
@@ -138,6 +140,29 @@ test('a ChatGPT export: refused when cut off, summarised, imported, in Chats; ag
   await expect(page.getByTestId('import-already')).toHaveText('Everything in this file is already here — there is nothing new to import.');
   await expect(page.getByTestId('import-start')).toHaveCount(0);
   await page.getByTestId('import-cancel-preview').click();
+
+  // The person went on chatting in ChatGPT: the next export carries two of them further. Not "already here":
+  // the preview counts the new messages, and the import adds them.
+  const [first, second, ...rest] = readChatGpt('librechat-chatgpt-export.json');
+  const later = (tag: string, n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      role: i % 2 ? ('assistant' as const) : ('user' as const),
+      text: `${tag}: ${i % 2 ? 'answer' : 'question'} ${i + 1}`,
+      at: new Date(Date.UTC(2024, 1, 1, 10, i)),
+    }));
+  const grownFile = path.join(scratch, 'grown', 'conversations.json');
+  fs.mkdirSync(path.dirname(grownFile), { recursive: true });
+  fs.writeFileSync(grownFile, exportBytes([addTurns(first!, later('first', 4)), addTurns(second!, later('second', 3)), ...rest]));
+  await page.getByTestId('import-file').setInputFiles(grownFile);
+  await expect(page.getByTestId('import-grown')).toHaveText('2 conversations already here have 7 new messages: they are added after ours.');
+  await expect(page.getByTestId('import-start')).toBeVisible();
+  await scrollToImport(page);
+  await shot(page, 'import-grown');
+  await page.getByTestId('import-start').click();
+  await expect(page.getByTestId('import-progress')).toHaveAttribute('data-state', 'done');
+  await expect(page.getByTestId('import-result')).toHaveText(/^Added 7 new messages to 2 conversations already here\./);
+  expect(await callApi(app, 'conversations.list', {})).toHaveLength(Number(conversations));
+  await page.getByTestId('import-another').click();
 
   // A SillyTavern chat dropped on the panel.
   // Built in the page (a string: the root tsconfig has no DOM types), as a person's drag would carry it.

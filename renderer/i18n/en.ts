@@ -1454,7 +1454,7 @@ const en = {
   imports: {
     title: 'Bring in your history',
     intro:
-      'Bring your history with you: an Anima archive (everything, from another computer or an earlier export), conversations from ChatGPT, Claude, SillyTavern, Open WebUI or LibreChat, or a character card. You see what a file holds before anything is stored.',
+      'An Anima archive (everything, from another computer or an earlier export), conversations from ChatGPT, Claude, SillyTavern, Open WebUI or LibreChat, or a character card. You see what a file holds before anything is stored.',
     dropHere: 'Drop an export here',
     choose: 'Choose a file…',
     accepted:

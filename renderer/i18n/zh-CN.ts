@@ -1422,7 +1422,7 @@ const zhCN: Messages = {
   imports: {
     title: '带来你的过往',
     intro:
-      '把你的过往一起带来：Anima 存档（另一台电脑上的或之前导出的全部内容）、ChatGPT、Claude、SillyTavern、Open WebUI 或 LibreChat 的对话，或者一张角色卡。存入任何内容之前，你会先看到文件里有什么。',
+      'Anima 存档（另一台电脑上的或之前导出的全部内容）、ChatGPT、Claude、SillyTavern、Open WebUI 或 LibreChat 的对话，或者一张角色卡。存入任何内容之前，你会先看到文件里有什么。',
     dropHere: '把导出文件拖到这里',
     choose: '选择文件…',
     accepted:
