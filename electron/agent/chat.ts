@@ -7,7 +7,7 @@ import type { HostEvents } from '../events/events.js';
 import type { Providers } from '../providers/providers.js';
 import type { SettingsStore } from '../settings/settings.js';
 import { ProviderError, type ChatTurn, type ToolCall, type ToolSpec } from '../llm/types.js';
-import { ContextOverflowError, estimateTokens, fitToContext, historyBudget, turnsBeyond, userFirst } from '../llm/context.js';
+import { charsPerTokenSample, ContextOverflowError, estimateTokens, fitToContext, historyBudget, turnsBeyond, userFirst } from '../llm/context.js';
 import { buildSystemPrompt } from '../companion/prompt.js';
 import { parseCitations } from '../memory/citations.js';
 import type { SelfLayer } from '../companion/self-layer.js';
@@ -236,7 +236,9 @@ export class ChatEngine {
     try {
       const { config, client } = await this.resolveChatProvider();
       model = config.model;
-      const { turns, context } = await this.buildTurns(conversationId, placeholder.id, config.contextTokens);
+      // The token estimate as this connection's server counts (default rule until it reported a count).
+      const charsPerToken = (await this.deps.providers.charsPerToken(config.id)) ?? undefined;
+      const { turns, context } = await this.buildTurns(conversationId, placeholder.id, config.contextTokens, charsPerToken);
       const registry = this.memory.tools(context);
       const tools = registry.specs();
       // Up to MAX_TOOL_ROUNDS rounds may call tools; if the last of them still did, one more round
@@ -263,6 +265,10 @@ export class ChatEngine {
             if (Date.now() - lastSave >= SAVE_INTERVAL_MS) save();
           } else if (event.type === 'tool_call') {
             calls.push(event.call);
+          } else if (event.type === 'done' && event.usage?.inputTokens) {
+            // What the server counted for exactly these turns calibrates the next fit (a read and a write; a failure costs the turn nothing).
+            const sample = charsPerTokenSample(turns, event.usage.inputTokens, request.tools);
+            await this.deps.providers.calibrate(config.id, sample).catch((err: Error) => log('warn', `token estimate not calibrated: ${err.message}`));
           } else if (event.type === 'status') {
             // Only shown while the person waits (e.g. an on-device model loading); nothing is stored.
             events.emit('chat.status', { conversationId, messageId: placeholder.id, status: event.status, text: event.text });
@@ -320,12 +326,13 @@ export class ChatEngine {
     system: string,
     room: number,
     readSummary: () => Promise<RollingSummary | null>,
+    charsPerToken?: number,
   ): Promise<void> {
     if (!this.deps.daytime) return;
-    const budget = historyBudget(system, room);
-    const leaving = turnsBeyond(history, budget * OVERFLOW_AT);
+    const budget = historyBudget(system, room, { charsPerToken });
+    const leaving = turnsBeyond(history, budget * OVERFLOW_AT, charsPerToken);
     if (leaving === 0) return;
-    const through = stored[Math.max(leaving, turnsBeyond(history, budget * SUMMARISE_BEYOND)) - 1]!;
+    const through = stored[Math.max(leaving, turnsBeyond(history, budget * SUMMARISE_BEYOND, charsPerToken)) - 1]!;
     const [summary, leavingSeq] = await Promise.all([readSummary(), this.deps.conversations.seqOf(stored[leaving - 1]!.id)]);
     if (summary && leavingSeq !== null && summary.throughSeq >= leavingSeq) return;
     this.tellDaytime((d) => d.overflow(conversationId, through.id));
@@ -352,7 +359,12 @@ export class ChatEngine {
    * so a memory forgotten, pinned or edited mid-conversation reaches the very next request, while an
    * unchanged prompt stays byte for byte the same (providers cache its prefix).
    */
-  private async buildTurns(conversationId: string, placeholderId: string, contextTokens: number): Promise<{ turns: ChatTurn[]; context: TurnContext }> {
+  private async buildTurns(
+    conversationId: string,
+    placeholderId: string,
+    contextTokens: number,
+    charsPerToken?: number,
+  ): Promise<{ turns: ChatTurn[]; context: TurnContext }> {
     const { conversations, settings, selfLayer, now } = this.deps;
     const s = await settings.get();
     const at = now();
@@ -386,9 +398,9 @@ export class ChatEngine {
     });
     // Room for the passive block is reserved before trimming history, so it never pushes out the
     // person's own message.
-    const reserve = passive ? estimateTokens(passive.content) + 8 : 0;
+    const reserve = passive ? estimateTokens(passive.content, charsPerToken) + 8 : 0;
     const room = contextTokens - reserve;
-    let fit = fitToContext(system, history, room);
+    let fit = fitToContext(system, history, room, { charsPerToken });
     // Read at most once a turn, by whichever of the fit and the overflow check needs it first.
     let summaryRead: Promise<RollingSummary | null> | undefined;
     const readSummary = () => (summaryRead ??= conversations.rollingSummary(conversationId));
@@ -399,9 +411,9 @@ export class ChatEngine {
         this.deps.log('warn', `rolling summary unread: ${err.message}`);
         return null;
       });
-      if (summary) fit = fitToContext(`${system}\n\n${EARLIER_HEADING}\n${summary.text}`, history, room);
+      if (summary) fit = fitToContext(`${system}\n\n${EARLIER_HEADING}\n${summary.text}`, history, room, { charsPerToken });
     }
-    void this.noteOverflow(conversationId, stored, history, system, room, readSummary).catch((err: Error) =>
+    void this.noteOverflow(conversationId, stored, history, system, room, readSummary, charsPerToken).catch((err: Error) =>
       this.deps.log('warn', `overflow nap not asked: ${err.message}`),
     );
     const fitted = fit.messages;

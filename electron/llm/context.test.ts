@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatTurn } from './types.js';
-import { ContextOverflowError, estimateTokens, fitToContext, historyBudget, turnsBeyond, userFirst } from './context.js';
+import {
+  charsPerTokenSample,
+  ContextOverflowError,
+  estimateTokens,
+  fitToContext,
+  historyBudget,
+  nextCharsPerToken,
+  turnsBeyond,
+  userFirst,
+} from './context.js';
 
 function conversation(n: number): ChatTurn[] {
   return Array.from({ length: n }, (_, i): ChatTurn =>
@@ -97,5 +106,36 @@ describe('userFirst', () => {
     const ordered: ChatTurn[] = [system, user, note, user];
     expect(userFirst(ordered)).toEqual(ordered);
     expect(userFirst([system, note])).toEqual([system, note]);
+  });
+});
+
+describe('the calibrated estimate', () => {
+  const turns: ChatTurn[] = [
+    { role: 'system', content: 'a'.repeat(800) },
+    { role: 'user', content: `${'b'.repeat(400)}你好` },
+  ];
+
+  it('reads characters per token from the server’s count, CJK and framing aside', () => {
+    // 1,200 Latin characters; 2 CJK characters and 2 × 4 framing tokens come off the count first.
+    expect(charsPerTokenSample(turns, 600 + 2 + 8)).toBeCloseTo(2);
+    expect(charsPerTokenSample(turns, 300 + 2 + 8)).toBeCloseTo(4);
+    expect(charsPerTokenSample(turns, 5)).toBeNull();
+    expect(charsPerTokenSample([{ role: 'user', content: 'short' }], 3)).toBeNull();
+  });
+
+  it('tightens at once, loosens slowly, and stays within 1.5–4', () => {
+    expect(nextCharsPerToken(null, 2)).toBe(2);
+    expect(nextCharsPerToken(4, 2)).toBe(2);
+    expect(nextCharsPerToken(2, 4)).toBeCloseTo(2.6);
+    expect(nextCharsPerToken(null, 9)).toBe(4);
+    expect(nextCharsPerToken(null, 0.5)).toBe(1.5);
+  });
+
+  it('a denser ratio fits fewer turns', () => {
+    const history = conversation(40);
+    const loose = fitToContext('sys', history, 4096);
+    const tight = fitToContext('sys', history, 4096, { charsPerToken: 2 });
+    expect(tight.dropped).toBeGreaterThan(loose.dropped);
+    expect(estimateTokens('abcdefgh', 2)).toBe(4);
   });
 });

@@ -12,6 +12,7 @@ import {
 } from '../../shared/api.js';
 import type { ServerSoftware } from '../../shared/api/providers.js';
 import type { Database } from '../db/open.js';
+import { nextCharsPerToken } from '../llm/context.js';
 import { createProvider } from '../llm/index.js';
 import { ProviderError, type ChatProvider } from '../llm/types.js';
 import type { SecretStore } from '../settings/secrets.js';
@@ -127,7 +128,9 @@ export class Providers {
     await this.db.query(
       `INSERT INTO providers (id, kind, name, base_url, model, context_tokens) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, base_url = EXCLUDED.base_url,
-         model = EXCLUDED.model, context_tokens = EXCLUDED.context_tokens, updated_at = now()`,
+         model = EXCLUDED.model, context_tokens = EXCLUDED.context_tokens, updated_at = now(),
+         chars_per_token = CASE WHEN (providers.kind, providers.base_url, providers.model) = (EXCLUDED.kind, EXCLUDED.base_url, EXCLUDED.model)
+           THEN providers.chars_per_token END`,
       [id, input.kind, input.name, baseUrl, input.model.trim(), input.contextTokens ?? DEFAULT_CONTEXT_TOKENS],
     );
     if (input.apiKey !== undefined) {
@@ -231,6 +234,19 @@ export class Providers {
         WHERE id = $1`,
       [id, said.slice(0, 1000)],
     );
+  }
+
+  /** The connection's calibrated characters per token (see llm/context.ts); null until its server reported a count. */
+  async charsPerToken(id: string): Promise<number | null> {
+    const row = (await this.db.query<{ chars_per_token: number | null }>('SELECT chars_per_token FROM providers WHERE id = $1', [id])).rows[0];
+    return row?.chars_per_token ?? null;
+  }
+
+  /** One request's sample (charsPerTokenSample) moves the connection's ratio; null changes nothing. */
+  async calibrate(id: string, sample: number | null): Promise<void> {
+    if (sample === null || !Number.isFinite(sample) || sample <= 0) return;
+    const next = nextCharsPerToken(await this.charsPerToken(id), sample);
+    await this.db.query('UPDATE providers SET chars_per_token = $2 WHERE id = $1', [id, next]);
   }
 
   /** Tests a saved connection (id) or unsaved form values: can we list models, and is the chosen one there? */

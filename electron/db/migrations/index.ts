@@ -17,6 +17,7 @@ import hiddenFromRecall from './016_hidden_from_recall.sql';
 import importedHistory from './018_imported_history.sql';
 import serverFacts from './019_server_facts.sql';
 import structuredAnswers from './020_structured_answers.sql';
+import charsPerToken from './022_chars_per_token.sql';
 
 export interface Migration {
   version: number;
@@ -43,4 +44,5 @@ export const migrations: Migration[] = [
   { version: 18, name: 'imported_history', sql: importedHistory },
   { version: 19, name: 'server_facts', sql: serverFacts },
   { version: 20, name: 'structured_answers', sql: structuredAnswers },
+  { version: 22, name: 'chars_per_token', sql: charsPerToken },
 ];
