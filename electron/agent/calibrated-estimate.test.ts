@@ -119,4 +119,11 @@ it('a server counting twice the estimate gets fewer turns that fit by its count,
   expect(restarted.index).toBeGreaterThanOrEqual(requestsBefore);
   expect(restarted.turns).toBeLessThan(before);
   expect(reported.get(longTurn(13))!.messages).toBeLessThanOrEqual(6144 - 1024);
+
+  // Pointed at another model, the connection starts again from the default rule.
+  const [saved] = await h.api['providers.list']({});
+  await h.api['providers.save']({ id: saved!.id, kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'other-model', contextTokens: 6144 });
+  await h.close();
+  hosts.splice(hosts.indexOf(h), 1);
+  expect(await storedRatio(dataDir)).toBeNull();
 }, 180_000);
