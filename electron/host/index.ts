@@ -188,8 +188,8 @@ function buildServices(
     events,
     log,
     fetch: options.fetch,
-    // A server's embedding model: the connection as saved, with its key (providers.ts keeps it under this name).
-    connection: async (id) => ({ ...(await providers.get(id)), apiKey: await secrets.get(`provider:${id}:apiKey`) }),
+    // A server's embedding model: the connection as saved, with its key.
+    connection: (id) => providers.withKey(id),
     updateSettings: (patch) => settings.update(patch),
   });
   const recall = new Recall({ db, vectors });

@@ -121,6 +121,11 @@ export class Providers {
     return this.toConfig(row);
   }
 
+  /** The connection as saved, with its key: for a client of the connection's own server (its embedding model). */
+  async withKey(id: string): Promise<ProviderConfig & { apiKey: string | undefined }> {
+    return { ...(await this.get(id)), apiKey: await this.secrets.get(secretName(id)) };
+  }
+
   async save(input: ApiInput<'providers.save'>): Promise<ProviderConfig> {
     const baseUrl = normaliseBaseUrl(input.kind, input.baseUrl);
     const id = input.id ?? randomUUID();
