@@ -1,7 +1,6 @@
 // Headless commands. `serve` runs the whole app in browser mode: the host plus the HTTP + SSE
 // bridge on 127.0.0.1, printing the one URL (with its per-run token) to open.
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +11,7 @@ import { exportFolder } from './archive/export-folder.js';
 import { defaultDataDir } from './host/data-dir.js';
 import { describeApplied } from './imports/apply-summary.js';
 import { createHost } from './host/index.js';
+import { appVersion } from './host/version.js';
 import { startServer } from './serve/server.js';
 import { describeReport, hasAnimaData } from './vault/command.js';
 
@@ -305,15 +305,6 @@ async function importCommand(argv: string[]): Promise<number> {
   }
 }
 
-function cliVersion(): string {
-  try {
-    // From source (electron/cli.ts) and from the bundle (dist/cli.mjs) alike, package.json is one folder up.
-    return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
-  } catch {
-    return process.env.ANIMA_VERSION ?? '0.0.0';
-  }
-}
-
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 async function exportCommand(argv: string[]): Promise<number> {
@@ -337,7 +328,7 @@ async function exportCommand(argv: string[]): Promise<number> {
       dataDir,
       out: values.out,
       force: values.force,
-      appVersion: cliVersion(),
+      appVersion: appVersion(),
       signal: controller.signal,
       log: (message) => console.error(`[anima warn] ${message}`),
       onProgress: ({ phase, done, total }) => {

@@ -4,6 +4,7 @@
 //   dist/electron/main.cjs    Electron main           dist/electron/preload.cjs   sandboxed preload
 //   dist/electron/host-process.mjs   the host in Electron's utility process
 //   dist/cli.mjs              headless commands (browser mode)
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -30,6 +31,8 @@ const common = {
   sourcemap: 'linked',
   // Migrations are .sql files imported as text.
   loader: { '.sql': 'text' },
+  // The version is baked in: package.json is not beside a bundle (electron/host/version.ts).
+  define: { ANIMA_BUILD_VERSION: JSON.stringify(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version) },
   logLevel: 'warning',
   absWorkingDir: root,
 };

@@ -1,7 +1,6 @@
 // The composition root: open the data folder, build the services, start what runs in the
 // background, and expose the API — one handler module per domain (handlers/).
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import { ApiError, isApiMethod, parseInput, type AnimaApi, type ApiMethod } from '../../shared/api.js';
 import type { Log } from '../../shared/log.js';
 import { ChatEngine } from '../agent/chat.js';
@@ -35,18 +34,10 @@ import { SleepService } from '../sleep/service.js';
 import { VaultService } from '../vault/service.js';
 import { createHandlers, type HostServices } from './handlers/index.js';
 import type { Host, HostOptions } from './types.js';
+import { appVersion } from './version.js';
 
 export type { Host, HostOptions } from './types.js';
 export type { HostModelOptions } from '../models/local-models.js';
-
-function appVersion(): string {
-  try {
-    return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
-  } catch {
-    // Bundled builds sit elsewhere; the launcher passes the version through the environment.
-    return process.env.ANIMA_VERSION ?? '0.0.0';
-  }
-}
 
 const defaultLog: Log = (level, message) => {
   const line = `[anima ${level}] ${message}`;
