@@ -3,7 +3,7 @@
 // writes a generic diary), and the night's budget. Every call goes through auditedCall.
 import type { z } from 'zod';
 import { ApiError } from '../../shared/api.js';
-import { estimateTokens } from '../llm/context.js';
+import { DEFAULT_CHARS_PER_TOKEN, estimateTokens } from '../llm/context.js';
 import { buildSystemPrompt } from '../companion/prompt.js';
 import type { SelfLayer } from '../companion/self-layer.js';
 import type { Database } from '../db/open.js';
@@ -58,6 +58,8 @@ export interface BackgroundModelInfo {
   client: ChatProvider;
   model: string;
   contextTokens: number;
+  /** Characters a token on this connection's server, as its own counts showed (providers.chars_per_token); undefined: the default rule. */
+  charsPerToken?: number;
 }
 
 export interface BackgroundDeps {
@@ -74,7 +76,19 @@ export async function resolveBackgroundModel(deps: Pick<BackgroundDeps, 'provide
   const id = s.backgroundProviderId ?? s.chatProviderId;
   if (!id) throw new ApiError('no_provider', 'There is no model connection for the sleep cycle yet. Add one in Settings → Models.');
   const { config, client } = await deps.providers.resolve(id);
-  return { id, client, model: config.model, contextTokens: config.contextTokens };
+  return { id, client, model: config.model, contextTokens: config.contextTokens, charsPerToken: (await deps.providers.charsPerToken(id)) ?? undefined };
+}
+
+/**
+ * Tokens a request's material may use: the context less the preamble, the instructions and the
+ * answer — in the default rule's tokens, since every step packs its material by that rule. Where
+ * the connection's server has shown it counts more tokens per character (chars_per_token below the
+ * default), the room shrinks by as much, so the packed request fits the server's own count.
+ */
+export function materialRoom(o: { contextTokens: number; charsPerToken?: number; identity: string; instructions: string; maxTokens: number }): number {
+  const ratio = o.charsPerToken ?? DEFAULT_CHARS_PER_TOKEN;
+  const overhead = estimateTokens(o.identity, ratio) + estimateTokens(o.instructions, ratio) + 64;
+  return Math.max(256, Math.floor((o.contextTokens - overhead - o.maxTokens) * (ratio / DEFAULT_CHARS_PER_TOKEN)));
 }
 
 /** Night work ("asleep") or a short daytime pass over a conversation that just went quiet ("nap"). */
@@ -157,8 +171,7 @@ export class BackgroundModel {
 
   /** Tokens a request's material may use: the context minus the preamble, instructions and answer. */
   materialBudget(instructions: string, maxTokens: number): number {
-    const overhead = estimateTokens(this.identity) + estimateTokens(instructions) + 64;
-    return Math.max(256, this.info.contextTokens - overhead - maxTokens);
+    return materialRoom({ ...this.info, identity: this.identity, instructions, maxTokens });
   }
 
   /** Throws BudgetExhaustedError when tonight's calls or tokens are spent. */
