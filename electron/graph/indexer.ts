@@ -73,7 +73,20 @@ export class GraphIndexer {
 
   /** Starts the backfill in the background. */
   start(): void {
-    this.backfilling ??= this.backfill()
+    this.backfilling ??= this.backfillAndSay();
+  }
+
+  /**
+   * Reads again, in the background, whatever has no scan yet: rows written without a word to the
+   * indexer (Anima's own archive, restored room by room). After the backfill in hand, if any.
+   */
+  catchUp(): void {
+    const before = this.backfilling ?? Promise.resolve();
+    this.backfilling = before.then(() => this.backfillAndSay());
+  }
+
+  private backfillAndSay(): Promise<void> {
+    return this.backfill()
       .then(({ messages, memories }) => {
         if (messages || memories) this.log('info', `graph: read ${messages} earlier messages and ${memories} memories for entity mentions`);
       })

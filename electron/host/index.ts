@@ -267,14 +267,16 @@ function buildServices(
     events,
     now,
     log,
-    // Anima's own archive: every room's rows in one transaction; then recall reads its tables afresh
-    // and the embedder finds what has no vector yet (memories and diary blocks as well as messages).
+    // Anima's own archive: every room's rows in one transaction; then recall reads its tables afresh,
+    // the embedder finds what has no vector yet (memories and diary blocks as well as messages) and
+    // the graph indexer what has no mentions yet.
     archive: {
       db,
       settings,
       afterRestore: () => {
         recall.drop();
         meaning.catchUp();
+        graphIndexer.catchUp();
       },
     },
   });

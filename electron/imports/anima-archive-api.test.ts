@@ -10,6 +10,7 @@ import { SECRET_KEY, seedFolder } from '../archive/testing/seed.js';
 import { openDatabase } from '../db/open.js';
 import type { Host } from '../host/types.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 
 let zip: Buffer;
 let host: Host;
@@ -62,6 +63,10 @@ describe('imports.* with an Anima archive', () => {
     const memories = JSON.stringify(await host.api['memories.list']({}));
     expect(memories).toContain('Kyoto');
     expect(JSON.stringify(await host.api['providers.list']({}))).not.toContain(SECRET_KEY);
+    // The graph reads the restored memories for mentions now, not at the next start.
+    const [kyoto] = await host.api['graph.search']({ query: 'Kyoto' });
+    expect(kyoto?.name).toBe('Kyoto');
+    await expect.poll(async () => (await host.api['graph.entity']({ id: kyoto!.id })).facts.length, { timeout: PATIENCE_MS, interval: 100 }).toBeGreaterThan(0);
 
     // Again: every part is here already.
     const again = await host.api['imports.preview']({ uploadId: await upload() });
