@@ -235,7 +235,7 @@ describe('on-device models in the host', () => {
     await installed;
     const chosen = changed(host, TEST_MODEL_ID, (m) => m.usedBy.embeddings);
     const settings = await host.api['models.useForEmbeddings']({ id: TEST_MODEL_ID });
-    expect(settings.models).toEqual({ host: modelHost.url, embedding: TEST_MODEL_ID });
+    expect(settings.models).toEqual({ host: modelHost.url, embedding: TEST_MODEL_ID, serverEmbedding: null });
     await chosen;
     expect((await model(host, TEST_MODEL_ID)).usedBy.embeddings).toBe(true);
 
