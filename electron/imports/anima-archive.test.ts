@@ -65,23 +65,7 @@ async function messageIndexes(db: Database): Promise<string[]> {
 /** Every table an archive holds, row counts (what "nothing changed" compares). */
 async function tableCounts(db: Database): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const t of [
-    'settings',
-    'providers',
-    'self_blocks',
-    'conversations',
-    'messages',
-    'memories',
-    'memory_changes',
-    'memory_references',
-    'diary_blocks',
-    'mood_days',
-    'entities',
-    'entity_aliases',
-    'entity_edges',
-    'sleep_watermarks',
-  ])
-    out[t] = Number((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${t}`)).rows[0]?.n);
+  for (const t of [...ARCHIVE_SECTIONS, 'sleep_watermarks']) out[t] = Number((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${t}`)).rows[0]?.n);
   return out;
 }
 
