@@ -14,7 +14,7 @@ import { currentLocale } from '../../i18n/index.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { formatBytes, languageNames, percentDone, searchModel, timeLeft, useModels } from '../../stores/models.js';
 import { useProviders } from '../../stores/providers.js';
-import { SearchSource, ServerSearchHint } from './SearchSource.js';
+import { EmbeddingHint, SearchSource, ServerSearchHint } from './SearchSource.js';
 import { SwitchField } from './SwitchField.js';
 
 const DEFAULT_HOST = 'https://huggingface.co';
@@ -407,30 +407,16 @@ function SearchHint({ items }: { items: LocalModel[] }) {
       );
     }
     if (status.state === 'embedding') {
-      const pct = status.total > 0 ? Math.floor((status.done / status.total) * 100) : 0;
       return (
-        <div className="lm-hint" data-testid="search-hint" data-kind="embedding">
-          <span className="spinner" aria-hidden="true" />
-          <div className="lm-hint-body">
-            <span role="status">
-              {status.total > 0
-                ? t('models.local.searchEmbedding', { name, done: status.done.toLocaleString(), total: status.total.toLocaleString() })
-                : t('models.local.searchLoading', { name })}
-            </span>
-            {status.total > 0 ? (
-              <div
-                className="progress-track lm-track"
-                role="progressbar"
-                aria-label={t('models.local.searchEmbeddingLabel')}
-                aria-valuemin={0}
-                aria-valuemax={100}
-                aria-valuenow={pct}
-              >
-                <span className="progress-fill" style={{ width: `${pct}%` }} />
-              </div>
-            ) : null}
-          </div>
-        </div>
+        <EmbeddingHint
+          done={status.done}
+          total={status.total}
+          text={
+            status.total > 0
+              ? t('models.local.searchEmbedding', { name, done: status.done.toLocaleString(), total: status.total.toLocaleString() })
+              : t('models.local.searchLoading', { name })
+          }
+        />
       );
     }
     return (

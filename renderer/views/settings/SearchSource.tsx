@@ -207,30 +207,17 @@ export function ServerSearchHint({ status, meaningSwitch }: { status: Embeddings
     );
   }
   if (status.state === 'embedding') {
-    const pct = status.total > 0 ? Math.floor((status.done / status.total) * 100) : 0;
     return (
-      <div className="lm-hint" data-testid="search-hint" data-kind="embedding" data-source="server">
-        <span className="spinner" aria-hidden="true" />
-        <div className="lm-hint-body">
-          <span role="status">
-            {status.total > 0
-              ? t('models.local.source.embedding', { model, done: status.done.toLocaleString(), total: status.total.toLocaleString() })
-              : t('models.local.source.loading', { model })}
-          </span>
-          {status.total > 0 ? (
-            <div
-              className="progress-track lm-track"
-              role="progressbar"
-              aria-label={t('models.local.searchEmbeddingLabel')}
-              aria-valuemin={0}
-              aria-valuemax={100}
-              aria-valuenow={pct}
-            >
-              <span className="progress-fill" style={{ width: `${pct}%` }} />
-            </div>
-          ) : null}
-        </div>
-      </div>
+      <EmbeddingHint
+        done={status.done}
+        total={status.total}
+        source="server"
+        text={
+          status.total > 0
+            ? t('models.local.source.embedding', { model, done: status.done.toLocaleString(), total: status.total.toLocaleString() })
+            : t('models.local.source.loading', { model })
+        }
+      />
     );
   }
   return (
@@ -239,6 +226,32 @@ export function ServerSearchHint({ status, meaningSwitch }: { status: Embeddings
       <div className="lm-hint-body">
         <span>{status.searching ? t('models.local.source.meaning', { model, connection }) : t('models.local.source.repeats', { model })}</span>
         {meaningSwitch}
+      </div>
+    </div>
+  );
+}
+
+/** What was said so far being read into vectors: the words, and a bar once the total is known. */
+export function EmbeddingHint({ done, total, text, source }: { done: number; total: number; text: string; source?: 'server' }) {
+  const { t } = useTranslation();
+  const pct = total > 0 ? Math.floor((done / total) * 100) : 0;
+  return (
+    <div className="lm-hint" data-testid="search-hint" data-kind="embedding" data-source={source}>
+      <span className="spinner" aria-hidden="true" />
+      <div className="lm-hint-body">
+        <span role="status">{text}</span>
+        {total > 0 ? (
+          <div
+            className="progress-track lm-track"
+            role="progressbar"
+            aria-label={t('models.local.searchEmbeddingLabel')}
+            aria-valuemin={0}
+            aria-valuemax={100}
+            aria-valuenow={pct}
+          >
+            <span className="progress-fill" style={{ width: `${pct}%` }} />
+          </div>
+        ) : null}
       </div>
     </div>
   );
