@@ -18,6 +18,7 @@ import importedHistory from './018_imported_history.sql';
 import serverFacts from './019_server_facts.sql';
 import structuredAnswers from './020_structured_answers.sql';
 import charsPerToken from './022_chars_per_token.sql';
+import messageImages from './024_message_images.sql';
 
 export interface Migration {
   version: number;
@@ -45,4 +46,5 @@ export const migrations: Migration[] = [
   { version: 19, name: 'server_facts', sql: serverFacts },
   { version: 20, name: 'structured_answers', sql: structuredAnswers },
   { version: 22, name: 'chars_per_token', sql: charsPerToken },
+  { version: 24, name: 'message_images', sql: messageImages },
 ];
