@@ -19,6 +19,7 @@ import serverFacts from './019_server_facts.sql';
 import structuredAnswers from './020_structured_answers.sql';
 import charsPerToken from './022_chars_per_token.sql';
 import messageImages from './024_message_images.sql';
+import generationSettings from './025_generation_settings.sql';
 
 export interface Migration {
   version: number;
@@ -47,4 +48,5 @@ export const migrations: Migration[] = [
   { version: 20, name: 'structured_answers', sql: structuredAnswers },
   { version: 22, name: 'chars_per_token', sql: charsPerToken },
   { version: 24, name: 'message_images', sql: messageImages },
+  { version: 25, name: 'generation_settings', sql: generationSettings },
 ];
