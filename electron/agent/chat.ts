@@ -162,6 +162,16 @@ export class ChatEngine {
     return { userMessage, assistantMessage: await this.startReply(conversationId) };
   }
 
+  /**
+   * The companion speaks first (agent/greeting.ts): a reply with no new message of the person's,
+   * asked for by a note that reaches the model as the last turn and is never stored.
+   */
+  async speakFirst(conversationId: string, note: string): Promise<Message> {
+    await this.deps.conversations.get(conversationId);
+    this.assertIdle(conversationId);
+    return this.startReply(conversationId, undefined, note);
+  }
+
   async stop(conversationId: string): Promise<boolean> {
     const reply = this.active.get(conversationId);
     if (!reply) return false;
@@ -188,7 +198,7 @@ export class ChatEngine {
     return this.active.has(conversationId);
   }
 
-  private async startReply(conversationId: string, beforeStream?: (placeholder: Message) => Promise<void>): Promise<Message> {
+  private async startReply(conversationId: string, beforeStream?: (placeholder: Message) => Promise<void>, note?: string): Promise<Message> {
     const controller = new AbortController();
     // Claim the conversation before the first await so two quick sends cannot both start a reply.
     let settle!: () => void;
@@ -198,7 +208,7 @@ export class ChatEngine {
       const placeholder = await this.deps.conversations.append({ conversationId, role: 'assistant', content: '', status: 'streaming' });
       await beforeStream?.(placeholder);
       this.deps.events.emit('conversations.changed', { conversationId });
-      void this.stream(conversationId, placeholder, controller.signal).finally(() => {
+      void this.stream(conversationId, placeholder, controller.signal, note).finally(() => {
         this.active.delete(conversationId);
         settle();
       });
@@ -210,7 +220,7 @@ export class ChatEngine {
     }
   }
 
-  private async stream(conversationId: string, placeholder: Message, signal: AbortSignal): Promise<void> {
+  private async stream(conversationId: string, placeholder: Message, signal: AbortSignal, note?: string): Promise<void> {
     const { conversations, events, log } = this.deps;
     let text = '';
     let saved = '';
@@ -238,7 +248,7 @@ export class ChatEngine {
       model = config.model;
       // The token estimate as this connection's server counts (default rule until it reported a count).
       const charsPerToken = (await this.deps.providers.charsPerToken(config.id)) ?? undefined;
-      const { turns, context } = await this.buildTurns(conversationId, placeholder.id, config.contextTokens, charsPerToken);
+      const { turns, context } = await this.buildTurns(conversationId, placeholder.id, config.contextTokens, charsPerToken, note);
       const registry = this.memory.tools(context);
       const tools = registry.specs();
       // Up to MAX_TOOL_ROUNDS rounds may call tools; if the last of them still did, one more round
@@ -364,6 +374,7 @@ export class ChatEngine {
     placeholderId: string,
     contextTokens: number,
     charsPerToken?: number,
+    note?: string,
   ): Promise<{ turns: ChatTurn[]; context: TurnContext }> {
     const { conversations, settings, selfLayer, now } = this.deps;
     const s = await settings.get();
@@ -383,15 +394,17 @@ export class ChatEngine {
       (m) => m.id !== placeholderId && m.status !== 'error' && m.status !== 'streaming' && m.content.trim() !== '',
     );
     const lastUser = stored.findLast((m) => m.role === 'user');
-    if (!lastUser) throw new ApiError('conflict', 'There is nothing to answer yet.');
+    if (!lastUser && note === undefined) throw new ApiError('conflict', 'There is nothing to answer yet.');
     const context: TurnContext = {
       conversationId,
-      userMessageId: lastUser.id,
-      userText: lastUser.content,
+      userMessageId: lastUser?.id ?? placeholderId,
+      // Speaking first, the note is what recall looks for, and nothing is saved: no words of the person's are its source.
+      userText: note ?? lastUser!.content,
       residentIds: memory.residentIds,
-      offRecord: conversation.offRecord === true,
+      offRecord: conversation.offRecord === true || note !== undefined,
     };
     const history: ChatTurn[] = stored.map((m) => ({ role: m.role, content: m.content }));
+    if (note !== undefined) history.push({ role: 'user', content: note });
     const passive = await this.memory.passive(context, placeholderId).catch((err: Error) => {
       this.deps.log('warn', `passive recall skipped: ${err.message}`);
       return null;
