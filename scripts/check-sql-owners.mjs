@@ -35,7 +35,11 @@ const OWNERS = [
   },
   { tables: ['settings'], folder: 'electron/settings/', reason: 'each setting is validated when read: one reader keeps a bad row from spreading' },
   { tables: ['providers'], folder: 'electron/providers/', reason: 'a provider row pairs with its key in the secret store: one place keeps the two in step' },
-  { tables: ['self_blocks'], folder: 'electron/companion/', reason: "the companion's self layer (its identity blocks) is written by the companion alone" },
+  {
+    tables: ['self_blocks', 'companion_*'],
+    folder: 'electron/companion/',
+    reason: "the companion's self layer (its identity blocks) and its morning greetings are written by the companion alone",
+  },
   { tables: ['schema_migrations'], folder: 'electron/db/', reason: "the migration runner's bookkeeping" },
 ];
 

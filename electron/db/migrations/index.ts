@@ -20,6 +20,7 @@ import structuredAnswers from './020_structured_answers.sql';
 import charsPerToken from './022_chars_per_token.sql';
 import messageImages from './024_message_images.sql';
 import generationSettings from './025_generation_settings.sql';
+import companionGreetings from './026_companion_greetings.sql';
 
 export interface Migration {
   version: number;
@@ -49,4 +50,5 @@ export const migrations: Migration[] = [
   { version: 22, name: 'chars_per_token', sql: charsPerToken },
   { version: 24, name: 'message_images', sql: messageImages },
   { version: 25, name: 'generation_settings', sql: generationSettings },
+  { version: 26, name: 'companion_greetings', sql: companionGreetings },
 ];
