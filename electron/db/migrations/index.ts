@@ -18,6 +18,7 @@ import importedHistory from './018_imported_history.sql';
 import serverFacts from './019_server_facts.sql';
 import structuredAnswers from './020_structured_answers.sql';
 import charsPerToken from './022_chars_per_token.sql';
+import versions from './023_versions.sql';
 import messageImages from './024_message_images.sql';
 import generationSettings from './025_generation_settings.sql';
 import companionGreetings from './026_companion_greetings.sql';
@@ -48,6 +49,7 @@ export const migrations: Migration[] = [
   { version: 19, name: 'server_facts', sql: serverFacts },
   { version: 20, name: 'structured_answers', sql: structuredAnswers },
   { version: 22, name: 'chars_per_token', sql: charsPerToken },
+  { version: 23, name: 'versions', sql: versions },
   { version: 24, name: 'message_images', sql: messageImages },
   { version: 25, name: 'generation_settings', sql: generationSettings },
   { version: 26, name: 'companion_greetings', sql: companionGreetings },
