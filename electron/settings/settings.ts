@@ -2,6 +2,7 @@
 // reset to its default, repaired on disk, and reported to the person as a notice.
 import { z } from 'zod';
 import { memorySettings, modelSettings, sleepSettings, type MemorySettings, type ModelSettings, type Settings, type SleepSettings } from '../../shared/api.js';
+import { companionSettings, type CompanionSettings } from '../../shared/api/settings.js';
 
 export const DEFAULT_MEMORY_SETTINGS: MemorySettings = {
   passiveLimit: 5,
@@ -51,6 +52,7 @@ const schemas = {
   models: modelSettings,
   backups: backupSettings,
   vault: vaultSettings,
+  companion: companionSettings,
 } satisfies { [K in keyof Settings]: z.ZodType<Settings[K]> };
 
 function systemTimeZone(): string {
@@ -73,6 +75,7 @@ export function defaultSettings(): Settings {
     models: { ...DEFAULT_MODEL_SETTINGS },
     backups: backupSettings.parse({}),
     vault: vaultSettings.parse({}),
+    companion: companionSettings.parse({}),
   };
 }
 
@@ -90,10 +93,11 @@ function mergeModels(current: ModelSettings, patch: Partial<ModelSettings>): Mod
 }
 
 /** Like Settings, but the memory, sleep and models blocks may be partial (they merge into what is stored). */
-export type SettingsPatch = Partial<Omit<Settings, 'memory' | 'sleep' | 'models'>> & {
+export type SettingsPatch = Partial<Omit<Settings, 'memory' | 'sleep' | 'models' | 'companion'>> & {
   memory?: Partial<MemorySettings>;
   sleep?: Partial<SleepSettings>;
   models?: Partial<ModelSettings>;
+  companion?: Partial<CompanionSettings>;
 };
 
 export class SettingsStore {
@@ -160,7 +164,9 @@ export class SettingsStore {
               ? { ...current.sleep, ...patch.sleep }
               : key === 'models'
                 ? mergeModels(current.models, patch.models ?? {})
-                : patch[key];
+                : key === 'companion'
+                  ? { ...current.companion, ...patch.companion }
+                  : patch[key];
         const value = schemas[key].parse(raw);
         (next as Record<string, unknown>)[key] = value;
         await tx.query(

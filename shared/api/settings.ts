@@ -27,7 +27,31 @@ export interface Settings {
   backups: BackupSettings;
   /** The vault folder kept in step (set through vault.configure). */
   vault: VaultSettings;
+  /** The companion's face and first word (its name is in the self layer's identity block). */
+  companion: CompanionSettings;
 }
+
+/** Colours a generated avatar (the name's initial) may take. */
+export const AVATAR_COLORS = ['rose', 'amber', 'sage', 'teal', 'sky', 'violet', 'slate', 'clay'] as const;
+export type AvatarColor = (typeof AVATAR_COLORS)[number];
+
+export interface CompanionSettings {
+  /** The picture's file name in <dataDir>/companion/ (set through self.setAvatar); null: the initial on `color`. */
+  avatar: string | null;
+  color: AvatarColor;
+  /** After a good night, the companion may open the day with one short message. */
+  greeting: boolean;
+}
+
+export const companionSettings = z.object({
+  avatar: z
+    .string()
+    .regex(/^avatar-[0-9a-f]{16}\.(png|jpg|webp)$/)
+    .nullable()
+    .default(null),
+  color: z.enum(AVATAR_COLORS).default('teal'),
+  greeting: z.boolean().default(true),
+});
 
 /** On-device models: where they download from and which one memory search uses. */
 export interface ModelSettings {
@@ -146,6 +170,8 @@ export const settingsInputs = {
       sleep: sleepSettings.partial().strict().optional(),
       // The server's embedding model is chosen through models.useServerForEmbeddings, which checks it.
       models: modelSettings.omit({ serverEmbedding: true }).partial().strict().optional(),
+      // The picture and its colour are set through self.setAvatar, which stores the file.
+      companion: z.object({ greeting: z.boolean().optional() }).strict().optional(),
     })
     .strict(),
 } as const;
