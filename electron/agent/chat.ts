@@ -4,7 +4,7 @@ import { ApiError, type ApiErrorShape, type Message, type SendResult } from '../
 import { sleepDay } from '../../shared/sleep-day.js';
 import type { Conversations, RollingSummary } from '../conversations/conversations.js';
 import type { HostEvents } from '../events/events.js';
-import type { Providers } from '../providers/providers.js';
+import { chatGeneration, chatHistoryContext, type Providers } from '../providers/providers.js';
 import type { SettingsStore } from '../settings/settings.js';
 import { ProviderError, type ChatTurn, type ToolCall, type ToolSpec } from '../llm/types.js';
 import { charsPerTokenSample, ContextOverflowError, estimateTokens, fitToContext, historyBudget, turnsBeyond, userFirst } from '../llm/context.js';
@@ -248,7 +248,7 @@ export class ChatEngine {
       model = config.model;
       // The token estimate as this connection's server counts (default rule until it reported a count).
       const charsPerToken = (await this.deps.providers.charsPerToken(config.id)) ?? undefined;
-      const { turns, context } = await this.buildTurns(conversationId, placeholder.id, config.contextTokens, charsPerToken, note);
+      const { turns, context } = await this.buildTurns(conversationId, placeholder.id, chatHistoryContext(config), charsPerToken, note);
       const registry = this.memory.tools(context);
       const tools = registry.specs();
       // Up to MAX_TOOL_ROUNDS rounds may call tools; if the last of them still did, one more round
@@ -262,6 +262,8 @@ export class ChatEngine {
           messages: turns,
           tools: tools.length ? tools : undefined,
           toolChoice: last ? ('none' as const) : undefined,
+          // The connection's generation settings (only those set): chat replies only; the sleep cycle keeps its own.
+          ...chatGeneration(config.generation),
           signal,
         };
         const showing = memoriesShown(turns);

@@ -100,6 +100,8 @@ function requestBody(request: StreamRequest): JsonObject {
     ...(tools.length ? { tools } : {}),
     ...(toolChoice ? { tool_choice: toolChoice } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.topP !== undefined ? { top_p: request.topP } : {}),
+    ...(request.stop?.length ? { stop_sequences: request.stop } : {}),
   };
 }
 

@@ -62,7 +62,8 @@ export interface FitOptions {
   charsPerToken?: number;
 }
 
-const defaultReserve = (contextTokens: number) => Math.min(1024, Math.floor(contextTokens / 4));
+/** Room kept for the reply when none is asked for: a quarter of the context, at most 1,024 tokens. */
+export const defaultReserve = (contextTokens: number) => Math.min(1024, Math.floor(contextTokens / 4));
 
 export interface FitResult {
   messages: ChatTurn[];

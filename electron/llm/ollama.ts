@@ -150,6 +150,8 @@ function requestBody(request: StreamRequest, contextTokens: number | undefined):
     ...(contextTokens !== undefined ? { num_ctx: contextTokens } : {}),
     ...(request.maxTokens !== undefined ? { num_predict: request.maxTokens } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.topP !== undefined ? { top_p: request.topP } : {}),
+    ...(request.stop?.length ? { stop: request.stop } : {}),
   };
   return {
     model: request.model,

@@ -140,6 +140,8 @@ function requestBody(request: StreamRequest, limit: LimitField): JsonObject {
       : {}),
     ...(request.maxTokens !== undefined ? { [limit]: request.maxTokens } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.topP !== undefined ? { top_p: request.topP } : {}),
+    ...(request.stop?.length ? { stop: request.stop } : {}),
     ...(request.responseSchema ? { response_format: responseFormat(request.responseSchema) } : {}),
   };
 }

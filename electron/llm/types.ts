@@ -30,8 +30,12 @@ export interface StreamRequest {
    * without them) but the model must answer in text. Default: the model decides.
    */
   toolChoice?: 'auto' | 'none';
+  /** The generation settings; absent: the server's default (Anthropic requires a length: 4096 then). */
   maxTokens?: number;
   temperature?: number;
+  topP?: number;
+  /** Up to four sequences that end the reply where the model writes them. */
+  stop?: string[];
   /**
    * Background answers: the JSON Schema the answer must match, asked for the way the server
    * understands (OpenAI-style `response_format: json_schema`, Ollama's `format`, a forced tool call

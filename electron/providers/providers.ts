@@ -10,9 +10,9 @@ import {
   type ProviderConfig,
   type ProviderKind,
 } from '../../shared/api.js';
-import type { ServerSoftware } from '../../shared/api/providers.js';
+import { DEFAULT_GENERATION, describeGenerationProblem, generationProblems, type GenerationSettings, type ServerSoftware } from '../../shared/api/providers.js';
 import type { Database } from '../db/open.js';
-import { nextCharsPerToken } from '../llm/context.js';
+import { defaultReserve, nextCharsPerToken } from '../llm/context.js';
 import { createProvider } from '../llm/index.js';
 import { ProviderError, type ChatProvider } from '../llm/types.js';
 import type { SecretStore } from '../settings/secrets.js';
@@ -30,6 +30,10 @@ interface Row {
   capabilities: string[] | null;
   model_family: string | null;
   server_checked_at: Date | null;
+  temperature: number | null;
+  top_p: number | null;
+  max_reply_tokens: number | null;
+  stop_sequences: string[];
 }
 
 export const DEFAULT_CONTEXT_TOKENS = 8192;
@@ -107,6 +111,13 @@ export class Providers {
             checkedAt: r.server_checked_at.toISOString(),
           }
         : null,
+      generation: {
+        // real is single precision: 0.7 reads back as 0.699999988.
+        temperature: r.temperature === null ? null : roundSetting(r.temperature),
+        topP: r.top_p === null ? null : roundSetting(r.top_p),
+        maxTokens: r.max_reply_tokens,
+        stop: r.stop_sequences,
+      },
     };
   }
 
@@ -129,14 +140,32 @@ export class Providers {
   async save(input: ApiInput<'providers.save'>): Promise<ProviderConfig> {
     const baseUrl = normaliseBaseUrl(input.kind, input.baseUrl);
     const id = input.id ?? randomUUID();
-    if (input.id) await this.keepKeyAt(await this.get(input.id), input.kind, baseUrl, input.apiKey);
+    const saved = input.id ? await this.get(input.id) : undefined;
+    if (saved) await this.keepKeyAt(saved, input.kind, baseUrl, input.apiKey);
+    const contextTokens = input.contextTokens ?? DEFAULT_CONTEXT_TOKENS;
+    // Kept as they are when not given; checked against this kind and context either way (a smaller context can make a kept reply length too long).
+    const generation = checkGeneration(input.kind, input.generation ?? saved?.generation ?? DEFAULT_GENERATION, contextTokens);
     await this.db.query(
-      `INSERT INTO providers (id, kind, name, base_url, model, context_tokens) VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO providers (id, kind, name, base_url, model, context_tokens, temperature, top_p, max_reply_tokens, stop_sequences)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)
        ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, base_url = EXCLUDED.base_url,
          model = EXCLUDED.model, context_tokens = EXCLUDED.context_tokens, updated_at = now(),
+         temperature = EXCLUDED.temperature, top_p = EXCLUDED.top_p, max_reply_tokens = EXCLUDED.max_reply_tokens,
+         stop_sequences = EXCLUDED.stop_sequences,
          chars_per_token = CASE WHEN (providers.kind, providers.base_url, providers.model) = (EXCLUDED.kind, EXCLUDED.base_url, EXCLUDED.model)
            THEN providers.chars_per_token END`,
-      [id, input.kind, input.name, baseUrl, input.model.trim(), input.contextTokens ?? DEFAULT_CONTEXT_TOKENS],
+      [
+        id,
+        input.kind,
+        input.name,
+        baseUrl,
+        input.model.trim(),
+        contextTokens,
+        generation.temperature,
+        generation.topP,
+        generation.maxTokens,
+        JSON.stringify(generation.stop),
+      ],
     );
     if (input.apiKey !== undefined) {
       if (input.apiKey.trim()) await this.secrets.set(secretName(id), input.apiKey.trim());
@@ -306,6 +335,42 @@ export class Providers {
     );
     return found.filter((s): s is DetectedServer => s !== undefined);
   }
+}
+
+/** A sampling setting as a person typed it: at most three decimals (the column is single precision). */
+function roundSetting(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+/** The settings, rounded, or the first problem as an error naming its field; nothing is written then. */
+export function checkGeneration(kind: ProviderKind, g: GenerationSettings, contextTokens: number): GenerationSettings {
+  const problem = generationProblems(kind, g, contextTokens)[0];
+  if (problem) throw new ApiError('invalid_input', describeGenerationProblem(problem), `generation.${problem.field}`);
+  return { ...g, temperature: g.temperature === null ? null : roundSetting(g.temperature), topP: g.topP === null ? null : roundSetting(g.topP) };
+}
+
+/**
+ * What a chat request carries of the connection's generation settings: only those set, so the
+ * server's own default applies to the rest.
+ */
+export function chatGeneration(g: GenerationSettings): { temperature?: number; topP?: number; maxTokens?: number; stop?: string[] } {
+  return {
+    ...(g.temperature !== null ? { temperature: g.temperature } : {}),
+    ...(g.topP !== null ? { topP: g.topP } : {}),
+    ...(g.maxTokens !== null ? { maxTokens: g.maxTokens } : {}),
+    ...(g.stop.length ? { stop: g.stop } : {}),
+  };
+}
+
+/**
+ * The context a chat's history is fitted into: the budget, less what a longest reply set beyond the
+ * fit's own reserve needs (the request and its reply must fit the window together); at least half.
+ */
+export function chatHistoryContext(config: Pick<ProviderConfig, 'contextTokens' | 'generation'>): number {
+  const maxTokens = config.generation.maxTokens;
+  if (maxTokens === null) return config.contextTokens;
+  const beyond = Math.max(0, maxTokens - defaultReserve(config.contextTokens));
+  return Math.max(Math.floor(config.contextTokens / 2), config.contextTokens - beyond);
 }
 
 /**

@@ -21,6 +21,82 @@ export interface ProviderConfig {
   server: ServerFacts | null;
   /** What the model can do for Anima, in `providers.list` and `providers.save` (electron/providers/abilities.ts). */
   abilities?: ProviderAbilities;
+  /** How chat replies are generated on this connection; unset values are not sent (the server's default). */
+  generation: GenerationSettings;
+}
+
+/**
+ * Generation settings for chat replies, sent in each protocol's own fields (OpenAI-compatible
+ * `temperature`, `top_p`, `max_tokens`/`max_completion_tokens`, `stop`; Anthropic `temperature`,
+ * `top_p`, `max_tokens`, `stop_sequences`; Ollama `options.temperature`, `top_p`, `num_predict`,
+ * `stop`). null or an empty list: not sent, so the server's own default applies. The sleep cycle's
+ * calls keep their own settings.
+ */
+export interface GenerationSettings {
+  temperature: number | null;
+  topP: number | null;
+  /** The longest reply, in tokens. */
+  maxTokens: number | null;
+  /** Text that ends a reply where the model writes it (not shown). */
+  stop: string[];
+}
+
+export const DEFAULT_GENERATION: GenerationSettings = { temperature: null, topP: null, maxTokens: null, stop: [] };
+
+/** The bounds every server accepts (Anthropic's temperature stops at 1); OpenAI takes at most four stop sequences. */
+export const GENERATION_LIMITS = {
+  temperature: { min: 0, max: 2, anthropicMax: 1 },
+  topP: { min: 0, max: 1 },
+  /** At most this share of the connection's context: the rest is for the conversation. */
+  maxTokens: { min: 1, contextShare: 0.5 },
+  stop: { count: 4, chars: 50 },
+} as const;
+
+export type GenerationProblem =
+  | { field: 'temperature'; problem: 'range'; min: number; max: number }
+  | { field: 'topP'; problem: 'range'; min: number; max: number }
+  | { field: 'maxTokens'; problem: 'range'; min: number; max: number }
+  | { field: 'stop'; problem: 'count'; max: number }
+  | { field: 'stop'; problem: 'empty' }
+  | { field: 'stop'; problem: 'length'; max: number };
+
+/**
+ * What is wrong with these settings for a connection of this kind and context size (empty when
+ * nothing): one rule for the form and the providers room.
+ */
+export function generationProblems(kind: ProviderKind, g: GenerationSettings, contextTokens: number): GenerationProblem[] {
+  const L = GENERATION_LIMITS;
+  const problems: GenerationProblem[] = [];
+  const tMax = kind === 'anthropic' ? L.temperature.anthropicMax : L.temperature.max;
+  const inRange = (v: number, min: number, max: number) => Number.isFinite(v) && v >= min && v <= max;
+  if (g.temperature !== null && !inRange(g.temperature, L.temperature.min, tMax))
+    problems.push({ field: 'temperature', problem: 'range', min: L.temperature.min, max: tMax });
+  if (g.topP !== null && !inRange(g.topP, L.topP.min, L.topP.max)) problems.push({ field: 'topP', problem: 'range', min: L.topP.min, max: L.topP.max });
+  const tokensMax = Math.max(L.maxTokens.min, Math.floor(contextTokens * L.maxTokens.contextShare));
+  if (g.maxTokens !== null && (!Number.isInteger(g.maxTokens) || !inRange(g.maxTokens, L.maxTokens.min, tokensMax)))
+    problems.push({ field: 'maxTokens', problem: 'range', min: L.maxTokens.min, max: tokensMax });
+  if (g.stop.length > L.stop.count) problems.push({ field: 'stop', problem: 'count', max: L.stop.count });
+  if (g.stop.some((s) => s.trim() === '')) problems.push({ field: 'stop', problem: 'empty' });
+  if (g.stop.some((s) => s.length > L.stop.chars)) problems.push({ field: 'stop', problem: 'length', max: L.stop.chars });
+  return problems;
+}
+
+/** A problem in English words (the API's error message; the form has its own, translated). */
+export function describeGenerationProblem(p: GenerationProblem): string {
+  switch (p.field) {
+    case 'temperature':
+      return `The temperature must be a number from ${p.min} to ${p.max}.`;
+    case 'topP':
+      return `Top-p must be a number from ${p.min} to ${p.max}.`;
+    case 'maxTokens':
+      return `The longest reply must be a whole number of tokens from ${p.min} to ${p.max} (half of this connection's context).`;
+    case 'stop':
+      return p.problem === 'count'
+        ? `At most ${p.max} stop sequences.`
+        : p.problem === 'empty'
+          ? 'A stop sequence cannot be empty or only spaces.'
+          : `A stop sequence can be at most ${p.max} characters long.`;
+  }
 }
 
 /** 'unknown': neither the server said nor is it known of this kind of connection. */
@@ -87,6 +163,16 @@ const providerInput = z
     contextTokens: z.number().int().min(512).max(10_000_000).optional(),
     /** undefined: keep the stored key; '': remove it; otherwise the new key. */
     apiKey: z.string().max(500).optional(),
+    /** undefined: keep the stored settings; otherwise all of them (DEFAULT_GENERATION resets). Ranges: generationProblems. */
+    generation: z
+      .object({
+        temperature: z.number().nullable(),
+        topP: z.number().nullable(),
+        maxTokens: z.number().int('The longest reply must be a whole number of tokens.').nullable(),
+        stop: z.array(z.string().max(1000)).max(100),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
