@@ -32,6 +32,8 @@ export type {
   TrashedConversation,
 } from './api/conversations.js';
 export { MAX_MESSAGE_CHARS, TRASH_DAYS } from './api/conversations.js';
+export type { ImageRef, ImageType } from './api/attachments.js';
+export { IMAGE_CHUNK_BYTES, IMAGE_ID_PATTERN, IMAGE_TYPES, MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, MAX_IMAGES_PER_MESSAGE, seesImages } from './api/attachments.js';
 export type {
   Memory,
   MemoryActor,

@@ -2,7 +2,8 @@
 // that is saved as it grows, so Stop, a dead provider or a crash all leave what was said on disk.
 import { ApiError, type ApiErrorShape, type Message, type SendResult } from '../../shared/api.js';
 import { sleepDay } from '../../shared/sleep-day.js';
-import type { Conversations, RollingSummary } from '../conversations/conversations.js';
+import type { AttachmentStore } from '../attachments/store.js';
+import { photoNote, type Conversations, type RollingSummary } from '../conversations/conversations.js';
 import type { HostEvents } from '../events/events.js';
 import { chatGeneration, chatHistoryContext, type Providers } from '../providers/providers.js';
 import type { SettingsStore } from '../settings/settings.js';
@@ -11,6 +12,8 @@ import { charsPerTokenSample, ContextOverflowError, estimateTokens, fitToContext
 import { buildSystemPrompt } from '../companion/prompt.js';
 import { parseCitations } from '../memory/citations.js';
 import type { SelfLayer } from '../companion/self-layer.js';
+import { providerAbilities } from '../providers/abilities.js';
+import { seesImages, type ImageRef } from '../../shared/api/attachments.js';
 
 /** Tools the companion may call in one turn. */
 export interface ToolRegistry {
@@ -93,6 +96,8 @@ export interface ChatDeps {
   events: HostEvents;
   memory?: TurnMemory;
   daytime?: DaytimeMemory;
+  /** Images attached to messages (files in the data folder): read into the requests of models that see. */
+  attachments?: AttachmentStore;
   now: () => Date;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
@@ -116,50 +121,118 @@ export class ChatEngine {
     }
   }
 
-  async send(conversationId: string, content: string): Promise<SendResult> {
+  async send(conversationId: string, content: string, imageIds?: readonly string[]): Promise<SendResult> {
     const { conversations } = this.deps;
     const conversation = await conversations.get(conversationId);
     this.assertIdle(conversationId);
+    // Attached images are files already (attachments.upload); the message keeps their references.
+    const images = imageIds?.length ? await this.attachments().refs(imageIds) : undefined;
     // Stored before any model call, exactly as written: whatever happens next, this is kept.
-    const userMessage = await conversations.append({ conversationId, role: 'user', content, status: 'complete' });
-    if (conversation.messageCount === 0) await conversations.autoTitle(conversationId, content);
+    const userMessage = await conversations.append({ conversationId, role: 'user', content, status: 'complete', images });
+    if (conversation.messageCount === 0 && content.trim()) await conversations.autoTitle(conversationId, content);
     await this.citeQuietly(userMessage.id, content);
     return { userMessage, assistantMessage: await this.startReply(conversationId) };
   }
 
-  async regenerate(conversationId: string): Promise<SendResult> {
+  /**
+   * Writes a reply again: `messageId` (a reply on the chosen line), or by default the replies to the
+   * person's last message. The new reply is a version beside the old one (same parent); the old one,
+   * with whatever followed it, stays as an earlier branch.
+   */
+  async regenerate(conversationId: string, messageId?: string): Promise<SendResult> {
     const { conversations } = this.deps;
     await conversations.get(conversationId);
     this.assertIdle(conversationId);
     const visible = await conversations.messages(conversationId);
-    const lastUserIndex = visible.findLastIndex((m) => m.role === 'user');
-    if (lastUserIndex < 0) throw new ApiError('conflict', 'There is nothing to answer yet.');
-    const lastUser = visible[lastUserIndex]!;
-    const oldReplies = visible.slice(lastUserIndex + 1);
-    const assistantMessage = await this.startReply(conversationId, async (placeholder) => {
-      await conversations.markReplaced(
-        oldReplies.map((m) => m.id),
-        placeholder.id,
-      );
-    });
-    return { userMessage: lastUser, assistantMessage };
+    let parentId: string | null;
+    if (messageId) {
+      const index = visible.findIndex((m) => m.id === messageId && m.role === 'assistant');
+      if (index < 0) throw new ApiError('conflict', 'Only a reply on the chosen line can be written again.', 'messageId');
+      parentId = await conversations.parentOf(messageId);
+    } else {
+      const lastUser = visible.findLast((m) => m.role === 'user');
+      if (!lastUser) throw new ApiError('conflict', 'There is nothing to answer yet.');
+      parentId = lastUser.id;
+    }
+    // The person's message the new reply answers: the last of theirs up to its parent.
+    const userMessage = visible.slice(0, parentId ? visible.findIndex((x) => x.id === parentId) + 1 : 0).findLast((m) => m.role === 'user');
+    if (!userMessage) throw new ApiError('conflict', 'There is nothing to answer yet.');
+    const assistantMessage = await this.startReply(conversationId, (placeholder) => conversations.chooseNew(conversationId, placeholder.id), undefined, { parentId });
+    return { userMessage, assistantMessage };
   }
 
+  /** Edits the person's last message on the chosen line (see edit). */
   async editLast(conversationId: string, content: string): Promise<SendResult> {
     const { conversations } = this.deps;
     await conversations.get(conversationId);
     this.assertIdle(conversationId);
-    const visible = await conversations.messages(conversationId);
-    const lastUserIndex = visible.findLastIndex((m) => m.role === 'user');
-    if (lastUserIndex < 0) throw new ApiError('conflict', 'There is no message of yours to edit yet.');
-    // The edited text is a new message; the original and the replies to it stay on disk, marked replaced.
-    const userMessage = await conversations.append({ conversationId, role: 'user', content, status: 'complete' });
-    await conversations.markReplaced(
-      visible.slice(lastUserIndex).map((m) => m.id),
-      userMessage.id,
-    );
+    const lastUser = (await conversations.messages(conversationId)).findLast((m) => m.role === 'user');
+    if (!lastUser) throw new ApiError('conflict', 'There is no message of yours to edit yet.');
+    return this.edit(lastUser.id, content);
+  }
+
+  /**
+   * Edits any message of the person's on the chosen line: the edited text is a new message beside the
+   * original (same parent), answered again; the original and what followed it stay as an earlier branch.
+   */
+  async edit(messageId: string, content: string): Promise<SendResult> {
+    const { conversations } = this.deps;
+    const original = await conversations.message(messageId);
+    if (original.role !== 'user' || original.replacedBy !== null) throw new ApiError('conflict', 'Only a message of yours on the chosen line can be edited.', 'messageId');
+    const conversationId = original.conversationId;
+    await conversations.get(conversationId);
+    this.assertIdle(conversationId);
+    const parentId = await conversations.parentOf(messageId);
+    const userMessage = await conversations.append({ conversationId, role: 'user', content, status: 'complete', parentId, images: original.images });
+    await conversations.chooseNew(conversationId, userMessage.id);
     await this.citeQuietly(userMessage.id, content);
     return { userMessage, assistantMessage: await this.startReply(conversationId) };
+  }
+
+  /**
+   * "Continue": the last message of the chosen line, a reply with words (cut off, stopped, or
+   * finished too soon), is written on — the model gets it as its own unfinished turn, and what comes
+   * is appended to it.
+   */
+  async continueReply(conversationId: string): Promise<SendResult> {
+    const { conversations } = this.deps;
+    await conversations.get(conversationId);
+    this.assertIdle(conversationId);
+    const visible = await conversations.messages(conversationId);
+    const last = visible.at(-1);
+    if (!last || last.role !== 'assistant' || !last.content.trim() || (last.status !== 'partial' && last.status !== 'complete')) {
+      throw new ApiError('conflict', 'Only the last reply, once it has words, can be continued.');
+    }
+    const userMessage = visible.findLast((m) => m.role === 'user');
+    if (!userMessage) throw new ApiError('conflict', 'There is nothing to answer yet.');
+    const assistantMessage = await this.startReply(conversationId, undefined, undefined, { continueFrom: last });
+    return { userMessage, assistantMessage };
+  }
+
+  /** Chooses a version: the line through it is what the conversation continues from. */
+  async choose(messageId: string): Promise<string> {
+    const m = await this.deps.conversations.message(messageId);
+    this.assertIdle(m.conversationId);
+    const conversationId = await this.deps.conversations.choose(messageId);
+    this.deps.events.emit('conversations.changed', { conversationId });
+    return conversationId;
+  }
+
+  /** Deletes one message (undoable with restoreMessage); never one being written. */
+  async deleteMessage(messageId: string): Promise<string> {
+    const m = await this.deps.conversations.message(messageId);
+    this.assertIdle(m.conversationId);
+    const conversationId = await this.deps.conversations.removeMessage(messageId, this.deps.now());
+    this.deps.events.emit('conversations.changed', { conversationId });
+    return conversationId;
+  }
+
+  async restoreMessage(messageId: string): Promise<string> {
+    const m = await this.deps.conversations.message(messageId);
+    this.assertIdle(m.conversationId);
+    const conversationId = await this.deps.conversations.restoreMessage(messageId);
+    this.deps.events.emit('conversations.changed', { conversationId });
+    return conversationId;
   }
 
   /**
@@ -194,21 +267,57 @@ export class ChatEngine {
     }
   }
 
+  private attachments(): AttachmentStore {
+    if (!this.deps.attachments) throw new ApiError('invalid_input', 'Images cannot be attached here.', 'images');
+    return this.deps.attachments;
+  }
+
+  /**
+   * The images of the newest turns that carry them (at most MAX_IMAGES_SENT), read into the turns for
+   * a model that sees; every other turn keeps the note its words were given in buildTurns ("[photo
+   * shared]"). Returns how many were read in.
+   */
+  private async readImages(turns: ChatTurn[], sees: boolean): Promise<number> {
+    if (!sees || !this.deps.attachments) return 0;
+    let sent = 0;
+    for (let i = turns.length - 1; i >= 0 && sent < MAX_IMAGES_SENT; i--) {
+      const turn = turns[i]!;
+      const attached = turn.role === 'user' ? imagesOf.get(turn) : undefined;
+      if (!attached || turn.role !== 'user' || sent + attached.images.length > MAX_IMAGES_SENT) continue;
+      try {
+        const bytes = await Promise.all(attached.images.map((image) => this.deps.attachments!.read(image.id)));
+        turns[i] = { ...turn, content: attached.caption, images: bytes.map((b, k) => ({ type: attached.images[k]!.type, data: b.toString('base64') })) };
+        sent += attached.images.length;
+      } catch (err) {
+        this.deps.log('warn', `an attached image was not read: ${(err as Error).message}`);
+      }
+    }
+    return sent;
+  }
+
   isStreaming(conversationId: string): boolean {
     return this.active.has(conversationId);
   }
 
-  private async startReply(conversationId: string, beforeStream?: (placeholder: Message) => Promise<void>, note?: string): Promise<Message> {
+  private async startReply(
+    conversationId: string,
+    beforeStream?: (placeholder: Message) => Promise<void>,
+    note?: string,
+    /** parentId: a new version's parent; continueFrom: a reply written on instead of a new one. */
+    how: { parentId?: string | null; continueFrom?: Message } = {},
+  ): Promise<Message> {
     const controller = new AbortController();
     // Claim the conversation before the first await so two quick sends cannot both start a reply.
     let settle!: () => void;
     const done = new Promise<void>((resolve) => (settle = resolve));
     this.active.set(conversationId, { controller, done });
     try {
-      const placeholder = await this.deps.conversations.append({ conversationId, role: 'assistant', content: '', status: 'streaming' });
+      const placeholder = how.continueFrom
+        ? await this.deps.conversations.reopen(how.continueFrom.id)
+        : await this.deps.conversations.append({ conversationId, role: 'assistant', content: '', status: 'streaming', parentId: how.parentId });
       await beforeStream?.(placeholder);
       this.deps.events.emit('conversations.changed', { conversationId });
-      void this.stream(conversationId, placeholder, controller.signal, note).finally(() => {
+      void this.stream(conversationId, placeholder, controller.signal, note, how.continueFrom ? placeholder.content : undefined).finally(() => {
         this.active.delete(conversationId);
         settle();
       });
@@ -220,10 +329,11 @@ export class ChatEngine {
     }
   }
 
-  private async stream(conversationId: string, placeholder: Message, signal: AbortSignal, note?: string): Promise<void> {
+  /** `prefix`: continuing a reply, the words it has already (what streams is appended). */
+  private async stream(conversationId: string, placeholder: Message, signal: AbortSignal, note?: string, prefix?: string): Promise<void> {
     const { conversations, events, log } = this.deps;
-    let text = '';
-    let saved = '';
+    let text = prefix ?? '';
+    let saved = text;
     let saving: Promise<void> = Promise.resolve();
     let lastSave = 0;
     let model: string | null = null;
@@ -248,7 +358,9 @@ export class ChatEngine {
       model = config.model;
       // The token estimate as this connection's server counts (default rule until it reported a count).
       const charsPerToken = (await this.deps.providers.charsPerToken(config.id)) ?? undefined;
-      const { turns, context } = await this.buildTurns(conversationId, placeholder.id, chatHistoryContext(config), charsPerToken, note);
+      const { turns, context } = await this.buildTurns(conversationId, placeholder.id, chatHistoryContext(config), charsPerToken, note, prefix);
+      // A model that sees gets the newest images; one that cannot keeps the note (the window said so in words).
+      const imagesSent = await this.readImages(turns, seesImages(config, providerAbilities(config, false).images));
       const registry = this.memory.tools(context);
       const tools = registry.specs();
       // Up to MAX_TOOL_ROUNDS rounds may call tools; if the last of them still did, one more round
@@ -277,7 +389,8 @@ export class ChatEngine {
             if (Date.now() - lastSave >= SAVE_INTERVAL_MS) save();
           } else if (event.type === 'tool_call') {
             calls.push(event.call);
-          } else if (event.type === 'done' && event.usage?.inputTokens) {
+          } else if (event.type === 'done' && event.usage?.inputTokens && imagesSent === 0) {
+            // (A request with images is not a sample: the server counts the pictures' tokens too.)
             // What the server counted for exactly these turns calibrates the next fit (a read and a write; a failure costs the turn nothing).
             const sample = charsPerTokenSample(turns, event.usage.inputTokens, request.tools);
             await this.deps.providers.calibrate(config.id, sample).catch((err: Error) => log('warn', `token estimate not calibrated: ${err.message}`));
@@ -377,6 +490,8 @@ export class ChatEngine {
     contextTokens: number,
     charsPerToken?: number,
     note?: string,
+    /** Continuing a reply: its words so far, the last turn (the model's own, unfinished). */
+    prefix?: string,
   ): Promise<{ turns: ChatTurn[]; context: TurnContext }> {
     const { conversations, settings, selfLayer, now } = this.deps;
     const s = await settings.get();
@@ -393,7 +508,7 @@ export class ChatEngine {
       await conversations.saveSystemPrompt(conversationId, system, day);
     }
     const stored = (await conversations.messages(conversationId)).filter(
-      (m) => m.id !== placeholderId && m.status !== 'error' && m.status !== 'streaming' && m.content.trim() !== '',
+      (m) => m.id !== placeholderId && m.status !== 'error' && m.status !== 'streaming' && (m.content.trim() !== '' || m.images?.length),
     );
     const lastUser = stored.findLast((m) => m.role === 'user');
     if (!lastUser && note === undefined) throw new ApiError('conflict', 'There is nothing to answer yet.');
@@ -405,12 +520,18 @@ export class ChatEngine {
       residentIds: memory.residentIds,
       offRecord: conversation.offRecord === true || note !== undefined,
     };
-    const history: ChatTurn[] = stored.map((m) => ({ role: m.role, content: m.content }));
+    const history: ChatTurn[] = stored.map((m) => withImages(m.role, m.content, m.images));
     if (note !== undefined) history.push({ role: 'user', content: note });
-    const passive = await this.memory.passive(context, placeholderId).catch((err: Error) => {
-      this.deps.log('warn', `passive recall skipped: ${err.message}`);
-      return null;
-    });
+    // (A trailing assistant turn is the model's own words to go on from; servers refuse trailing whitespace there.)
+    if (prefix !== undefined) history.push({ role: 'assistant', content: prefix.trimEnd() });
+    // Continuing, the recall of the turn that started the reply stays in its words; none is added at its end.
+    const passive =
+      prefix !== undefined
+        ? null
+        : await this.memory.passive(context, placeholderId).catch((err: Error) => {
+            this.deps.log('warn', `passive recall skipped: ${err.message}`);
+            return null;
+          });
     // Room for the passive block is reserved before trimming history, so it never pushes out the
     // person's own message.
     const reserve = passive ? estimateTokens(passive.content, charsPerToken) + 8 : 0;
@@ -436,6 +557,19 @@ export class ChatEngine {
     // Passive recall before the first message of a conversation would lead the list: it joins the system turn.
     return { turns: userFirst(fitted), context };
   }
+}
+
+/** Images read into one request at most (the newest); older ones stay notes. */
+const MAX_IMAGES_SENT = 8;
+
+/** A person's turn with images: its words carry the note, and the images wait here for readImages. */
+const imagesOf = new WeakMap<ChatTurn, { caption: string; images: ImageRef[] }>();
+
+function withImages(role: Message['role'], content: string, images: ImageRef[] | undefined): ChatTurn {
+  if (role !== 'user' || !images?.length) return { role, content };
+  const turn: ChatTurn = { role, content: photoNote(images.length, content) };
+  imagesOf.set(turn, { caption: content, images });
+  return turn;
 }
 
 function describeFailure(err: unknown, signal: AbortSignal): ApiErrorShape {

@@ -13,6 +13,7 @@ import {
   type MessageStatus,
   type TrashedConversation,
 } from '../../shared/api.js';
+import type { ImageRef } from '../../shared/api/attachments.js';
 import type { Database } from '../db/open.js';
 import { segmentForIndex } from '../memory/segment.js';
 
@@ -46,9 +47,20 @@ interface MessageRow {
   speaker: string | null;
   injected_memory_ids: (number | string)[] | null;
   off_record: boolean;
+  images: ImageRef[] | null;
 }
 
-const MESSAGE_COLUMNS = 'id, conversation_id, role, content, status, error, model, created_at, replaced_by, speaker, injected_memory_ids, off_record';
+const MESSAGE_COLUMNS = 'id, conversation_id, role, content, status, error, model, created_at, replaced_by, speaker, injected_memory_ids, off_record, images';
+
+/**
+ * What a reader that gets no image bytes reads for a message's images: the sleep cycle and the nap,
+ * and a model that cannot see. The message's words (its caption) follow.
+ */
+export function photoNote(images: number, caption: string): string {
+  if (images <= 0) return caption;
+  const note = images === 1 ? '[photo shared]' : `[${images} photos shared]`;
+  return caption.trim() ? `${note} ${caption}` : note;
+}
 
 /**
  * What a message must be for anything that feeds memory to read it: not in a deleted conversation,
@@ -88,9 +100,11 @@ interface TranscriptRow {
   speaker: string | null;
   replaced_by: string | null;
   created_at: Date;
+  images: number | null;
 }
 
-const TRANSCRIPT_COLUMNS = 'm.id, m.conversation_id, c.title, m.seq::float8 AS seq, m.role, m.content, m.status, m.speaker, m.replaced_by, m.created_at';
+const TRANSCRIPT_COLUMNS =
+  'm.id, m.conversation_id, c.title, m.seq::float8 AS seq, m.role, m.content, m.status, m.speaker, m.replaced_by, m.created_at, jsonb_array_length(m.images) AS images';
 
 function toTranscript(r: TranscriptRow): TranscriptMessage {
   return {
@@ -99,7 +113,8 @@ function toTranscript(r: TranscriptRow): TranscriptMessage {
     title: r.title,
     seq: Number(r.seq),
     role: r.role,
-    content: r.content,
+    // The sleep cycle and the nap read a note that a photo was shared, never its bytes.
+    content: photoNote(r.images ?? 0, r.content),
     status: r.status,
     speaker: r.speaker,
     replacedBy: r.replaced_by,
@@ -124,6 +139,7 @@ export function toMessage(r: MessageRow): Message {
     speaker: r.speaker,
     injectedMemoryIds: (r.injected_memory_ids ?? []).map(Number),
     ...(r.off_record ? { offRecord: true } : {}),
+    ...(r.images?.length ? { images: r.images } : {}),
   };
 }
 
@@ -542,13 +558,15 @@ export class Conversations {
     speaker?: string | null;
     /** When it was said, for imported history; now otherwise. */
     createdAt?: Date;
+    /** Images the person attached (their files are in the data folder already). */
+    images?: ImageRef[];
   }): Promise<Message> {
     const id = randomUUID();
     const row = await this.db.transaction(async (tx) => {
       // A message takes its conversation's record status; none is added to a conversation in the trash.
       const inserted = await tx.query<MessageRow>(
-        `INSERT INTO messages (id, conversation_id, role, content, status, model, error, speaker, fts_segmented, created_at, off_record)
-         SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, coalesce($10, now()), c.off_record FROM conversations c WHERE c.id = $2 AND c.deleted_at IS NULL
+        `INSERT INTO messages (id, conversation_id, role, content, status, model, error, speaker, fts_segmented, created_at, off_record, images)
+         SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, coalesce($10, now()), c.off_record, $11::jsonb FROM conversations c WHERE c.id = $2 AND c.deleted_at IS NULL
          RETURNING ${MESSAGE_COLUMNS}`,
         [
           id,
@@ -561,6 +579,7 @@ export class Conversations {
           m.speaker ?? null,
           segmentForIndex(m.content),
           m.createdAt ?? null,
+          m.images?.length ? JSON.stringify(m.images) : null,
         ],
       );
       if (!inserted.rows[0]) throw new ApiError('not_found', 'That conversation does not exist.', 'conversationId');

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { ApiError, isApiMethod, parseInput, type AnimaApi, type ApiMethod } from '../../shared/api.js';
 import type { Log } from '../../shared/log.js';
 import { ChatEngine } from '../agent/chat.js';
+import { AttachmentStore, attachmentsDir } from '../attachments/store.js';
 import { exportsDir } from '../archive/exports.js';
 import { BackupService } from '../backups/service.js';
 import { EraseEverything, finishInterruptedErase } from '../backups/erase.js';
@@ -231,7 +232,9 @@ function buildServices(
   const memory = createTurnMemory({ db, store: memories, recall, settings, conversations, events, log });
   // Daytime memory: a quiet or left conversation, or one outgrowing the context window, is napped.
   const napper = new Napper({ db, providers, settings, selfLayer, now, conversations, store: memories, log });
-  const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, memory, daytime: napper, now, log });
+  // Images attached to messages: files in <dataDir>/attachments, their references on the message rows.
+  const attachments = new AttachmentStore(attachmentsDir(dataDir));
+  const chat = new ChatEngine({ conversations, providers, settings, selfLayer, events, memory, daytime: napper, attachments, now, log });
   const sleepDeps = {
     db,
     dataDir,
@@ -323,6 +326,7 @@ function buildServices(
     graph,
     graphIndexer,
     chat,
+    attachments,
     napper,
     sleep,
     history,

@@ -120,6 +120,10 @@ function toAnthropicMessages(turns: ChatTurn[]): JsonObject[] {
     if (turn.role === 'tool') {
       blocks.push({ type: 'tool_result', tool_use_id: turn.toolCallId, content: turn.content });
     } else {
+      // Images first, then the words about them (Anthropic's advice); each a base64 image block.
+      if (turn.role === 'user') {
+        for (const image of turn.images ?? []) blocks.push({ type: 'image', source: { type: 'base64', media_type: image.type, data: image.data } });
+      }
       // The API rejects empty text blocks; an assistant turn that only called tools has none.
       if (turn.content !== '') blocks.push({ type: 'text', text: turn.content });
       if (turn.role === 'assistant') {

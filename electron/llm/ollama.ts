@@ -175,9 +175,10 @@ function requestBody(request: StreamRequest, contextTokens: number | undefined):
 function toOllamaMessage(turn: ChatTurn): JsonObject {
   switch (turn.role) {
     case 'system':
+      return { role: 'system', content: turn.content };
     case 'user':
-      // Ollama's messages have no `name`; the words carry who spoke.
-      return { role: turn.role, content: turn.content };
+      // Ollama's messages have no `name`; the words carry who spoke. Images: base64, no data URL.
+      return { role: 'user', content: turn.content, ...(turn.images?.length ? { images: turn.images.map((image) => image.data) } : {}) };
     case 'assistant': {
       const calls = turn.toolCalls ?? [];
       return {

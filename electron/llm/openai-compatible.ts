@@ -160,7 +160,7 @@ function toOpenAiMessage(turn: ChatTurn): JsonObject {
     case 'system':
       return { role: 'system', content: turn.content };
     case 'user':
-      return { role: 'user', content: turn.content, ...(turn.name ? { name: turn.name } : {}) };
+      return { role: 'user', content: openAiUserContent(turn), ...(turn.name ? { name: turn.name } : {}) };
     case 'assistant': {
       const calls = turn.toolCalls ?? [];
       return {
@@ -182,6 +182,19 @@ function toOpenAiMessage(turn: ChatTurn): JsonObject {
     case 'tool':
       return { role: 'tool', tool_call_id: turn.toolCallId, content: turn.content };
   }
+}
+
+/**
+ * A person's words, or with images the content parts OpenAI defines and the servers speaking its
+ * protocol (Ollama's /v1, llama.cpp, vLLM, LM Studio) read: the text part, then each image as an
+ * `image_url` holding a data URL.
+ */
+function openAiUserContent(turn: Extract<ChatTurn, { role: 'user' }>): string | JsonObject[] {
+  if (!turn.images?.length) return turn.content;
+  return [
+    ...(turn.content ? [{ type: 'text', text: turn.content }] : []),
+    ...turn.images.map((image) => ({ type: 'image_url', image_url: { url: `data:${image.type};base64,${image.data}` } })),
+  ];
 }
 
 interface PendingCall {

@@ -1,5 +1,5 @@
 // The provider interface every model backend implements: streaming text and tool calls.
-import type { ErrorCode, ProviderKind } from '../../shared/api.js';
+import type { ErrorCode, ImageType, ProviderKind } from '../../shared/api.js';
 
 export interface ToolSpec {
   name: string;
@@ -15,9 +15,15 @@ export interface ToolCall {
   arguments: Record<string, unknown>;
 }
 
+/** An image in a person's turn, for a model that sees: its type and its bytes as base64. */
+export interface TurnImage {
+  type: ImageType;
+  data: string;
+}
+
 export type ChatTurn =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string; name?: string }
+  | { role: 'user'; content: string; name?: string; images?: TurnImage[] }
   | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; name?: string }
   | { role: 'tool'; toolCallId: string; name: string; content: string };
 

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { ApiErrorShape } from './errors.js';
 import { id } from './fields.js';
+import { imageId, MAX_IMAGES_PER_MESSAGE, type ImageRef } from './attachments.js';
 
 export type MessageRole = 'user' | 'assistant';
 /** streaming: a reply being written now; partial: cut off by Stop or a crash; error: the model call failed. */
@@ -26,6 +27,8 @@ export interface Message {
   injectedMemoryIds: number[];
   /** Said off the record: shown to the person, never recalled, read by the sleep cycle, embedded or put in the graph. */
   offRecord?: boolean;
+  /** Images the person attached (files in the data folder; shared/api/attachments.ts). */
+  images?: ImageRef[];
 }
 
 export interface ConversationSummary {
@@ -104,7 +107,15 @@ export const conversationsInputs = {
   'conversations.leave': z.object({ id }).strict(),
 
   /** Store the user's message, then stream the reply as chat.* events. */
-  'chat.send': z.object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) }).strict(),
+  'chat.send': z
+    .object({
+      conversationId: id,
+      content: z.string().max(MAX_MESSAGE_CHARS),
+      /** Images uploaded with attachments.upload; a message of images alone may have no words. */
+      images: z.array(imageId).min(1).max(MAX_IMAGES_PER_MESSAGE).optional(),
+    })
+    .strict()
+    .refine((m) => m.content.length > 0 || (m.images?.length ?? 0) > 0, { message: 'write something or attach an image', path: ['content'] }),
   /** Stop the reply being written in this conversation; what arrived is kept as partial. */
   'chat.stop': z.object({ conversationId: id }).strict(),
   /** Write the last reply again (also "retry" after an error). The old reply is kept, marked replaced. */

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { appInputs, type AppOutputs } from './app.js';
 import { archiveInputs, type ArchiveOutputs } from './archive.js';
+import { attachmentsInputs, type AttachmentsOutputs } from './attachments.js';
 import { backupsInputs, type BackupsOutputs } from './backups.js';
 import { conversationsInputs, type ConversationsOutputs } from './conversations.js';
 import { diaryInputs, type DiaryOutputs } from './diary.js';
@@ -25,6 +26,7 @@ export const inputs = {
   ...modelsInputs,
   ...selfInputs,
   ...conversationsInputs,
+  ...attachmentsInputs,
   ...memoryInputs,
   ...sleepInputs,
   ...diaryInputs,
@@ -47,6 +49,7 @@ export interface ApiOutputs
     ModelsOutputs,
     SelfOutputs,
     ConversationsOutputs,
+    AttachmentsOutputs,
     MemoryOutputs,
     SleepOutputs,
     DiaryOutputs,

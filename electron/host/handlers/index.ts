@@ -2,6 +2,7 @@
 // every module, or implemented twice, is a type error here.
 import { appHandlers } from './app.js';
 import { archiveHandlers } from './archive.js';
+import { attachmentsHandlers } from './attachments.js';
 import { backupsHandlers } from './backups.js';
 import { chatHandlers } from './chat.js';
 import { conversationsHandlers } from './conversations.js';
@@ -28,6 +29,7 @@ export function createHandlers(s: HostServices): Handlers {
     ...conversationsHandlers(s),
     ...memoriesHandlers(s),
     ...chatHandlers(s),
+    ...attachmentsHandlers(s),
     ...sleepHandlers(s),
     ...diaryHandlers(s),
     ...graphHandlers(s),

@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import type { ApiMethod, ApiOutputs, inputs } from '../../../shared/api.js';
 import type { ChatEngine } from '../../agent/chat.js';
+import type { AttachmentStore } from '../../attachments/store.js';
 import type { BackupService } from '../../backups/service.js';
 import type { EraseEverything } from '../../backups/erase.js';
 import type { SelfLayer } from '../../companion/self-layer.js';
@@ -55,6 +56,8 @@ export interface HostServices {
   recall: Recall;
   graph: EntityStore;
   chat: ChatEngine;
+  /** Images attached to messages: files in the data folder. */
+  attachments: AttachmentStore;
   /** Daytime memory: the handlers tell it when the person leaves a conversation. */
   napper: Napper;
   sleep: SleepService;
