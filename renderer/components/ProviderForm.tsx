@@ -1,6 +1,7 @@
 import { useEffect, useId, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { ApiError, PROVIDER_KINDS, type ApiInput, type ProviderConfig, type ProviderKind } from '../../shared/api.js';
+import { GENERATION_LIMITS, generationProblems, type GenerationProblem, type GenerationSettings } from '../../shared/api/providers.js';
 import { ErrorNote } from './ErrorNote.js';
 import { Icon } from './Icon.js';
 import { useApp } from '../stores/app.js';
@@ -13,7 +14,33 @@ export interface ProviderDraft {
   baseUrl: string;
   model: string;
   contextTokens: string;
+  /** The generation settings as typed; '' is unset (the server's default). Stop sequences one per line. */
+  temperature: string;
+  topP: string;
+  maxTokens: string;
+  stop: string;
 }
+
+/** What the server uses when a connection says nothing of its context. */
+const DEFAULT_CONTEXT = 8192;
+
+const decimal = (v: string) => (v.trim() === '' ? null : Number(v.trim().replace(',', '.')));
+const whole = (v: string) => (v.trim() === '' ? null : Number(v.replace(/[\s,_]/g, '')));
+
+/** The draft's generation settings, as the API takes them. */
+function generationOf(d: ProviderDraft): GenerationSettings {
+  return {
+    temperature: decimal(d.temperature),
+    topP: decimal(d.topP),
+    maxTokens: whole(d.maxTokens),
+    stop: d.stop.split('\n').filter((line) => line !== ''),
+  };
+}
+
+const contextOf = (d: ProviderDraft) => {
+  const tokens = Number.parseInt(d.contextTokens.replace(/[\s,_]/g, ''), 10);
+  return Number.isFinite(tokens) && tokens > 0 ? tokens : DEFAULT_CONTEXT;
+};
 
 interface Props {
   /** Keys the connection-test state in the store. */
@@ -38,6 +65,10 @@ function draftFrom(initial: ProviderConfig | null | undefined, prefill: Partial<
     baseUrl: prefill?.baseUrl ?? initial?.baseUrl ?? DEFAULT_BASE_URL[kind],
     model: prefill?.model ?? initial?.model ?? '',
     contextTokens: prefill?.contextTokens ?? (initial ? String(initial.contextTokens) : ''),
+    temperature: initial?.generation.temperature?.toString() ?? '',
+    topP: initial?.generation.topP?.toString() ?? '',
+    maxTokens: initial?.generation.maxTokens?.toString() ?? '',
+    stop: initial?.generation.stop.join('\n') ?? '',
   };
 }
 
@@ -112,9 +143,20 @@ export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest,
 
   useEffect(() => () => useProviders.getState().clearTest(formKey), [formKey]);
 
+  const generation = generationOf(draft);
+  const generationIssues = generationProblems(draft.kind, generation, contextOf(draft));
+  const generationSet = [draft.temperature, draft.topP, draft.maxTokens, draft.stop].filter((v) => v.trim() !== '').length;
+  const issueFor = (field: GenerationProblem['field']) => generationIssues.find((p) => p.field === field);
+  const [showIssues, setShowIssues] = useState(false);
+
   const onSubmit = async (e: FormEvent) => {
     e.preventDefault();
     if (saving || (requireTest && !testPassed)) return;
+    // Bad generation settings are said beside their fields; nothing is sent.
+    if (generationIssues.length) {
+      setShowIssues(true);
+      return;
+    }
     setSaving(true);
     setSaveError(null);
     const tokens = Number.parseInt(draft.contextTokens.replace(/[\s,_]/g, ''), 10);
@@ -126,6 +168,7 @@ export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest,
       model: draft.model.trim(),
       ...(Number.isFinite(tokens) && tokens > 0 ? { contextTokens: tokens } : {}),
       ...(apiKey ? { apiKey } : removeKey ? { apiKey: '' } : {}),
+      generation,
     };
     try {
       const saved = await useProviders.getState().save(input);
@@ -149,6 +192,10 @@ export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest,
       picker: `${uid}-picker`,
       ctx: `${uid}-ctx`,
       ctxHelp: `${uid}-ctx-help`,
+      temperature: `${uid}-temperature`,
+      topP: `${uid}-top-p`,
+      maxTokens: `${uid}-max-tokens`,
+      stop: `${uid}-stop`,
       kindHelp: `${uid}-kind-help`,
     }),
     [uid],
@@ -334,6 +381,17 @@ export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest,
         </p>
       </div>
 
+      <GenerationFields
+        draft={draft}
+        set={set}
+        ids={ids}
+        kind={draft.kind}
+        contextTokens={contextOf(draft)}
+        setCount={generationSet}
+        issueFor={showIssues ? issueFor : () => undefined}
+        badField={badField}
+      />
+
       <div className="test-row">
         <button type="button" className="button" data-testid="provider-test" disabled={test?.running} onClick={() => void runTest()}>
           {test?.running ? <span className="spinner" aria-hidden="true" /> : <Icon name="server" size={16} />}
@@ -375,5 +433,162 @@ export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest,
         </div>
       </div>
     </form>
+  );
+}
+
+type GenerationKey = 'temperature' | 'topP' | 'maxTokens' | 'stop';
+
+function problemWords(t: (key: string, options?: Record<string, unknown>) => string, p: GenerationProblem): string {
+  switch (p.field) {
+    case 'temperature':
+    case 'topP':
+    case 'maxTokens':
+      return t(`models.generation.problems.${p.field}`, { min: p.min, max: p.max });
+    case 'stop':
+      return p.problem === 'count'
+        ? t('models.generation.problems.stopCount', { max: p.max })
+        : p.problem === 'empty'
+          ? t('models.generation.problems.stopEmpty')
+          : t('models.generation.problems.stopLength', { max: p.max });
+  }
+}
+
+/** Temperature, top-p, the longest reply and stop sequences: folded away until one is set. */
+function GenerationFields({
+  draft,
+  set,
+  ids,
+  kind,
+  contextTokens,
+  setCount,
+  issueFor,
+  badField,
+}: {
+  draft: ProviderDraft;
+  set: <K extends keyof ProviderDraft>(key: K, value: ProviderDraft[K]) => void;
+  ids: Record<'temperature' | 'topP' | 'maxTokens' | 'stop', string>;
+  kind: ProviderKind;
+  contextTokens: number;
+  setCount: number;
+  issueFor: (field: GenerationProblem['field']) => GenerationProblem | undefined;
+  badField: string | undefined;
+}) {
+  const { t } = useTranslation();
+  const [open, setOpen] = useState(setCount > 0);
+  const L = GENERATION_LIMITS;
+  const tMax = kind === 'anthropic' ? L.temperature.anthropicMax : L.temperature.max;
+  const anyIssue = (['temperature', 'topP', 'maxTokens', 'stop'] as const).some((f) => issueFor(f));
+  const field = (key: GenerationKey, label: string, help: string, input: ReactNode) => {
+    const issue = issueFor(key);
+    return (
+      <div className="field">
+        <label htmlFor={ids[key]}>{label}</label>
+        {input}
+        <p className="help" id={`${ids[key]}-help`}>
+          {help}
+        </p>
+        {issue ? (
+          <p className="field-error" role="alert" data-testid={`generation-${key}-problem`}>
+            {problemWords(t, issue)}
+          </p>
+        ) : null}
+      </div>
+    );
+  };
+  const invalid = (key: GenerationKey) => Boolean(issueFor(key)) || badField === `generation.${key}` || undefined;
+  return (
+    <details
+      className="generation-settings"
+      data-testid="generation-settings"
+      open={open || anyIssue}
+      onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}
+    >
+      <summary>
+        {t('models.generation.title')}
+        {setCount ? <span className="badge">{t('models.generation.changed', { count: setCount })}</span> : null}
+      </summary>
+      <p className="help">{t('models.generation.intro')}</p>
+      <div className="generation-grid">
+        {field(
+          'temperature',
+          t('models.generation.temperature'),
+          t('models.generation.temperatureHelp', { min: L.temperature.min, max: tMax }),
+          <input
+            id={ids.temperature}
+            className="input narrow"
+            data-testid="generation-temperature"
+            inputMode="decimal"
+            value={draft.temperature}
+            placeholder={t('models.generation.serverDefault')}
+            aria-describedby={`${ids.temperature}-help`}
+            aria-invalid={invalid('temperature')}
+            onChange={(e) => set('temperature', e.target.value)}
+          />,
+        )}
+        {field(
+          'topP',
+          t('models.generation.topP'),
+          t('models.generation.topPHelp'),
+          <input
+            id={ids.topP}
+            className="input narrow"
+            data-testid="generation-top-p"
+            inputMode="decimal"
+            value={draft.topP}
+            placeholder={t('models.generation.serverDefault')}
+            aria-describedby={`${ids.topP}-help`}
+            aria-invalid={invalid('topP')}
+            onChange={(e) => set('topP', e.target.value)}
+          />,
+        )}
+        {field(
+          'maxTokens',
+          t('models.generation.maxTokens'),
+          t('models.generation.maxTokensHelp', { max: Math.floor(contextTokens * L.maxTokens.contextShare) }),
+          <input
+            id={ids.maxTokens}
+            className="input narrow"
+            data-testid="generation-max-tokens"
+            inputMode="numeric"
+            value={draft.maxTokens}
+            placeholder={t('models.generation.serverDefault')}
+            aria-describedby={`${ids.maxTokens}-help`}
+            aria-invalid={invalid('maxTokens')}
+            onChange={(e) => set('maxTokens', e.target.value.replace(/[^\d]/g, ''))}
+          />,
+        )}
+      </div>
+      {field(
+        'stop',
+        t('models.generation.stop'),
+        t('models.generation.stopHelp'),
+        <textarea
+          id={ids.stop}
+          className="input mono"
+          data-testid="generation-stop"
+          rows={2}
+          spellCheck={false}
+          value={draft.stop}
+          placeholder={t('models.generation.serverDefault')}
+          aria-describedby={`${ids.stop}-help`}
+          aria-invalid={invalid('stop')}
+          onChange={(e) => set('stop', e.target.value)}
+        />,
+      )}
+      <button
+        type="button"
+        className="link-button"
+        data-testid="generation-reset"
+        disabled={setCount === 0}
+        onClick={() => {
+          set('temperature', '');
+          set('topP', '');
+          set('maxTokens', '');
+          set('stop', '');
+        }}
+      >
+        {t('models.generation.reset')}
+      </button>
+    </details>
   );
 }
