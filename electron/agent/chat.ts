@@ -157,7 +157,9 @@ export class ChatEngine {
     // The person's message the new reply answers: the last of theirs up to its parent.
     const userMessage = visible.slice(0, parentId ? visible.findIndex((x) => x.id === parentId) + 1 : 0).findLast((m) => m.role === 'user');
     if (!userMessage) throw new ApiError('conflict', 'There is nothing to answer yet.');
-    const assistantMessage = await this.startReply(conversationId, (placeholder) => conversations.chooseNew(conversationId, placeholder.id), undefined, { parentId });
+    const assistantMessage = await this.startReply(conversationId, (placeholder) => conversations.chooseNew(conversationId, placeholder.id), undefined, {
+      parentId,
+    });
     return { userMessage, assistantMessage };
   }
 
@@ -178,7 +180,8 @@ export class ChatEngine {
   async edit(messageId: string, content: string): Promise<SendResult> {
     const { conversations } = this.deps;
     const original = await conversations.message(messageId);
-    if (original.role !== 'user' || original.replacedBy !== null) throw new ApiError('conflict', 'Only a message of yours on the chosen line can be edited.', 'messageId');
+    if (original.role !== 'user' || original.replacedBy !== null)
+      throw new ApiError('conflict', 'Only a message of yours on the chosen line can be edited.', 'messageId');
     const conversationId = original.conversationId;
     await conversations.get(conversationId);
     this.assertIdle(conversationId);

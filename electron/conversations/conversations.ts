@@ -16,6 +16,7 @@ import {
 import type { ImageRef } from '../../shared/api/attachments.js';
 import type { Database } from '../db/open.js';
 import { segmentForIndex } from '../memory/segment.js';
+import { buildTree, currentLeaf, lineChanges, lineThrough, versionsOf, type TreeRow } from './versions.js';
 
 export const DEFAULT_TITLE = 'New conversation';
 
@@ -64,10 +65,12 @@ export function photoNote(images: number, caption: string): string {
 
 /**
  * What a message must be for anything that feeds memory to read it: not in a deleted conversation,
- * not said off the record, not hidden from recall by a forgotten memory it was behind. On the
- * messages table alone (the delete stamps its messages too). `alias` may be the table's own name.
+ * not said off the record, not hidden from recall by a forgotten memory it was behind, not a copy a
+ * branch made (its original is read). On the messages table alone (the delete stamps its messages
+ * too). `alias` may be the table's own name. Readers of the chosen line add `replaced_by IS NULL`.
  */
-export const READABLE_MESSAGE = (alias: string) => `${alias}.deleted_at IS NULL AND NOT ${alias}.off_record AND ${alias}.recall_hidden_at IS NULL`;
+export const READABLE_MESSAGE = (alias: string) =>
+  `${alias}.deleted_at IS NULL AND NOT ${alias}.off_record AND ${alias}.recall_hidden_at IS NULL AND ${alias}.copied_from IS NULL`;
 
 /** A chat message as the sleep cycle reads it: with its conversation's title and its place in the order (seq). */
 export interface TranscriptMessage {
@@ -215,7 +218,7 @@ export async function chatMessagesContaining(q: Pick<Database, 'query'>, marker:
   const like = `%${marker.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const rows = await q.query<{ id: string; content: string; shown: (number | string)[] | null }>(
     `SELECT m.id, m.content, m.shown_memory_ids AS shown FROM messages m JOIN conversations c ON c.id = m.conversation_id
-     WHERE c.kind = 'chat' AND m.status <> 'streaming' AND m.content LIKE $1`,
+     WHERE c.kind = 'chat' AND m.status <> 'streaming' AND m.copied_from IS NULL AND m.content LIKE $1`,
     [like],
   );
   return rows.rows.map((r) => ({ id: r.id, content: r.content, shown: r.shown === null ? null : r.shown.map(Number) }));
@@ -496,12 +499,148 @@ export class Conversations {
 
   // ---- messages ----
 
-  async messages(conversationId: string, opts: { includeReplaced?: boolean } = {}): Promise<Message[]> {
+  async messages(conversationId: string, opts: { includeReplaced?: boolean; versions?: boolean } = {}): Promise<Message[]> {
     const rows = await this.db.query<MessageRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 ${opts.includeReplaced ? '' : 'AND replaced_by IS NULL'} ORDER BY seq`,
       [conversationId],
     );
-    return rows.rows.map(toMessage);
+    const messages = rows.rows.map(toMessage);
+    if (!opts.versions) return messages;
+    const versions = versionsOf(
+      buildTree(await this.treeRows(this.db, conversationId)),
+      messages.map((m) => m.id),
+    );
+    return messages.map((m) => (versions.has(m.id) ? { ...m, versionIds: versions.get(m.id)! } : m));
+  }
+
+  // ---- versions and branches (versions.ts): the chosen line is replaced_by IS NULL ----
+
+  private async treeRows(q: Pick<Database, 'query'>, conversationId: string): Promise<TreeRow[]> {
+    const r = await q.query<{ id: string; parent_id: string | null; role: 'user' | 'assistant'; seq: number; removed: boolean; replaced_by: string | null }>(
+      `SELECT id, parent_id, role, seq::float8 AS seq, removed_at IS NOT NULL AS removed, replaced_by FROM messages WHERE conversation_id = $1 ORDER BY seq`,
+      [conversationId],
+    );
+    return r.rows.map((x) => ({ id: x.id, parentId: x.parent_id, role: x.role, seq: Number(x.seq), removed: x.removed, replacedBy: x.replaced_by }));
+  }
+
+  /** Makes the line through `target` (null: from the root) the chosen line, in the caller's transaction. Returns how many messages changed. */
+  private async chooseLine(q: Pick<Database, 'query'>, conversationId: string, target: string | null): Promise<number> {
+    const tree = buildTree(await this.treeRows(q, conversationId));
+    const changes = lineChanges(tree, lineThrough(tree, target));
+    if (!changes.length) return 0;
+    await q.query(`UPDATE messages m SET replaced_by = u.replaced_by FROM unnest($1::text[], $2::text[]) AS u (id, replaced_by) WHERE m.id = u.id`, [
+      changes.map((c) => c.id),
+      changes.map((c) => c.replacedBy),
+    ]);
+    return changes.length;
+  }
+
+  /** A message of a chat conversation that is not in the trash and not removed. */
+  private async liveMessage(q: Pick<Database, 'query'>, id: string): Promise<Message & { parentId: string | null; removed: boolean }> {
+    const row = (
+      await q.query<MessageRow & { parent_id: string | null; removed: boolean }>(
+        `SELECT ${MESSAGE_COLUMNS.split(', ')
+          .map((c) => `m.${c}`)
+          .join(', ')}, m.parent_id, m.removed_at IS NOT NULL AS removed
+           FROM messages m JOIN conversations c ON c.id = m.conversation_id
+          WHERE m.id = $1 AND c.kind = 'chat' AND c.deleted_at IS NULL`,
+        [id],
+      )
+    ).rows[0];
+    if (!row) throw new ApiError('not_found', 'That message does not exist.', 'messageId');
+    return { ...toMessage(row), parentId: row.parent_id, removed: row.removed };
+  }
+
+  /** The message a message follows on the tree (removed ones skipped), or null for a first message. */
+  async parentOf(messageId: string): Promise<string | null> {
+    const m = await this.liveMessage(this.db, messageId);
+    return buildTree(await this.treeRows(this.db, m.conversationId)).parentOf(messageId);
+  }
+
+  /**
+   * Chooses a version: the line through this message (and below it, the versions chosen before, or
+   * the newest) becomes the one the conversation continues from. Returns its conversation id.
+   */
+  async choose(messageId: string): Promise<string> {
+    const m = await this.liveMessage(this.db, messageId);
+    if (m.removed) throw new ApiError('not_found', 'That message was deleted.', 'messageId');
+    await this.db.transaction((tx) => this.chooseLine(tx, m.conversationId, messageId));
+    return m.conversationId;
+  }
+
+  /** After a new version was written (a regenerated reply, an edited message): the line through it. */
+  async chooseNew(conversationId: string, messageId: string): Promise<void> {
+    await this.db.transaction((tx) => this.chooseLine(tx, conversationId, messageId));
+  }
+
+  /**
+   * Deletes one message the person chose (undoable: restoreMessage). It stays on disk, off the line
+   * and out of the tree; what followed it follows the message before it. Returns its conversation id.
+   */
+  async removeMessage(messageId: string, at: Date): Promise<string> {
+    const m = await this.liveMessage(this.db, messageId);
+    if (m.removed) return m.conversationId;
+    if (m.status === 'streaming') throw new ApiError('conflict', 'That reply is still being written — stop it first.');
+    await this.db.transaction(async (tx) => {
+      const rows = await this.treeRows(tx, m.conversationId);
+      const leaf = currentLeaf(rows);
+      const tree = buildTree(rows);
+      const parent = tree.parentOf(messageId);
+      await tx.query('UPDATE messages SET removed_at = $2, removed_on_line = $3, replaced_by = id WHERE id = $1', [
+        messageId,
+        at.toISOString(),
+        m.replacedBy === null,
+      ]);
+      await this.chooseLine(tx, m.conversationId, leaf === messageId ? parent : leaf);
+    });
+    return m.conversationId;
+  }
+
+  /** Takes back a delete: the message returns where it was (on the chosen line if it was on it). Returns its conversation id. */
+  async restoreMessage(messageId: string): Promise<string> {
+    const m = await this.liveMessage(this.db, messageId);
+    if (!m.removed) return m.conversationId;
+    await this.db.transaction(async (tx) => {
+      const onLine = (await tx.query<{ on: boolean }>('SELECT removed_on_line AS on FROM messages WHERE id = $1', [messageId])).rows[0]!.on;
+      const leaf = currentLeaf(await this.treeRows(tx, m.conversationId));
+      await tx.query('UPDATE messages SET removed_at = NULL, removed_on_line = false WHERE id = $1', [messageId]);
+      await this.chooseLine(tx, m.conversationId, onLine ? messageId : leaf);
+    });
+    return m.conversationId;
+  }
+
+  /**
+   * "Branch from here": a new conversation holding a copy of the chosen line through this message
+   * (the copies name their originals in `copied_from` and never feed memory a second time).
+   */
+  async branch(messageId: string, title?: string): Promise<Conversation> {
+    const m = await this.liveMessage(this.db, messageId);
+    if (m.removed || m.replacedBy !== null) throw new ApiError('conflict', 'Choose this version first, then branch from it.', 'messageId');
+    const source = await this.get(m.conversationId);
+    const line = (await this.messages(m.conversationId)).filter((x) => x.status !== 'streaming');
+    const through = line.findIndex((x) => x.id === messageId);
+    if (through < 0) throw new ApiError('conflict', 'That reply is still being written — stop it first.');
+    const copies = line.slice(0, through + 1);
+    const id = randomUUID();
+    const newIds = copies.map(() => randomUUID());
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO conversations (id, title, title_set_by_user, off_record, created_at, updated_at)
+         SELECT $1, $2, true, c.off_record, now(), now() FROM conversations c WHERE c.id = $3`,
+        [id, title?.trim() || source.title, m.conversationId],
+      );
+      // One statement, in order: each copy follows the copy before it (the first is a root).
+      await tx.query(
+        `INSERT INTO messages (id, conversation_id, role, content, status, error, model, speaker, injected_memory_ids, shown_memory_ids,
+                               fts_segmented, created_at, updated_at, off_record, images, parent_id, copied_from)
+         SELECT t.new_id, $1, o.role, o.content, o.status, o.error, o.model, o.speaker, o.injected_memory_ids, o.shown_memory_ids,
+                o.fts_segmented, o.created_at, o.updated_at, o.off_record, o.images, t.parent_id, o.id
+           FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t (old_id, new_id, parent_id, n)
+           JOIN messages o ON o.id = t.old_id ORDER BY t.n`,
+        [id, copies.map((c) => c.id), newIds, newIds.map((_, i) => (i === 0 ? null : newIds[i - 1]!))],
+      );
+    });
+    return this.get(id);
   }
 
   async message(id: string): Promise<Message> {
@@ -560,13 +699,18 @@ export class Conversations {
     createdAt?: Date;
     /** Images the person attached (their files are in the data folder already). */
     images?: ImageRef[];
+    /**
+     * The message it follows: by default the last of the chosen line; a new version names the
+     * parent of the one it stands beside (null: a first message). It is not on the line until chosen.
+     */
+    parentId?: string | null;
   }): Promise<Message> {
     const id = randomUUID();
     const row = await this.db.transaction(async (tx) => {
       // A message takes its conversation's record status; none is added to a conversation in the trash.
       const inserted = await tx.query<MessageRow>(
-        `INSERT INTO messages (id, conversation_id, role, content, status, model, error, speaker, fts_segmented, created_at, off_record, images)
-         SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, coalesce($10, now()), c.off_record, $11::jsonb FROM conversations c WHERE c.id = $2 AND c.deleted_at IS NULL
+        `INSERT INTO messages (id, conversation_id, role, content, status, model, error, speaker, fts_segmented, created_at, off_record, images, parent_id)
+         SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, coalesce($10, now()), c.off_record, $11::jsonb, $12 FROM conversations c WHERE c.id = $2 AND c.deleted_at IS NULL
          RETURNING ${MESSAGE_COLUMNS}`,
         [
           id,
@@ -580,9 +724,12 @@ export class Conversations {
           segmentForIndex(m.content),
           m.createdAt ?? null,
           m.images?.length ? JSON.stringify(m.images) : null,
+          m.parentId ?? null,
         ],
       );
       if (!inserted.rows[0]) throw new ApiError('not_found', 'That conversation does not exist.', 'conversationId');
+      // A new first message: the trigger gave it the line's last message; it follows nothing.
+      if (m.parentId === null) await tx.query('UPDATE messages SET parent_id = NULL WHERE id = $1', [id]);
       await tx.query('UPDATE conversations SET updated_at = greatest(updated_at, $2::timestamptz) WHERE id = $1', [
         m.conversationId,
         m.createdAt ?? new Date(),
@@ -592,6 +739,18 @@ export class Conversations {
     const message = toMessage(row);
     // A streaming placeholder has no words yet; finish() reports it.
     return message.status === 'streaming' ? message : this.stored(message);
+  }
+
+  /** "Continue": a finished reply is written to again (its text so far kept, what comes next appended). */
+  async reopen(id: string): Promise<Message> {
+    const row = (
+      await this.db.query<MessageRow>(
+        `UPDATE messages SET status = 'streaming', error = NULL, updated_at = now() WHERE id = $1 AND status IN ('complete', 'partial') RETURNING ${MESSAGE_COLUMNS}`,
+        [id],
+      )
+    ).rows[0];
+    if (!row) throw new ApiError('conflict', 'That reply cannot be continued.', 'messageId');
+    return toMessage(row);
   }
 
   /** Saves streamed text so far; a crash after this keeps it. */

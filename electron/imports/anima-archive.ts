@@ -185,6 +185,7 @@ export function readAnimaArchive(parsed: unknown, ctx: ParseContext): AnimaArchi
   };
   refer('messages', 'conversation_id', conversations, 'the conversation');
   refer('messages', 'replaced_by', messages, 'the message', true);
+  refer('messages', 'parent_id', messages, 'the message', true);
   refer('memories', 'superseded_by', memories, 'the memory', true);
   refer('memory_changes', 'memory_id', memories, 'the memory');
   refer('memory_changes', 'undone_by', changes, 'the journal entry', true);

@@ -29,6 +29,11 @@ export interface Message {
   offRecord?: boolean;
   /** Images the person attached (files in the data folder; shared/api/attachments.ts). */
   images?: ImageRef[];
+  /**
+   * When this message has other versions (regenerated replies, edits of a message; siblings of its
+   * own role): every version's id in the order written, this one among them. chat.choose flips.
+   */
+  versionIds?: string[];
 }
 
 export interface ConversationSummary {
@@ -118,10 +123,25 @@ export const conversationsInputs = {
     .refine((m) => m.content.length > 0 || (m.images?.length ?? 0) > 0, { message: 'write something or attach an image', path: ['content'] }),
   /** Stop the reply being written in this conversation; what arrived is kept as partial. */
   'chat.stop': z.object({ conversationId: id }).strict(),
-  /** Write the last reply again (also "retry" after an error). The old reply is kept, marked replaced. */
-  'chat.regenerate': z.object({ conversationId: id }).strict(),
+  /**
+   * Write a reply again (also "retry" after an error): the last one, or `messageId` (a reply on the
+   * chosen line). The old reply is kept as an earlier version, with what followed it.
+   */
+  'chat.regenerate': z.object({ conversationId: id, messageId: id.optional() }).strict(),
   /** Replace the last user message with an edited version and answer it again; the old one is kept. */
   'chat.editLast': z.object({ conversationId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) }).strict(),
+  /** Edit any message of the person's on the chosen line: the edit is a new version, answered again; the original and what followed it stay as an earlier branch. */
+  'chat.edit': z.object({ messageId: id, content: z.string().min(1).max(MAX_MESSAGE_CHARS) }).strict(),
+  /** Choose a version: the line through this message becomes the one the conversation continues from. */
+  'chat.choose': z.object({ messageId: id }).strict(),
+  /** "Continue": the last reply (partial, cut off or complete) is written on; what comes is appended to it. */
+  'chat.continue': z.object({ conversationId: id }).strict(),
+  /** Delete one message (kept on disk, off the line; what followed it follows the message before). Undo: chat.restoreMessage. */
+  'chat.deleteMessage': z.object({ messageId: id }).strict(),
+  /** Take back a message's delete: it returns where it was. */
+  'chat.restoreMessage': z.object({ messageId: id }).strict(),
+  /** "Branch from here": a new conversation holding a copy of the chosen line through this message. */
+  'conversations.branch': z.object({ messageId: id, title: z.string().trim().min(1).max(200).optional() }).strict(),
 } as const;
 
 export interface ConversationsOutputs {
@@ -139,4 +159,10 @@ export interface ConversationsOutputs {
   'chat.stop': { stopped: boolean };
   'chat.regenerate': SendResult;
   'chat.editLast': SendResult;
+  'chat.edit': SendResult;
+  'chat.choose': { conversationId: string };
+  'chat.continue': SendResult;
+  'chat.deleteMessage': { conversationId: string };
+  'chat.restoreMessage': { conversationId: string };
+  'conversations.branch': Conversation;
 }

@@ -9,7 +9,12 @@ export const conversationsHandlers = (s: HostServices): DomainHandlers<'conversa
       changed(created.id);
       return created;
     },
-    'conversations.get': async ({ id }) => ({ conversation: await s.conversations.get(id), messages: await s.conversations.messages(id) }),
+    'conversations.get': async ({ id }) => ({ conversation: await s.conversations.get(id), messages: await s.conversations.messages(id, { versions: true }) }),
+    'conversations.branch': async ({ messageId, title }) => {
+      const created = await s.conversations.branch(messageId, title);
+      changed(created.id);
+      return created;
+    },
     'conversations.rename': async ({ id, title }) => {
       const renamed = await s.conversations.rename(id, title);
       changed(id);
