@@ -12,6 +12,7 @@ import { defaultDataDir } from './host/data-dir.js';
 import { describeApplied } from './imports/apply-summary.js';
 import { createHost } from './host/index.js';
 import { appVersion } from './host/version.js';
+import { BrowserLink } from './serve/link.js';
 import { startServer } from './serve/server.js';
 import { describeReport, hasAnimaData } from './vault/command.js';
 
@@ -21,7 +22,8 @@ const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--no-open]
        anima vault sync --dir DIR [--dry-run] [--data-dir DIR]
 
   serve     Run Anima in your browser: prints the address to open.
-            --port       port on 127.0.0.1 (default: a free one, or ANIMA_PORT)
+            --port       port on 127.0.0.1 (default: ANIMA_PORT, else the one this data folder used last time,
+                         else a free one; 0: a free one). The link's token stays until reset in Settings.
             --data-dir   where the companion's data lives (default: ANIMA_DATA_DIR or your app-data folder)
             --no-open    do not try to open a browser window
   import    Bring in conversations from another app's export: ChatGPT's or Claude's conversations.json,
@@ -76,8 +78,10 @@ async function serve(argv: string[]): Promise<void> {
       'no-open': { type: 'boolean', default: false },
     },
   });
-  const port = Number(values.port ?? process.env.ANIMA_PORT ?? 0);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number, not “${values.port}”.`);
+  // Given: that port (0: a free one). Not given: the port this data folder was served on last time.
+  const given = values.port ?? process.env.ANIMA_PORT;
+  const port = given === undefined ? undefined : Number(given);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new Error(`--port must be a port number, not “${given}”.`);
   const dataDir = values['data-dir'] ? path.resolve(values['data-dir']) : defaultDataDir();
   const staticDir = findStaticDir();
 
@@ -86,9 +90,17 @@ async function serve(argv: string[]): Promise<void> {
     if (level === 'info' && !process.env.ANIMA_DEBUG) return;
     (level === 'error' ? console.error : console.warn)(`[anima ${level}] ${message}`);
   };
-  const host = await createHost({ dataDir, mode: 'browser', log });
-  const server = await startServer({ host, staticDir, port, log });
+  // The folder's address (port and token) stays the same from one start to the next; Settings can reset it.
+  const link = new BrowserLink(dataDir, log);
+  const host = await createHost({ dataDir, mode: 'browser', log, browserLink: link });
+  await link.load();
+  const server = await startServer({ host, staticDir, port, log, link });
   console.log(`Anima is running at ${server.url}`);
+  if (server.movedFrom !== null) {
+    console.log(
+      `Port ${server.movedFrom}, where this data folder usually runs, is taken by another program: Anima runs on ${server.port} this time and from now on. Tabs still open on the old address need this new one.`,
+    );
+  }
   console.log(`Your companion's data is in ${dataDir}. Press Ctrl+C to stop.`);
   if (!values['no-open'] && !process.env.CI) openBrowser(server.url);
 

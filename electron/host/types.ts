@@ -37,8 +37,13 @@ export interface HostOptions {
   backups?: BackupServiceOptions;
   /** The vault folder's automatic syncs (at start, after each night); the CLI turns them off. Default true. */
   vaultAuto?: boolean;
-  /** A postgres:// URL: the data lives on that PostgreSQL server (db/postgres.ts) instead of `${dataDir}/db`; the lock and secrets stay in dataDir. */
-  database?: string;
+  /** Browser mode: the data folder's link (electron/serve/link.ts), which Settings can reset. */
+  browserLink?: BrowserLinkControl;
+}
+
+/** What the host may do with browser mode's link: give it a new token (the old one is refused from then on). */
+export interface BrowserLinkControl {
+  reset(): Promise<string>;
 }
 
 export interface Host {

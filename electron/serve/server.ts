@@ -12,6 +12,7 @@ import type { Host } from '../host/types.js';
 import { answerClientError, trackConnections } from './connections.js';
 import { serveExport } from './exports.js';
 import { admit, assertUsableToken, gateKeys } from './gates.js';
+import type { BrowserLink } from './link.js';
 import { defaultLog, describe, pathOnly, type ServeLogLevel } from './log.js';
 import { INTERNAL_MESSAGE, refusal, refuse, sendError, setCommonHeaders } from './respond.js';
 import { answerCall, resolveStaticRoot, serveStatic } from './routes.js';
@@ -24,22 +25,29 @@ export interface ServeOptions {
   host: Host;
   /** The built renderer: index.html and its assets. */
   staticDir: string;
-  /** 0 (the default) picks a free port. */
+  /** 0 picks a free port. Default: the link's port (a free one when it is taken), else a free one. */
   port?: number;
-  /** Default: 32 random bytes, base64url. */
+  /** Default: the link's token, else 32 random bytes, base64url (for this run only). */
   token?: string;
+  /**
+   * The data folder's remembered address (link.ts): its token, the port to try first, the port
+   * served on remembered; its reset ends every event stream and refuses the old token at once.
+   */
+  link?: BrowserLink;
   log?: (level: ServeLogLevel, message: string) => void;
   /** Interval of the `: keepalive` comment on event streams. Default 15 s; tests shorten it. */
   keepAliveMs?: number;
 }
 
 export interface RunningServer {
-  /** http://127.0.0.1:PORT/?token=TOKEN — what the launcher prints. */
-  url: string;
+  /** http://127.0.0.1:PORT/?token=TOKEN — what the launcher prints (the new token after a reset). */
+  readonly url: string;
   /** http://127.0.0.1:PORT */
   origin: string;
   port: number;
-  token: string;
+  readonly token: string;
+  /** The folder's remembered port was taken by another program: it, and this run's port instead. */
+  movedFrom: number | null;
   /** Ends event streams and closes the server. Does not close the host: the caller owns it. */
   close(): Promise<void>;
 }
@@ -54,7 +62,7 @@ const SHUTTING_DOWN = refusal(503, { code: 'internal', message: 'Anima is shutti
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { host } = opts;
   const log = opts.log ?? defaultLog;
-  const token = opts.token ?? randomBytes(32).toString('base64url');
+  let token = opts.token ?? opts.link?.token ?? randomBytes(32).toString('base64url');
   assertUsableToken(token);
   const staticRoot = await resolveStaticRoot(opts.staticDir);
   const events = createEventStreams(host, log, opts.keepAliveMs ?? DEFAULT_KEEPALIVE_MS);
@@ -92,14 +100,35 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     }
   }
 
-  await listen(server, opts.port ?? 0).catch((err: unknown) => {
+  // The folder's own port first; taken by another program, a free one (said to the person, and
+  // remembered: the address the tabs of the old one had cannot be served anyway). An explicit port
+  // that is taken fails as before.
+  const remembered = opts.port === undefined ? (opts.link?.port ?? null) : null;
+  let movedFrom: number | null = null;
+  try {
+    await listen(server, opts.port ?? remembered ?? 0).catch(async (err: unknown) => {
+      if (remembered === null || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      movedFrom = remembered;
+      log('warn', `serve: port ${remembered}, this folder's usual one, is taken; serving on a free one`);
+      await listen(server, 0);
+    });
+  } catch (err) {
     events.closeAll();
     throw err;
-  });
+  }
   server.on('error', (err) => log('error', `serve: server error: ${describe(err)}`));
 
   const port = (server.address() as AddressInfo).port;
   keys = gateKeys(token, port);
+  await opts.link?.rememberPort(port).catch((err: Error) => log('warn', `serve: the port was not remembered: ${err.message}`));
+  // A reset link: the old token is refused from the next request on, and open tabs learn it at once
+  // (their event streams end; reconnecting, they are refused).
+  const offReset = opts.link?.onReset((next) => {
+    token = next;
+    keys = gateKeys(next, port);
+    events.endStreams();
+    log('info', 'serve: the browser link was reset');
+  });
   const origin = `http://127.0.0.1:${port}`;
   log('info', `serve: listening on ${origin}`);
 
@@ -107,6 +136,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   function close(): Promise<void> {
     closed ??= new Promise<void>((resolve) => {
       closing = true;
+      offReset?.();
       events.closeAll();
       connections.drain();
       const cutOff = setTimeout(() => connections.destroyAll(), CLOSE_GRACE_MS);
@@ -119,7 +149,18 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     return closed;
   }
 
-  return { url: `${origin}/?token=${encodeURIComponent(token)}`, origin, port, token, close };
+  return {
+    get url() {
+      return `${origin}/?token=${encodeURIComponent(token)}`;
+    },
+    origin,
+    port,
+    get token() {
+      return token;
+    },
+    movedFrom,
+    close,
+  };
 }
 
 function listen(server: Server, port: number): Promise<void> {

@@ -17,6 +17,8 @@ export interface EventStreams {
   open(res: ServerResponse): void;
   /** Stops the keep-alive and ends every stream. */
   closeAll(): void;
+  /** Ends every open stream and keeps serving (the browser link was reset: the tabs reconnect and are refused). */
+  endStreams(): void;
 }
 
 interface SseClient {
@@ -92,13 +94,17 @@ export function createEventStreams(host: Host, log: ServeLog, keepAliveMs: numbe
   }, keepAliveMs);
   keepAliveTimer.unref();
 
-  function closeAll(): void {
-    clearInterval(keepAliveTimer);
+  function endStreams(): void {
     for (const client of [...clients]) {
       drop(client);
       client.res.end();
     }
   }
 
-  return { open, closeAll };
+  function closeAll(): void {
+    clearInterval(keepAliveTimer);
+    endStreams();
+  }
+
+  return { open, closeAll, endStreams };
 }

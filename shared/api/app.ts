@@ -39,9 +39,13 @@ export interface EraseResult {
 export const appInputs = {
   'app.info': empty,
   'app.eraseEverything': z.object({ confirm: z.string().max(100) }).strict(),
+  /** Browser mode: a new token for this data folder's link; every open tab's old one is refused from then on. */
+  'app.resetBrowserLink': empty,
 } as const;
 
 export interface AppOutputs {
   'app.info': AppInfo;
   'app.eraseEverything': EraseResult;
+  /** The new token (the address is unchanged). */
+  'app.resetBrowserLink': { token: string };
 }

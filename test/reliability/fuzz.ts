@@ -57,6 +57,7 @@ export const SKIPPED_VALID: Partial<Record<ApiMethod, string>> = {
   'providers.save': 'a valid save with a fuzzed URL would point later model calls off loopback',
   'providers.delete': "removes the fake model's connection the other calls need",
   'sleep.now': 'starts a night of background model calls (minutes); the kill loop and stream corpus run it',
+  'app.resetBrowserLink': "gives the folder's link a new token: every later call with the suite's token would be refused",
 };
 
 /** Fuzzed last, because a valid payload changes what the other calls see. */

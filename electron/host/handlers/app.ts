@@ -1,3 +1,4 @@
+import { ApiError } from '../../../shared/api.js';
 import { sleepDay } from '../../../shared/sleep-day.js';
 import type { DomainHandlers, HostServices } from './types.js';
 
@@ -14,4 +15,8 @@ export const appHandlers = (s: HostServices): DomainHandlers<'app'> => ({
     };
   },
   'app.eraseEverything': (input) => s.erase.erase(input.confirm),
+  'app.resetBrowserLink': async () => {
+    if (!s.browserLink) throw new ApiError('conflict', 'Only Anima in a browser has a link to reset.');
+    return { token: await s.browserLink.reset() };
+  },
 });

@@ -24,6 +24,7 @@ import type { Napper } from '../../sleep/nap.js';
 import type { SleepService } from '../../sleep/service.js';
 import type { VaultService } from '../../vault/service.js';
 import type { Log } from '../../../shared/log.js';
+import type { BrowserLinkControl } from '../types.js';
 
 /** The typed handler map: each method receives its already-validated input. */
 export type Handlers = { [K in ApiMethod]: (input: z.output<(typeof inputs)[K]>) => Promise<ApiOutputs[K]> };
@@ -73,4 +74,6 @@ export interface HostServices {
   trash: Trash;
   /** The vault folder kept in step with memory. */
   vault: VaultService;
+  /** Browser mode's link (port and token of the data folder); absent in the desktop app and tests. */
+  browserLink?: BrowserLinkControl;
 }
