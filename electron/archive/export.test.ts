@@ -47,7 +47,7 @@ describe('anima.json', () => {
   it('states its format, the app version and the schema version (the last migration)', async () => {
     const json = JSON.parse(entries['anima.json'] ?? '');
     const last = (await db.query<{ v: number }>('SELECT max(version)::int AS v FROM schema_migrations')).rows[0]?.v;
-    expect(json).toMatchObject({ format: ARCHIVE_FORMAT, formatVersion: 1, appVersion: '9.8.7', schemaVersion: last });
+    expect(json).toMatchObject({ format: ARCHIVE_FORMAT, formatVersion: 1, appVersion: '9.8.7', schemaVersion: last, companion: { name: 'Anima' } });
     expect(last).toBeGreaterThanOrEqual(13);
     expect(JSON.parse(entries['manifest.json'] ?? '')).toMatchObject({ schemaVersion: last, counts: json.counts });
   });

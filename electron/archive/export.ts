@@ -9,6 +9,7 @@
 // Written to `<file>.partial` and renamed only when complete (zip-writer.ts). Rows written while an
 // export runs may or may not be in it: each page is read on its own, so the app stays usable.
 import { ApiError } from '../../shared/api.js';
+import { nameOf } from '../../shared/companion-name.js';
 import type { Database } from '../db/open.js';
 import { SECTIONS, schemaVersion, vaultConversations, vaultDiary, vaultMemories, vaultMessages, vaultSelf } from './reads.js';
 import { sqlDump } from './sql-dump.js';
@@ -107,6 +108,8 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
   };
 
   const version = await schemaVersion(db);
+  // The companion's name, as its identity block says it: in anima.json and on its messages in the vault.
+  const companion = nameOf((await vaultSelf(db)).find((b) => b.key === 'identity')?.content ?? '');
   const zip = await ZipFileWriter.open(file);
   try {
     // --- anima.json -------------------------------------------------------------------------
@@ -118,6 +121,7 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
       appVersion: options.appVersion,
       schemaVersion: version,
       exportedAt: exportedAt.toISOString(),
+      companion: { name: companion },
       secrets: 'none: API keys are never exported',
     };
     await zip.write(`${JSON.stringify(head).slice(0, -1)},\n"sections": {`);
@@ -203,7 +207,7 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
         for (let seq = 0; ;) {
           checkCancelled();
           const messages = await vaultMessages(db, c.id, seq, pageSize);
-          if (messages.length) await zip.write(messages.map(messageSection).join(''));
+          if (messages.length) await zip.write(messages.map((m) => messageSection(m, companion)).join(''));
           done += messages.length;
           progress('vault');
           if (messages.length < pageSize) break;

@@ -22,6 +22,7 @@
 // moment. A process that holds the database alone (the CLI, the bench) dumps it in place, unless
 // something is in the trash (then it copies too: the trash is purged in the copy only).
 import { pgDump } from '@electric-sql/pglite-tools/pg_dump';
+import { asPGlite } from '../db/database.js';
 import type { Database } from '../db/open.js';
 import { purgeTrashInCopy } from '../forgetting/trash.js';
 
@@ -36,7 +37,8 @@ export const SQL_DUMP_HEADER = `-- Anima database dump (PGlite's pg_dump).
 export async function sqlDump(db: Database, opts: { alone?: boolean } = {}): Promise<string> {
   const trash = (await db.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM conversations WHERE deleted_at IS NOT NULL AND purged_at IS NULL) AS any'))
     .rows[0]!.any;
-  const source = opts.alone && !trash ? db : ((await db.clone()) as Database);
+  const pglite = asPGlite(db, 'The SQL dump (anima.sql)');
+  const source = opts.alone && !trash ? pglite : ((await pglite.clone()) as typeof pglite);
   try {
     if (trash) await purgeTrashInCopy(source, new Date());
     const file = await pgDump({ pg: source, args: SQL_DUMP_ARGS });

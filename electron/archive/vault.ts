@@ -138,8 +138,9 @@ export interface VaultMessage {
   created_at: string;
 }
 
-export function messageSection(m: VaultMessage): string {
-  const who = m.speaker?.trim() || (m.role === 'user' ? 'You' : 'Anima');
+/** A message in the vault, headed by who said it: its speaker, else "You" or the companion's name. */
+export function messageSection(m: VaultMessage, companion = 'Anima'): string {
+  const who = m.speaker?.trim() || (m.role === 'user' ? 'You' : companion);
   const note = m.status === 'complete' ? '' : ` (${m.status})`;
   return `\n### ${who} · ${String(m.created_at).slice(0, 16).replace('T', ' ')}${note}\n\n${m.content}\n`;
 }

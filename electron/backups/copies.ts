@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { BackupCounts, BackupKind } from '../../shared/api/backups.js';
+import { asPGlite } from '../db/database.js';
 import type { Database } from '../db/open.js';
 import { migrations } from '../db/migrations/index.js';
 import { list as listMemories } from '../memory/reads.js';
@@ -102,7 +103,7 @@ export async function writeCopy(db: Database, dirs: string[], name: string, info
   const total = dirs.length + 1;
   info.onProgress?.('dumping', 0, total);
   const { counts, tables } = await contentCounts(info.countsFrom ?? db);
-  const dump = (await db.dumpDataDir('gzip')) as Blob;
+  const dump = (await asPGlite(db, 'A safety copy').dumpDataDir('gzip')) as Blob;
   const bytes = Buffer.from(await dump.arrayBuffer());
   info.onProgress?.('dumping', 1, total);
   const manifest: CopyManifest = {

@@ -2,7 +2,7 @@
 // importer's transaction: a block the person never changed here (still the default, or missing)
 // takes the archive's; a block they wrote here is theirs and stays. Every block is checked for
 // credentials first, as any write of the self layer is (it is sent with every message).
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { ApiError, SELF_BLOCK_KEYS, type SelfBlockKey } from '../../shared/api.js';
 import { findSecret } from '../memory/secret-filter.js';
 

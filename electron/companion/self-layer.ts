@@ -3,6 +3,7 @@
 import { ApiError, SELF_BLOCK_KEYS, type SelfBlock, type SelfBlockKey } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { findSecret } from '../memory/secret-filter.js';
+import { nameOf, withName } from '../../shared/companion-name.js';
 
 export const DEFAULT_SELF_BLOCKS: Record<SelfBlockKey, string> = {
   identity:
@@ -87,6 +88,18 @@ export class SelfLayer {
       )
     ).rows[0]!;
     return toBlock(row);
+  }
+
+  /** The companion's name, as its identity block says it (shared/companion-name.ts). */
+  async name(): Promise<string> {
+    const r = await this.db.query<{ content: string }>(`SELECT content FROM self_blocks WHERE key = 'identity'`);
+    return nameOf(r.rows[0]?.content ?? DEFAULT_SELF_BLOCKS.identity);
+  }
+
+  /** Renames the companion: the identity block says the new name (shared/companion-name.ts), so the prompt and the app agree at once. */
+  async rename(name: string): Promise<SelfBlock> {
+    const r = await this.db.query<{ content: string }>(`SELECT content FROM self_blocks WHERE key = 'identity'`);
+    return this.update('identity', withName(r.rows[0]?.content ?? DEFAULT_SELF_BLOCKS.identity, name));
   }
 
   reset(key: SelfBlockKey): Promise<SelfBlock> {

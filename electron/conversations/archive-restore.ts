@@ -3,7 +3,7 @@
 // the derived ones), put back in bulk — many rows per statement, inside the importer's one transaction.
 // Ids are kept (they are UUIDs: the same id is the same conversation); the segmented search text is
 // made again here, as for any message written.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { restoreColumns } from '../db/columns.js';
 import { segmentForIndex } from '../memory/segment.js';
 

@@ -19,7 +19,7 @@
 //   and said (`diverged`);
 // - the sleep cycle's catch-up reads imported history through `historyStamps` / `historyMessages`.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { storableText } from '../../shared/text.js';
 import type { Database } from '../db/open.js';
 import { segmentForIndex } from '../memory/segment.js';

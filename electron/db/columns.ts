@@ -2,7 +2,7 @@
 // a table's columns as the database has them now, read from the catalogue once per table, less the
 // generated ones (the search vectors). So a column a later migration adds is restored without a
 // change in the rooms — and one an older archive lacks is left to its default.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from './database.js';
 
 const known = new Map<string, Promise<string[]>>();
 

@@ -1,9 +1,9 @@
 // Versioned migrations, each applied inside a transaction with its version row, so a crash mid-way
 // leaves the database at the previous version rather than half-migrated.
-import type { PGlite } from '@electric-sql/pglite';
+import type { Database } from './database.js';
 import { migrations as allMigrations, type Migration } from './migrations/index.js';
 
-export async function migrate(db: PGlite, migrations: Migration[] = allMigrations): Promise<number[]> {
+export async function migrate(db: Database, migrations: Migration[] = allMigrations): Promise<number[]> {
   await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version integer PRIMARY KEY,
     name text NOT NULL,

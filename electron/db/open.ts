@@ -1,21 +1,26 @@
-// Opens the companion's database: PGlite on disk, migrated, with pg_trgm for fuzzy search and, where
-// its build matches this PGlite (db/pgvector.ts), pgvector for the on-device model's embeddings.
+// Opens the companion's database, migrated: PGlite on disk (the default), with pg_trgm for fuzzy
+// search and, where its build matches this PGlite (db/pgvector.ts), pgvector for the embeddings; or,
+// given a postgres:// URL, a PostgreSQL server through db/postgres.ts (the same migrations).
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { finishInterruptedSwitch } from '../backups/switch.js';
+import { asPGlite, type Database } from './database.js';
 import { pgvectorSupport } from './pgvector.js';
 import { migrate } from './migrate.js';
+import { PostgresDatabase } from './postgres.js';
 
-export type Database = PGlite;
+export type { Database, Transaction } from './database.js';
 
 export interface OpenOptions {
   /** A dumped data dir (from dumpTemplate) to start from instead of initdb when the folder is new. */
   template?: Blob | File;
   /** Runs after the files are open and before the migrations (a restore checks the copy really loaded). */
   beforeMigrate?: (db: Database) => Promise<void>;
+  /** A postgres:// URL: the data lives on that PostgreSQL server instead of `<dataDir>/db`. */
+  database?: string;
 }
 
 export function databaseDir(dataDir: string): string {
@@ -29,7 +34,22 @@ function isNewDatabase(dir: string): boolean {
 export async function openDatabase(dataDir: string, options: OpenOptions = {}): Promise<Database> {
   // A restore killed between its renames is finished (or undone) before anything opens `db`.
   finishInterruptedSwitch(dataDir);
+  if (options.database) return openPostgres(options.database, options);
   return openDatabaseDir(databaseDir(dataDir), options);
+}
+
+/** Opens (and migrates) a PostgreSQL database, holding its host lock (db/postgres.ts). */
+export async function openPostgres(url: string, options: Pick<OpenOptions, 'beforeMigrate'> = {}): Promise<Database> {
+  const db = await PostgresDatabase.open(url);
+  try {
+    await options.beforeMigrate?.(db);
+    await migrate(db);
+    await db.refreshArrayTypes();
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+  return db;
 }
 
 /** Opens (and migrates) a PGlite folder anywhere: the data folder's `db`, or a restore's new folder. */
@@ -55,5 +75,5 @@ export async function openDatabaseDir(dir: string, options: OpenOptions = {}): P
 
 /** A gzipped tarball of a freshly migrated database, for fast test setup and first start. */
 export async function dumpTemplate(db: Database): Promise<Blob> {
-  return (await db.dumpDataDir('gzip')) as Blob;
+  return (await asPGlite(db, 'A template').dumpDataDir('gzip')) as Blob;
 }

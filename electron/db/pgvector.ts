@@ -10,6 +10,8 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { Database } from './database.js';
+import { PostgresDatabase } from './postgres.js';
 
 export interface Manifest {
   name?: string;
@@ -39,6 +41,8 @@ export interface PgvectorSupport {
   usable: boolean;
   /** Why not, in words for a log line. */
   reason: string;
+  /** Why not, as a whole sentence for Settings, where the engine says it its own way (PostgreSQL). */
+  problem?: string;
 }
 
 let known: PgvectorSupport | undefined;
@@ -59,4 +63,13 @@ export function supportFor(pglite: Manifest | null, pgvector: Manifest | null): 
     };
   }
   return { usable: true, reason: '' };
+}
+
+/**
+ * Whether this database can store and search vectors: on PGlite the build rule above; on a
+ * PostgreSQL server, whether its pgvector extension is installed (db/postgres.ts, read at open).
+ */
+export function vectorSupport(db: Database): PgvectorSupport {
+  if (db instanceof PostgresDatabase) return db.vectors;
+  return pgvectorSupport();
 }

@@ -7,7 +7,7 @@
 // bar is high and the same-fact rule's guard stands in front of it (memory/same-fact.ts differInFact,
 // the one the look-alike path uses too): different numbers, a negation on one side only, an antonym or
 // another name are never the same memory.
-import type { PGlite, Transaction } from '@electric-sql/pglite';
+import type { Database, Transaction } from '../db/database.js';
 import type { MemoryType } from '../../shared/api.js';
 import type { ActiveVectors } from './active.js';
 import { differInFact } from '../memory/same-fact.js';
@@ -75,7 +75,7 @@ const MERGE_NEIGHBOURS = 4;
  * already stored: no model call. Empty without a model or for memories not embedded yet.
  */
 export async function similarMemoryPairs(
-  db: PGlite,
+  db: Database,
   active: ActiveVectors | null,
   ids: number[],
   cosine = MERGE_CANDIDATE_COSINE,

@@ -19,7 +19,7 @@
 import type { MemoryChange } from '../../shared/api.js';
 import type { Log } from '../../shared/log.js';
 import type { Database } from '../db/open.js';
-import { pgvectorSupport } from '../db/pgvector.js';
+import { vectorSupport } from '../db/pgvector.js';
 import { usableVectorWeight, type VectorSlot } from './active.js';
 import { countMissing, dropSuperseded, newJob, scanMissing, type Job } from './backfill.js';
 import { embedBatch, tick } from './embed-batch.js';
@@ -155,7 +155,7 @@ export class EmbeddingQueue implements EmbeddingService {
 
   /** pgvector is loaded in this database (open.ts loads it only where its build matches PGlite). */
   private async vectorsAvailable(): Promise<boolean> {
-    const support = pgvectorSupport();
+    const support = vectorSupport(this.db);
     const created = support.usable && (await this.db.query(`SELECT 1 FROM pg_extension WHERE extname = 'vector'`)).rows.length > 0;
     if (!created) this.log('warn', `embeddings: search by meaning stays off: ${support.reason || 'the vector extension is not in this database'}`);
     return created;

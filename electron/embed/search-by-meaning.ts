@@ -13,7 +13,7 @@ import type { ModelSettings, ServerEmbeddingChoice } from '../../shared/api/sett
 import type { Database } from '../db/open.js';
 import { openEmbedder } from './embedder.js';
 import { usableVectorWeight, type VectorSlot } from './active.js';
-import { pgvectorSupport } from '../db/pgvector.js';
+import { vectorSupport } from '../db/pgvector.js';
 import { createEmbeddingService, type EmbeddingProgress, type EmbeddingService } from './queue.js';
 import { canEmbed, openServerEmbedder, ServerEmbedder, type ServerConnection } from './server-embedder.js';
 import { EmbedError, type Embedder } from './types.js';
@@ -196,9 +196,9 @@ export class SearchByMeaning {
     const previous = this.embedder;
     let next: Embedder | null = null;
     if (choice) {
-      const support = pgvectorSupport();
+      const support = vectorSupport(this.deps.db);
       if (!support.usable) {
-        this.problem = `this build cannot store vectors (${support.reason})`;
+        this.problem = support.problem ?? `this build cannot store vectors (${support.reason})`;
       } else {
         this.loading = true;
         this.emit();

@@ -3,10 +3,10 @@
 // of the model's length and filters on the model, source and length exactly as the per-model partial
 // HNSW indexes are defined, or the planner cannot use them.
 import { createHash } from 'node:crypto';
-import type { PGlite, Transaction } from '@electric-sql/pglite';
+import type { Database, Transaction } from '../db/database.js';
 import { catalogModels } from '../models/catalog.js';
 
-type Queryable = PGlite | Transaction;
+type Queryable = Database | Transaction;
 
 export const EMBED_SOURCES = ['message', 'memory', 'diary'] as const;
 export type EmbedSource = (typeof EMBED_SOURCES)[number];
@@ -122,7 +122,7 @@ export function predicate(modelId: string, source: EmbedSource, dimensions: numb
  * model id with another length — the files were replaced by different weights — are deleted with
  * their indexes first (an index cast to the old length would refuse the new rows).
  */
-export async function prepareModel(db: PGlite, modelId: string, dimensions: number): Promise<{ discarded: number; previousDimensions: number[] }> {
+export async function prepareModel(db: Database, modelId: string, dimensions: number): Promise<{ discarded: number; previousDimensions: number[] }> {
   checkDimensions(dimensions);
   return db.transaction(async (tx) => {
     const prefix = `embeddings_hnsw_${modelKey(modelId)}_`;
@@ -151,7 +151,7 @@ export async function prepareModel(db: PGlite, modelId: string, dimensions: numb
 }
 
 /** Deletes every vector (and index) of other models. Returns how many vectors went. */
-export async function dropOtherModels(db: PGlite, modelId: string): Promise<number> {
+export async function dropOtherModels(db: Database, modelId: string): Promise<number> {
   return db.transaction(async (tx) => {
     const keep = `embeddings_hnsw_${modelKey(modelId)}_`;
     const names = (

@@ -3,7 +3,7 @@
 // wrote them, in bulk inside the importer's one transaction. The importer has chosen each entity's id
 // (the archive's, the one already here by the same name and kind, or a new one) and rewritten the
 // aliases and edges to match. Mention rows are not in an archive: the indexer finds them again.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { restoreColumns } from '../db/columns.js';
 
 type Row = Record<string, unknown>;

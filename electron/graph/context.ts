@@ -1,12 +1,12 @@
 // What every part of the graph works with: the database, the rooms that own what mentions and
 // evidence point at, the log, and the listener that hears which entities changed.
-import type { PGlite, Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import type { Conversations } from '../conversations/conversations.js';
 import type { Database } from '../db/open.js';
 import type { MemoryStore } from '../memory/store.js';
 import type { Log } from '../../shared/log.js';
 
-export type Queryable = PGlite | Transaction;
+export type Queryable = Database | Transaction;
 export type { Log } from '../../shared/log.js';
 
 /**

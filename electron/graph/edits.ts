@@ -2,7 +2,7 @@
 // written to (entity_changes), and undone from, newest first. Nothing the person did is ever deleted:
 // a merged entity keeps its row (status 'merged', merged_into) and the journal lists the mentions
 // and edges that moved, so undo moves them back.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { ApiError, type EntityEdge, type MemoryActor } from '../../shared/api.js';
 import { checkId, invalid } from './checks.js';
 import type { GraphContext, Queryable } from './context.js';

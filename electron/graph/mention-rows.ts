@@ -1,7 +1,7 @@
 // Mentions: which entities each message and memory names (entity_mentions), what was read
 // (entity_scans), and what derives from them — each entity's mention count and first/last seen, and
 // the co-mention edges, whose weight counts the texts that name both ends.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { ApiError, type EntityKind } from '../../shared/api.js';
 import { findSecret } from '../memory/secret-filter.js';
 import { checkId, invalid } from './checks.js';

@@ -1,7 +1,7 @@
 // Which entity a name means: its name key, then an alias, then trigram similarity among kinds that
 // agree — and the entities made when nothing matches. Mentions, sleep's relations and imports all
 // resolve here, so one name lands on one entity whichever way it came in.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { ApiError, type EntityKind } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { checkKind } from './checks.js';

@@ -9,7 +9,7 @@
 // Mentions come in from the write path (graph/indexer.ts queues every stored message and memory);
 // the person's changes are journalled and undone from there; co-mention edges are derived from the
 // mentions and recomputed. Messages and memories are read through their own rooms (GraphSources).
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import type { EntityEdge, EntityKind, MemoryActor } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { checkId } from './checks.js';

@@ -1,7 +1,7 @@
 // What the Graph view and the entity panel read: the whole map (the most mentioned entities), the
 // neighbourhood of one entity (ego), search by name, and one entity with its relations, facts,
 // conversations and history.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { ApiError, type EntityDetail, type EntityEdge, type EntityKind } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { checkId, checkKinds, checkTime, clamp } from './checks.js';

@@ -58,7 +58,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
   try {
     // An "Erase everything" killed part way is finished (or dropped, if its switch never began) first.
     finishInterruptedErase(dataDir, log);
-    db = await openDatabase(dataDir, { template: options.template });
+    db = await openDatabase(dataDir, { template: options.template, database: options.database });
   } catch (err) {
     lock.release();
     throw err;
@@ -80,12 +80,12 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
         log('error', `restore: the switch stopped part way (${(err as Error).message}); it is finished from its journal`);
       }
       try {
-        db = await openDatabase(dataDir);
+        db = await openDatabase(dataDir, { database: options.database });
       } catch (err) {
         log('error', `restore: the restored data would not open (${(err as Error).message}); putting the data from before it back`);
         revert();
         reverted = true;
-        db = await openDatabase(dataDir);
+        db = await openDatabase(dataDir, { database: options.database });
       }
       s = buildServices(db, options, log, switchData);
       unforward = s.events.on(forward);

@@ -37,6 +37,8 @@ export interface HostOptions {
   backups?: BackupServiceOptions;
   /** The vault folder's automatic syncs (at start, after each night); the CLI turns them off. Default true. */
   vaultAuto?: boolean;
+  /** A postgres:// URL: the data lives on that PostgreSQL server (db/postgres.ts) instead of `${dataDir}/db`; the lock and secrets stay in dataDir. */
+  database?: string;
   /** Browser mode: the data folder's link (electron/serve/link.ts), which Settings can reset. */
   browserLink?: BrowserLinkControl;
 }

@@ -16,7 +16,7 @@
 // Left as the export left it: the sleep cycle's bookkeeping (a diary block's run is not in an
 // archive, so `run_id` is empty), entity mentions and vectors (the indexer and the embedder make
 // them again from the text), and the `vault` setting (a folder on the machine the archive came from).
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { ApiError, IMPORT_ARCHIVE_PARTS, type ImportArchivePart } from '../../shared/api.js';
 import { restoreSelfBlocks, selfBlocksHere } from '../companion/archive-restore.js';
 import {

@@ -12,7 +12,7 @@
 //   ours, and a note says so (import-transcript.ts decides which is which).
 // - Cancel and errors stop between conversations: what was committed stays and is reported (a later
 //   import of the same file skips it and goes on from there); the conversation in hand leaves nothing.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { ApiError, SELF_BLOCK_KEYS, type SelfBlock, type SelfBlockKey } from '../../shared/api.js';
 import type { SelfLayer } from '../companion/self-layer.js';
 import { importSourceKey, type TranscriptImports } from '../conversations/import-transcript.js';

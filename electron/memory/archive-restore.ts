@@ -3,7 +3,7 @@
 // importer's one transaction. The importer has already chosen each row's id (the archive's own, or a
 // new one where that id holds another memory here) and rewritten the references to match; this room
 // writes them, makes the segmented search text again, and moves the id counters past them.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { restoreColumns } from '../db/columns.js';
 import { segmentForIndex } from './segment.js';
 

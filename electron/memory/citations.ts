@@ -2,11 +2,11 @@
 // the body of a person's or the companion's message count. Tool results never reach here (the chat
 // engine calls recordCitations for stored message bodies only), and a bare "12" or "anima:12" is
 // just text — the brackets are what make a citation deliberate.
-import type { PGlite, Transaction } from '@electric-sql/pglite';
+import type { Database, Transaction } from '../db/database.js';
 
 import { chatMessagesContaining } from '../conversations/conversations.js';
 
-type Queryable = PGlite | Transaction;
+type Queryable = Database | Transaction;
 
 // Up to 15 digits: every id a bigint identity will hand out, and nothing that overflows a double.
 const MARKER = /\[\[anima:(\d{1,15})\]\]/g;
@@ -28,7 +28,7 @@ export function parseCitations(text: string): number[] {
  * and so is a memory the reply's requests never showed the model (`shown`, for a reply): a marker
  * it made up, or copied from an example, earns nothing. Returns the ids credited by this call.
  */
-export async function recordCitations(db: PGlite, messageId: string, text: string, shown?: readonly number[]): Promise<number[]> {
+export async function recordCitations(db: Database, messageId: string, text: string, shown?: readonly number[]): Promise<number[]> {
   const cited = parseCitations(text).filter((id) => !shown || shown.includes(id));
   if (cited.length === 0) return [];
   return db.transaction(async (tx) => {
@@ -71,7 +71,7 @@ export interface RefSyncResult {
  * zero (their use now belongs to the successor); forgotten ones keep the count they had, so undoing a
  * forget brings the memory back as it was.
  */
-export async function syncReferenceCounts(db: PGlite): Promise<RefSyncResult> {
+export async function syncReferenceCounts(db: Database): Promise<RefSyncResult> {
   return db.transaction(async (tx) => {
     const activeEnd = await chainEnds(tx);
     const messages = await chatMessagesContaining(tx, '[[anima:');

@@ -3,7 +3,7 @@
 // value for an active memory's slot (supersede it), a fact the person forgot that an automatic writer
 // is about to bring back (skip it, quietly), or new. The database finds candidates with index probes;
 // the rules in same-fact.ts and same-slot.ts decide.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import type { Memory, MemoryActor, MemoryType } from '../../shared/api.js';
 import { vectorDuplicate, type ProbeVector } from '../embed/duplicates.js';
 import { COLUMNS, findMemory, toMemory, type MemoryRow } from './rows.js';

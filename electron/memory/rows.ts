@@ -2,11 +2,11 @@
 // ChangeRow → Memory, MemoryChange), the journalled fields and their columns, the before/after pairs
 // the journal records, one memory or journal entry by id, and the small SQL helpers every write
 // shares. Only electron/memory/ uses these.
-import type { PGlite, Transaction } from '@electric-sql/pglite';
+import type { Database, Transaction } from '../db/database.js';
 import { ApiError, type Memory, type MemoryActor, type MemoryChange, type MemorySource, type MemoryStatus, type MemoryType } from '../../shared/api.js';
 import { segmentForIndex } from './segment.js';
 
-export type Queryable = PGlite | Transaction;
+export type Queryable = Database | Transaction;
 
 /** The journalled fields, with their columns. Counters (references, injections) are not journalled. */
 export const FIELDS = {

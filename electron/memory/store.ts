@@ -4,7 +4,7 @@
 // digest and merges all read one history. The row mapping and the SQL helpers the writes share are
 // in rows.ts, the guards in write-checks.ts, the named reads other rooms make in reads.ts.
 import { randomUUID } from 'node:crypto';
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { ApiError, type Memory, type MemoryActor, type MemoryChange, type MemorySource, type MemoryType, type SaveMemoryResult } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { VectorSlot } from '../embed/active.js';

@@ -1,6 +1,6 @@
 // What an archive's settings find here (electron/imports/anima-archive-restore.ts's preview): a
 // key set here already stays as it is (SettingsStore.restoreMissing writes only the others).
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 
 /** How many of these keys are set here already. */
 export async function settingKeysHere(tx: Pick<Transaction, 'query'>, keys: string[]): Promise<number> {

@@ -28,7 +28,7 @@ export const DEFAULT_SLEEP_SETTINGS: SleepSettings = {
 import { backupSettings } from '../../shared/api/backups.js';
 import { vaultSettings } from '../../shared/api/vault.js';
 import { DEFAULT_SLEEP_TIME, isValidTimeZone } from '../../shared/sleep-day.js';
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import type { Database } from '../db/open.js';
 import { DEFAULT_MODEL_HOST } from '../models/download.js';
 

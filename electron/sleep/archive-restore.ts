@@ -4,7 +4,7 @@
 // an archive (the cycle's bookkeeping stays behind), so `run_id` is left empty. A block already here
 // (the same id written at the same moment, or the one anchor of its day and conversation, the one
 // dream of its day) is left as it is.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import { restoreColumns } from '../db/columns.js';
 import { segmentForIndex } from '../memory/segment.js';
 

@@ -4,7 +4,7 @@
 // locks, records and resumes them.
 import os from 'node:os';
 import type { SleepRunStatus, SleepStepInfo, SleepStepStatus, SleepTrigger } from '../../shared/api.js';
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import type { Database } from '../db/open.js';
 
 export type { SleepRunStatus, SleepStepStatus, SleepTrigger };

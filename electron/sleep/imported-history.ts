@@ -8,7 +8,7 @@
 // The same transaction records the conversation's history (migration 018, `sleep_history`): it ends
 // at that last message, and nothing of it is read yet. The catch-up (history.ts, "read my imported
 // history" in Settings) reads it later, day by day, and moves `read_seq`; this file owns those rows.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../db/database.js';
 import type { Database } from '../db/open.js';
 import { NAP } from './nap.js';
 import { LIGHT_SLEEP } from './steps/light-sleep.js';

@@ -22,6 +22,7 @@ import versions from './023_versions.sql';
 import messageImages from './024_message_images.sql';
 import generationSettings from './025_generation_settings.sql';
 import companionGreetings from './026_companion_greetings.sql';
+import entityTrgmFastupdate from './028_entity_trgm_fastupdate.sql';
 
 export interface Migration {
   version: number;
@@ -53,4 +54,5 @@ export const migrations: Migration[] = [
   { version: 24, name: 'message_images', sql: messageImages },
   { version: 25, name: 'generation_settings', sql: generationSettings },
   { version: 26, name: 'companion_greetings', sql: companionGreetings },
+  { version: 28, name: 'entity_trgm_fastupdate', sql: entityTrgmFastupdate },
 ];

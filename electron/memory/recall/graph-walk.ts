@@ -39,7 +39,7 @@
 //   types asked for, not excluded. Every item is re-read by fetchHits like any other hit.
 // Strength in the fusion is absolute (BranchList.full = 1): activation 1 is a rarely named entity the
 // best direct hit names, so a list of items reached only through hubs stays weak.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../../db/database.js';
 import { ApiError, type MemoryType, type RecallSource } from '../../../shared/api.js';
 import type { Database } from '../../db/open.js';
 import { SELF_ENTITY_ID, USER_ENTITY_ID, type StoredEntity } from '../../graph/store.js';

@@ -1,6 +1,6 @@
 // Cursors (sleep_cursors): how far a step has read a journal or a table, so the next night starts
 // where this one stopped.
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../../db/database.js';
 import type { Database } from '../../db/open.js';
 
 /** Where the named cursor stands; 0 before its first night. */

@@ -16,7 +16,7 @@ import { nameKey } from '../../graph/names.js';
 import { SELF_ENTITY_ID, USER_ENTITY_ID } from '../../graph/store.js';
 import { findSecret } from '../../memory/secret-filter.js';
 import { segmentForIndex } from '../../memory/segment.js';
-import type { Transaction } from '@electric-sql/pglite';
+import type { Transaction } from '../../db/database.js';
 import { BudgetExhaustedError, type BackgroundModel } from '../background.js';
 import { nappedFrom } from '../nap.js';
 import { CycleStop, StepFailure, type SleepStep } from '../dag.js';

@@ -1,0 +1,49 @@
+// The companion's picture: a small image file in <dataDir>/companion/, named by its content, that
+// settings.companion.avatar names. The renderer resizes a picked picture before sending it (see
+// CompanionAvatar.tsx); here it is checked by its bytes, bounded, written aside and renamed. Old
+// pictures stay on disk (a picture the person chose is theirs; switching back costs nothing).
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ApiError } from '../../shared/api.js';
+
+export const AVATAR_FOLDER = 'companion';
+/** Bytes a stored picture may have (the renderer sends 256×256, far less). */
+export const MAX_AVATAR_BYTES = 512 * 1024;
+
+const TYPES = [
+  { ext: 'png', mime: 'image/png', magic: (b: Buffer) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
+  { ext: 'jpg', mime: 'image/jpeg', magic: (b: Buffer) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff },
+  { ext: 'webp', mime: 'image/webp', magic: (b: Buffer) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP' },
+] as const;
+
+/** Stores a picture given as a data: URL; returns its file name. Anything but a PNG, JPEG or WebP within the size is refused in words. */
+export async function saveAvatar(dataDir: string, dataUrl: string): Promise<string> {
+  const m = /^data:(image\/[a-z]+);base64,([A-Za-z0-9+/=\s]+)$/.exec(dataUrl);
+  if (!m) throw new ApiError('invalid_input', 'The picture must be a PNG, JPEG or WebP image.', 'image');
+  const bytes = Buffer.from(m[2]!, 'base64');
+  const type = TYPES.find((t) => t.magic(bytes));
+  if (!type) throw new ApiError('invalid_input', 'The picture must be a PNG, JPEG or WebP image.', 'image');
+  if (bytes.length > MAX_AVATAR_BYTES)
+    throw new ApiError('invalid_input', `The picture is too large (${Math.ceil(bytes.length / 1024)} KB; at most ${MAX_AVATAR_BYTES / 1024} KB).`, 'image');
+  const name = `avatar-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}.${type.ext}`;
+  const folder = path.join(dataDir, AVATAR_FOLDER);
+  await mkdir(folder, { recursive: true });
+  const aside = path.join(folder, `${name}.partial`);
+  await writeFile(aside, bytes);
+  await rename(aside, path.join(folder, name));
+  return name;
+}
+
+/** The stored picture as a data: URL, or null when it is gone (the initial is shown instead). */
+export async function readAvatar(dataDir: string, name: string | null): Promise<string | null> {
+  if (!name) return null;
+  const type = TYPES.find((t) => name.endsWith(`.${t.ext}`));
+  if (!type || path.basename(name) !== name) return null;
+  try {
+    const bytes = await readFile(path.join(dataDir, AVATAR_FOLDER, name));
+    return `data:${type.mime};base64,${bytes.toString('base64')}`;
+  } catch {
+    return null;
+  }
+}

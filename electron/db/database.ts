@@ -1,0 +1,54 @@
+// What the rest of Anima uses of a database: queries, multi-statement exec, transactions, close.
+// Two drivers satisfy it: PGlite itself (embedded, on disk; unchanged and unwrapped, so it costs
+// nothing) and node-postgres (db/postgres.ts: a PostgreSQL server, its rows parsed to look exactly
+// like PGlite's). What differs between them — dump and restore, the extensions, the lock — is asked
+// of this folder (engineOf, asPGlite, vectorSupport), never decided in a room.
+import type { PGlite } from '@electric-sql/pglite';
+import { ApiError } from '../../shared/api.js';
+
+export interface QueryResult<T = Record<string, unknown>> {
+  rows: T[];
+  /** Rows an INSERT, UPDATE, DELETE or MERGE changed; 0 for other statements (cumulative in an exec). */
+  affectedRows?: number;
+  /** The command tag's count, per statement (the rows a SELECT returned). */
+  rowCount?: number;
+  command?: string;
+  fields: { name: string; dataTypeID: number }[];
+}
+
+export interface Queryable {
+  /** One statement with $1… parameters, typed by the server (a JS array to a jsonb parameter is JSON). */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
+  /** Several statements, no parameters: one result per statement. */
+  exec(sql: string): Promise<QueryResult[]>;
+}
+
+export interface Transaction extends Queryable {
+  /** Rolls back now; the transaction's function still returns what it returns. */
+  rollback(): Promise<void>;
+  readonly closed: boolean;
+}
+
+export interface Database extends Queryable {
+  /** Runs `fn` in a transaction holding the database alone (every other call waits), committed when it resolves. */
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+  readonly closed: boolean;
+  /** Set by the PostgreSQL driver only: PGlite is used as it is. */
+  readonly engine?: 'postgres';
+}
+
+export type Engine = 'pglite' | 'postgres';
+
+export function engineOf(db: Database): Engine {
+  return db.engine === 'postgres' ? 'postgres' : 'pglite';
+}
+
+/**
+ * The PGlite under this database, for what only the embedded engine can do (dump its folder, clone,
+ * PGlite's pg_dump); on PostgreSQL `what` is refused in words.
+ */
+export function asPGlite(db: Database, what: string): PGlite {
+  if (engineOf(db) === 'pglite') return db as unknown as PGlite;
+  throw new ApiError('conflict', `${what} is not available when Anima stores its data on a PostgreSQL server: use the server's own backups (pg_dump) there.`);
+}

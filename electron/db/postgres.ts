@@ -1,0 +1,341 @@
+// The PostgreSQL driver (node-postgres): the same Database as PGlite, on a server.
+//
+// One connection, used one call at a time, as PGlite is: a transaction holds the database alone and
+// every other call waits, so the rooms' read-then-write steps behave exactly as on PGlite. That
+// connection also holds the session's advisory lock — one host per database, so the in-memory recall
+// index stays exact — which the server drops by itself when the connection goes.
+//
+// Rows look exactly like PGlite's: PGlite's own parsers and array parser are used for every type
+// (int8 is a number when it fits and a BigInt otherwise, numeric a string, date and timestamp a
+// Date, bytea a Uint8Array, interval and point as text). Parameters are turned into text as PGlite
+// does, by the parameter's type: a JS array to a jsonb parameter is JSON, to an int8[] an array —
+// the server is asked the types of a statement's parameters once, the first time an array or an
+// object is passed to it. The session's time zone is UTC, as PGlite's.
+import os from 'node:os';
+import pg from 'pg';
+import { types as pgliteTypes } from '@electric-sql/pglite';
+import { ApiError } from '../../shared/api.js';
+import type { Database, QueryResult, Transaction } from './database.js';
+
+/** The session-level advisory lock one Anima host holds on its database: 'anima' in ASCII, 0x616e696d61. */
+const HOST_LOCK_KEY = '418464230753';
+const MIN_SERVER_VERSION = 150000;
+const DESCRIBE_CACHE_MAX = 2000;
+const AFFECTING = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
+
+type Parser = (value: string, type?: number) => unknown;
+type Serializer = (value: unknown) => string;
+const parsers = pgliteTypes.parsers as Record<number, Parser>;
+const serializers = pgliteTypes.serializers as Record<number, Serializer>;
+
+export function isPostgresUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(value);
+}
+
+/** The URL with its password (and any password parameter) replaced: safe for a log line or an error. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    for (const key of [...u.searchParams.keys()]) if (/pass|secret|key/i.test(key)) u.searchParams.set(key, '***');
+    return u.toString();
+  } catch {
+    return 'postgres://… (not a valid URL)';
+  }
+}
+
+/** Checks a --database value: a postgres:// URL with a database name. Throws invalid_input in words. */
+export function checkDatabaseUrl(url: string): void {
+  let u: URL;
+  try {
+    if (!isPostgresUrl(url)) throw new Error('scheme');
+    u = new URL(url);
+  } catch {
+    throw new ApiError('invalid_input', `The database must be a PostgreSQL URL such as postgres://user@host:5432/anima (got ${redactDatabaseUrl(url)}).`);
+  }
+  if (!u.hostname && !u.searchParams.get('host')) throw new ApiError('invalid_input', `The database URL ${redactDatabaseUrl(url)} names no server.`);
+  if (u.pathname.replace(/^\//, '') === '') throw new ApiError('invalid_input', `The database URL ${redactDatabaseUrl(url)} names no database (…:5432/anima).`);
+}
+
+interface Holder {
+  pid: string;
+  hostname: string;
+  startedAt: string;
+}
+
+function applicationName(): string {
+  // At most 63 bytes (NAMEDATALEN): the holder's pid, host and start, read back by a second host.
+  return `anima ${process.pid}@${os.hostname().slice(0, 24)} ${new Date().toISOString().slice(0, 19)}Z`;
+}
+
+function parseHolder(name: string | null | undefined): Holder | undefined {
+  const m = /^anima (\d+)@(\S*) (\S+)$/.exec(name ?? '');
+  return m ? { pid: m[1]!, hostname: m[2]!, startedAt: m[3]! } : undefined;
+}
+
+/** What a server's vector support is, in words for the log and Settings. */
+export interface ServerVectors {
+  usable: boolean;
+  reason: string;
+  problem?: string;
+}
+
+export class PostgresDatabase implements Database {
+  readonly engine = 'postgres' as const;
+  #client: pg.Client;
+  #queue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  #lost: Error | undefined;
+  /** Array type → its element type (pg_type), read at open as PGlite does. */
+  #arrays = new Map<number, number>();
+  #paramTypes = new Map<string, number[]>();
+  vectors: ServerVectors = { usable: false, reason: 'not checked yet' };
+  readonly where: string;
+
+  private constructor(url: string, where: string) {
+    this.where = where;
+    this.#client = new pg.Client({
+      connectionString: url,
+      application_name: applicationName(),
+      connectionTimeoutMillis: 30_000,
+      types: { getTypeParser: ((oid: number) => (value: string) => this.parse(value, oid)) as never },
+    });
+    // A dropped connection: every later call says so in words (and the server has dropped the lock).
+    this.#client.on('error', (err) => {
+      this.#lost = err;
+    });
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Connects, checks the server, takes the host lock, loads the extensions. The caller migrates. */
+  static async open(url: string): Promise<PostgresDatabase> {
+    checkDatabaseUrl(url);
+    const where = redactDatabaseUrl(url);
+    const db = new PostgresDatabase(url, where);
+    const client = db.#client;
+    try {
+      await client.connect();
+    } catch (err) {
+      throw new ApiError('invalid_input', `Could not connect to the PostgreSQL server at ${where}: ${(err as Error).message}`);
+    }
+    try {
+      await db.#setUp();
+    } catch (err) {
+      await client.end().catch(() => {});
+      throw err;
+    }
+    return db;
+  }
+
+  async #setUp(): Promise<void> {
+    const c = this.#client;
+    const version = Number((await c.query<{ v: string }>('SHOW server_version_num')).rows[0]?.v ?? 0);
+    if (version < MIN_SERVER_VERSION) {
+      const shown = (await c.query<{ v: string }>('SHOW server_version')).rows[0]?.v ?? String(version);
+      throw new ApiError('invalid_input', `Anima needs PostgreSQL 15 or newer; the server at ${this.where} is ${shown}.`);
+    }
+    await c.query(`SET TimeZone = 'UTC'; SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'`);
+    const lock = await c.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${HOST_LOCK_KEY}) AS ok`);
+    if (!lock.rows[0]?.ok) {
+      const holder = await c
+        .query<{ name: string | null }>(
+          `SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+            WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND ((l.classid::bigint << 32) | l.objid::bigint) = ${HOST_LOCK_KEY} LIMIT 1`,
+        )
+        .then((r) => parseHolder(r.rows[0]?.name))
+        .catch(() => undefined);
+      const who = holder ? `process ${holder.pid} on ${holder.hostname}, since ${holder.startedAt}` : 'another Anima';
+      throw new ApiError(
+        'data_dir_locked',
+        `Anima is already open with this database (${who}, at ${this.where}). Close the other Anima first, or start with a different --database.`,
+      );
+    }
+    try {
+      await c.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+    } catch (err) {
+      throw new ApiError(
+        'invalid_input',
+        `Anima needs the pg_trgm extension in the database at ${this.where} and could not create it (${(err as Error).message}). ` +
+          'Install PostgreSQL\'s contrib extensions, or ask the server\'s administrator to run "CREATE EXTENSION pg_trgm" in that database.',
+      );
+    }
+    this.vectors = await this.#loadVectors();
+    await this.refreshArrayTypes();
+  }
+
+  async #loadVectors(): Promise<ServerVectors> {
+    const c = this.#client;
+    const installed = await c.query(`SELECT 1 FROM pg_extension WHERE extname = 'vector'`);
+    if (installed.rows.length) return { usable: true, reason: '' };
+    const available = await c.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`);
+    if (!available.rows.length) {
+      return {
+        usable: false,
+        reason: 'the PostgreSQL server has no pgvector extension installed',
+        problem: 'Search by meaning is unavailable on this server: its PostgreSQL has no pgvector extension (install it, then start Anima again).',
+      };
+    }
+    try {
+      await c.query('CREATE EXTENSION IF NOT EXISTS vector');
+      return { usable: true, reason: '' };
+    } catch (err) {
+      const reason = `the pgvector extension could not be created in this database (${(err as Error).message})`;
+      return { usable: false, reason, problem: `Search by meaning is unavailable on this server: ${reason}.` };
+    }
+  }
+
+  /** Reads the array types from pg_type (as PGlite does at start): arrays of every type parse element by element. */
+  async refreshArrayTypes(): Promise<void> {
+    const r = await this.#client.query<{ oid: number; typarray: number }>(
+      `SELECT b.oid::int AS oid, b.typarray::int AS typarray FROM pg_catalog.pg_type a
+         JOIN pg_catalog.pg_type b ON b.oid = a.typelem WHERE a.typcategory = 'A' GROUP BY b.oid, b.typarray`,
+    );
+    this.#arrays = new Map(r.rows.map((row) => [Number(row.typarray), Number(row.oid)]));
+  }
+
+  private parse(value: string, oid: number): unknown {
+    const element = this.#arrays.get(oid);
+    if (element !== undefined) return pgliteTypes.arrayParser(value, (v: string) => this.parse(v, element), oid);
+    const parser = parsers[oid];
+    return parser ? parser(value, oid) : value;
+  }
+
+  #serialize(value: unknown, oid: number | undefined): unknown {
+    if (value === null || value === undefined) return null;
+    if (oid !== undefined) {
+      const element = this.#arrays.get(oid);
+      if (element !== undefined && Array.isArray(value)) {
+        return pgliteTypes.arraySerializer(value, (v: unknown) => String(this.#serialize(v, element)), oid);
+      }
+      const serializer = serializers[oid];
+      if (serializer) return serializer(value);
+    }
+    if (value instanceof Date) return value.toISOString();
+    if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    if (typeof value === 'object') return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+    return String(value as string | number | boolean | bigint);
+  }
+
+  /** The server's types for a statement's parameters, asked once per statement text. */
+  async #describe(sql: string): Promise<number[]> {
+    const known = this.#paramTypes.get(sql);
+    if (known) return known;
+    const c = this.#client;
+    await c.query(`PREPARE anima_describe AS ${sql}`);
+    try {
+      const r = await c.query<{ t: string | null }>(
+        `SELECT array_to_string(parameter_types::oid[], ',') AS t FROM pg_prepared_statements WHERE name = 'anima_describe'`,
+      );
+      const types = (r.rows[0]?.t ?? '').split(',').filter(Boolean).map(Number);
+      if (this.#paramTypes.size >= DESCRIBE_CACHE_MAX) this.#paramTypes.clear();
+      this.#paramTypes.set(sql, types);
+      return types;
+    } finally {
+      await c.query('DEALLOCATE anima_describe');
+    }
+  }
+
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(() => {
+      if (this.#closed) throw new Error('The database is closed.');
+      if (this.#lost) throw this.#lostError();
+      return fn();
+    });
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  #lostError(): ApiError {
+    return new ApiError(
+      'internal',
+      `The connection to the PostgreSQL server at ${this.where} was lost (${this.#lost?.message ?? 'closed'}). Start Anima again once the server is reachable.`,
+    );
+  }
+
+  async #query<T>(sql: string, params: unknown[] = []): Promise<QueryResult<T>> {
+    let values: unknown[] = params;
+    if (params.length) {
+      const needsTypes = params.some((p) => p !== null && typeof p === 'object' && !(p instanceof Date) && !(p instanceof Uint8Array));
+      const types = needsTypes ? await this.#describe(sql) : [];
+      values = params.map((p, i) => this.#serialize(p, types[i]));
+    }
+    const r = await this.#client.query({ text: sql, values, queryMode: 'extended' } as pg.QueryConfig);
+    return toResult<T>(r, { affected: 0 });
+  }
+
+  async #exec(sql: string): Promise<QueryResult[]> {
+    const r = (await this.#client.query(sql)) as pg.QueryResult | pg.QueryResult[];
+    const all = Array.isArray(r) ? r : [r];
+    const acc = { affected: 0 };
+    return all.map((one) => toResult(one, acc));
+  }
+
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
+    return this.#exclusive(() => this.#query<T>(sql, params));
+  }
+
+  exec(sql: string): Promise<QueryResult[]> {
+    return this.#exclusive(() => this.#exec(sql));
+  }
+
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.#exclusive(async () => {
+      await this.#client.query('BEGIN');
+      let closed = false;
+      const open = () => {
+        if (closed) throw new Error('Transaction is closed');
+      };
+      const tx: Transaction = {
+        query: <R>(sql: string, params?: unknown[]) => (open(), this.#query<R>(sql, params)),
+        exec: (sql: string) => (open(), this.#exec(sql)),
+        rollback: async () => {
+          open();
+          await this.#client.query('ROLLBACK');
+          closed = true;
+        },
+        get closed() {
+          return closed;
+        },
+      };
+      try {
+        const result = await fn(tx);
+        if (!closed) await this.#client.query('COMMIT');
+        return result;
+      } catch (err) {
+        if (!closed && !this.#lost) await this.#client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        closed = true;
+      }
+    });
+  }
+
+  /** Waits for the calls before it, then ends the connection (the server drops the host lock with it). */
+  close(): Promise<void> {
+    const run = this.#queue.then(async () => {
+      if (this.#closed) return;
+      this.#closed = true;
+      if (!this.#lost) await this.#client.query(`SELECT pg_advisory_unlock(${HOST_LOCK_KEY})`).catch(() => {});
+      await this.#client.end().catch(() => {});
+    });
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+}
+
+function toResult<T>(r: pg.QueryResult, acc: { affected: number }): QueryResult<T> {
+  const command = r.command;
+  const count = typeof r.rowCount === 'number' ? r.rowCount : undefined;
+  if (command && AFFECTING.has(command)) acc.affected += count ?? 0;
+  return {
+    rows: r.rows as T[],
+    fields: (r.fields ?? []).map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })),
+    command,
+    affectedRows: acc.affected,
+    ...(count === undefined ? {} : { rowCount: count }),
+  };
+}
