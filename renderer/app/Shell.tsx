@@ -15,6 +15,7 @@ import { SettingsView } from '../views/settings/SettingsView.js';
 import { SleepView } from '../views/sleep/SleepView.js';
 import { startNewConversation } from './actions.js';
 import { NavRail } from './NavRail.js';
+import { useMorningGreeting } from './useMorningGreeting.js';
 
 function useShortcuts() {
   const setView = useApp((s) => s.setView);
@@ -79,6 +80,7 @@ function ConnectionBanner() {
 export function Shell() {
   const view = useApp((s) => s.view);
   useShortcuts();
+  useMorningGreeting();
 
   useEffect(() => {
     // Needed everywhere: the chat input checks for a model, Settings lists them.

@@ -5,6 +5,7 @@ import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { CitedText } from '../../components/CitationChip.js';
 import { CopyButton } from '../../components/CopyButton.js';
+import { CompanionAvatar, useCompanionName } from '../../components/CompanionAvatar.js';
 import { useAutosize, useBusy, useFocusAtEnd } from '../../components/useEditor.js';
 import { MarkdownText } from '../../components/Markdown.js';
 import { reportError, useApp } from '../../stores/app.js';
@@ -97,7 +98,8 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
   // What the reply waits for before its first word (an on-device model loading), if anything.
   const waitingFor = useChat((s) => (m.role === 'assistant' ? s.replyStatus[m.id]?.status : undefined));
   const injected = m.injectedMemoryIds?.length ? m.injectedMemoryIds : (live ?? NO_IDS);
-  const who = m.role === 'user' ? t('chat.you') : t('chat.companion');
+  const companion = useCompanionName();
+  const who = m.role === 'user' ? t('chat.you') : companion;
 
   const regenerate = () => {
     void useChat.getState().regenerate().catch(reportError);
@@ -150,6 +152,10 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
       aria-label={t('chat.messageFrom', { who, when: fullWhen })}
       aria-busy={streaming || undefined}
     >
+      <div className="msg-from" data-testid="message-from" aria-hidden="true">
+        <CompanionAvatar size={24} />
+        <span>{companion}</span>
+      </div>
       {injected.length ? <InjectedLine ids={injected} /> : null}
       {streaming && empty && (waitingFor === 'loading_model' || waitingFor === 'loading_server_model') ? (
         // Loading can take many seconds: say so in words instead of dots that look stuck. The app's

@@ -2,6 +2,7 @@ import { Fragment, useCallback, useEffect, useLayoutEffect, useMemo, useRef, use
 import { useTranslation } from 'react-i18next';
 import type { Message } from '../../../shared/api.js';
 import { useTimeFormat } from '../../app/hooks.js';
+import { useCompanionName } from '../../components/CompanionAvatar.js';
 import { Icon } from '../../components/Icon.js';
 import { visibleMessages } from '../../lib/chatReducer.js';
 import { prefersReducedMotion } from '../../lib/platform.js';
@@ -66,14 +67,15 @@ export function MessageList({
   // The log itself is silent (a token-by-token announcement would be unbearable); a finished reply
   // is read out once instead.
   const [announce, setAnnounce] = useState('');
+  const companion = useCompanionName();
   const watched = useRef<string | undefined>(streamingId);
   useEffect(() => {
     const was = watched.current;
     watched.current = streamingId;
     if (!was || was === streamingId) return;
     const done = visible.find((m) => m.id === was);
-    if (done && done.status !== 'streaming') setAnnounce(`${t('chat.companion')}: ${done.content.slice(0, 600)}`);
-  }, [streamingId, visible, t]);
+    if (done && done.status !== 'streaming') setAnnounce(`${companion}: ${done.content.slice(0, 600)}`);
+  }, [streamingId, visible, companion]);
 
   // Formatting 200 timestamps on every streamed frame adds up; they only change when the clock
   // ticks or the language/zone changes (which gives new formatter functions).
