@@ -146,11 +146,61 @@ describe('HTTP transport events', () => {
 
     expect(deltas).toEqual(['Hi']);
     expect(connects).toEqual([false, true]);
+  });
 
-    // The server refused the stream outright: EventSource gives up, and so does the banner.
+  /** Resolves once `check` holds (a bound for hangs). */
+  const until = async (check: () => boolean) => {
+    for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(check()).toBe(true);
+  };
+
+  it('after the stream gives up (a server shutting down), asks until the server is back, then opens a new stream by itself', async () => {
+    const sources: FakeEventSource[] = [];
+    const answers: (number | 'down')[] = ['down', 503, 200];
+    const asked: string[] = [];
+    const client = createHttpClient({
+      token: 'tok',
+      baseUrl: 'http://127.0.0.1:9',
+      reconnectDelays: [5],
+      createEventSource: (url) => {
+        const source = new FakeEventSource(url);
+        sources.push(source);
+        return source;
+      },
+      fetch: async (input, init) => {
+        asked.push(`${String(input)} ${(init?.headers as Record<string, string>).Authorization}`);
+        const answer = answers.shift() ?? 200;
+        if (answer === 'down') throw new TypeError('Failed to fetch');
+        return new Response('{}', { status: answer });
+      },
+    });
+    const connects: boolean[] = [];
+    client.onConnect((re) => connects.push(re));
+    sources[0]!.fire('hello', {});
+    // The server ended the stream and answered the browser's retry with 503 (shutting down): EventSource gives up.
+    sources[0]!.readyState = 2;
+    sources[0]!.onerror?.(new Event('error'));
+    expect(client.connectionState).toBe('reconnecting');
+    await until(() => sources.length === 2);
+    expect(asked).toEqual(Array(3).fill('http://127.0.0.1:9/api/call/app.info Bearer tok'));
+    expect(sources[1]!.url).toBe('http://127.0.0.1:9/api/events?token=tok');
+    sources[1]!.fire('hello', {});
+    expect(client.connectionState).toBe('open');
+    expect(connects).toEqual([false, true]);
+  });
+
+  it('closes for good when the token is refused (the link was reset)', async () => {
+    let source!: FakeEventSource;
+    const client = createHttpClient({
+      token: 'old',
+      reconnectDelays: [5],
+      createEventSource: (url) => (source = new FakeEventSource(url)),
+      fetch: async () => new Response(JSON.stringify({ error: { code: 'unauthorized', message: 'no' } }), { status: 401 }),
+    });
+    source.fire('hello', {});
     source.readyState = 2;
     source.onerror?.(new Event('error'));
-    expect(client.connectionState).toBe('closed');
+    await until(() => client.connectionState === 'closed');
   });
 });
 

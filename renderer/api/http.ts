@@ -30,7 +30,12 @@ export interface HttpClientOptions {
   /** Omit to make a client without events (tests of calls only). */
   createEventSource?: (url: string) => EventSourceLike;
   openExternal?: (url: string) => void;
+  /** Waits before asking again whether the server is back (ms, by attempt); tests shorten them. */
+  reconnectDelays?: readonly number[];
 }
+
+/** After the event stream gave up: ask again after 1 s, then less often, at most every 10 s. */
+const RECONNECT_DELAYS = [1000, 2000, 4000, 8000, 10_000];
 
 const knownCodes = new Set<string>(ERROR_CODES);
 
@@ -74,8 +79,43 @@ export function createHttpClient(options: HttpClientOptions): RendererClient {
     stateListeners.emit(next);
   };
 
-  if (options.createEventSource) {
-    const source = options.createEventSource(`${base}/api/events?token=${encodeURIComponent(options.token)}`);
+  const eventsUrl = `${base}/api/events?token=${encodeURIComponent(options.token)}`;
+  const delays = options.reconnectDelays ?? RECONNECT_DELAYS;
+
+  /**
+   * The event stream gave up (the server answered with an error — it was shutting down — or the
+   * browser stopped retrying): ask the server whether it is back and still takes this token, then
+   * open a new stream. A restart on the same data folder keeps the address and token, so the tab
+   * comes back by itself; a refused token (the link was reset) closes for good.
+   */
+  const retry = (attempt: number) => {
+    setTimeout(
+      () => {
+        void (async () => {
+          let status: number;
+          try {
+            // The cheapest call: answered only when the server is up, the host ready and the token good.
+            const response = await doFetch(`${base}/api/call/app.info`, {
+              method: 'POST',
+              headers: { Authorization: `Bearer ${options.token}`, 'Content-Type': 'application/json' },
+              body: '{}',
+            });
+            status = response.status;
+          } catch {
+            status = 0; // not listening (yet)
+          }
+          if (status === 401 || status === 403) return setState('closed');
+          if (status === 200) return openEvents();
+          retry(attempt + 1);
+        })();
+      },
+      delays[Math.min(attempt, delays.length - 1)],
+    );
+  };
+
+  const openEvents = () => {
+    if (!options.createEventSource) return;
+    const source = options.createEventSource(eventsUrl);
     for (const name of EVENT_NAMES) {
       source.addEventListener(name, (event) => {
         let payload: unknown;
@@ -98,10 +138,15 @@ export function createHttpClient(options: HttpClientOptions): RendererClient {
     });
     source.onerror = () => {
       // EventSource retries by itself after a network error; CLOSED (2) means it gave up, which
-      // happens when the server answered with an error (e.g. the token was refused).
-      setState(source.readyState === 2 ? 'closed' : everConnected ? 'reconnecting' : 'connecting');
+      // happens when the server answered with an error (shutting down, or the token was refused).
+      setState(everConnected ? 'reconnecting' : 'connecting');
+      if (source.readyState === 2) {
+        source.close();
+        retry(0);
+      }
     };
-  }
+  };
+  openEvents();
 
   return {
     transport: 'http',

@@ -35,3 +35,17 @@ export function forgetToken(storage: Pick<Storage, 'removeItem'>): void {
     // Nothing to forget.
   }
 }
+
+/** The token this tab holds (browser mode), or null. */
+export function currentToken(storage: Pick<Storage, 'getItem'>): string | null {
+  try {
+    return storage.getItem(TOKEN_STORAGE_KEY);
+  } catch {
+    return null;
+  }
+}
+
+/** The private link to open Anima with this token. */
+export function linkWithToken(origin: string, token: string): string {
+  return `${origin}/?token=${encodeURIComponent(token)}`;
+}

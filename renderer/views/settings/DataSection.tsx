@@ -4,6 +4,7 @@ import { CopyButton } from '../../components/CopyButton.js';
 import { Icon } from '../../components/Icon.js';
 import { useApp } from '../../stores/app.js';
 import { BackupsPanel } from './BackupsPanel.js';
+import { BrowserLinkPanel } from './BrowserLinkPanel.js';
 import { ErasePanel } from './ErasePanel.js';
 import { ExportPanel } from './ExportPanel.js';
 import { ImportPanel } from './ImportPanel.js';
@@ -39,6 +40,7 @@ export function DataSection() {
           <dd className="mono">{info.version}</dd>
         </div>
       </dl>
+      {info.mode === 'browser' ? <BrowserLinkPanel /> : null}
       <Fragment key={erased}>
         <ExportPanel />
         <ImportPanel />
