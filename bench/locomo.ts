@@ -7,7 +7,18 @@
 // After loading, the entity graph is built the way the app builds it (the GraphIndexer's backfill,
 // which the host runs at start for whatever its write queue did not record), and timed.
 //   npm run bench:locomo -- [--data DIR] [--k 5,10,20] [--json FILE] [--graph-walk on|off] [--graph-weight W]
-//                           [--embed-model DIR [--vector-weight W] [--vector-floor F]]
+//                           [--embed-model DIR [--vector-weight W] [--vector-floor F]] [--keep FOLDER]
+// --keep FOLDER: the data folder is kept in FOLDER and reused by the next run with the same --keep, so
+// an experiment on ranking costs a query pass, not a load (LongMemEval dev's 35k turns take minutes to
+// load and index). FOLDER holds a manifest (bench-locomo.json) with a hash of the data files, the
+// questions and the load's figures; a run whose data differs, or whose folder cannot be opened (one
+// written by a newer Anima), loads afresh. A folder opened by newer code is migrated as the app does
+// on upgrade. The load's figures (load_ms_per_turn, graph_build_ms) are then the kept load's. A
+// non-empty FOLDER without the manifest is refused, never wiped.
+// --tune JSON: recall's internal options (RecallInternals: neighbourShare, neighbourMode, …) as one
+// object or a list of them; after the run with the defaults, each is measured too and printed as one
+// line (recall@10 cat 1–4 and per category). For choosing weights (docs/recall-tuning.md); the JSON
+// output is the defaults' run.
 // DIR defaults to ../shared/bench/locomo/dev. --graph-walk defaults to the app's default
 // (GRAPH_WALK_DEFAULT, electron/memory/recall/index.ts), --graph-weight to GRAPH_WEIGHT (fusion.ts).
 // --embed-model: a transformers.js model folder (as the model manager installs them under
@@ -19,6 +30,7 @@
 // both go to the JSON's `vector` object. Exits 1 when the model cannot be loaded or cannot embed here.
 // `n` counts questions with at least one valid evidence turn. Recall is a fraction 0–1; times are
 // milliseconds. Exits 0 when it measured something.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,6 +61,8 @@ const { values } = parseArgs({
     'embed-model': { type: 'string' },
     'vector-weight': { type: 'string', default: '1' },
     'vector-floor': { type: 'string' },
+    keep: { type: 'string' },
+    tune: { type: 'string' },
   },
 });
 
@@ -122,6 +136,18 @@ if (embedModelArg !== undefined) {
   embedLoadMs = performance.now() - loadStart;
 }
 
+let tuneVariants: Record<string, unknown>[] = [];
+if (values.tune !== undefined) {
+  try {
+    const parsed: unknown = JSON.parse(String(values.tune));
+    tuneVariants = (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
+    if (!tuneVariants.every((v) => v && typeof v === 'object' && !Array.isArray(v))) throw new Error('expected objects');
+  } catch (err) {
+    console.error(`--tune: expected a JSON object or a list of them (${(err as Error).message})`);
+    process.exit(2);
+  }
+}
+
 const REQUIRED_K = [5, 10, 20];
 const asked = String(values.k)
   .split(',')
@@ -138,14 +164,6 @@ const maxK = Math.max(...ks);
 const dataDirIn = path.resolve(String(values.data));
 const files = locomoFiles(dataDirIn);
 
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-bench-locomo-'));
-const t0 = performance.now();
-const db = await openDatabase(scratch);
-// Recall as the host builds it: the database and the slot the embedding service (--embed-model) fills.
-const vectors = new VectorSlot();
-const recall = new Recall({ db, vectors });
-const conversations = new Conversations(db);
-
 interface Question {
   file: string;
   category: number;
@@ -154,52 +172,147 @@ interface Question {
   conversationIds: string[];
   turnOf: Map<string, string>; // messageId → dia_id
 }
+
+/** What a kept folder holds beside the database: enough to run the questions without loading again. */
+interface KeptLoad {
+  format: 1;
+  data: string;
+  files: number;
+  skippedFiles: number;
+  droppedQuestions: number;
+  turns: number;
+  loadMs: number;
+  graphMs: number;
+  graphSize: { entities: number; edges: number; mentions: number };
+  questions: Omit<Question, 'turnOf'>[];
+  /** Per file: messageId → dia_id. */
+  turnOf: Record<string, [string, string][]>;
+}
+const MANIFEST = 'bench-locomo.json';
+/** A hash of the data files (names and contents), so a kept folder is reused only for the same data. */
+function dataFingerprint(): string {
+  const h = crypto.createHash('sha256');
+  for (const f of files) {
+    h.update(f);
+    h.update('\0');
+    h.update(fs.readFileSync(path.join(dataDirIn, f)));
+    h.update('\0');
+  }
+  return h.digest('hex');
+}
+const keepDir = values.keep === undefined ? null : path.resolve(String(values.keep));
+let kept: KeptLoad | null = null;
+let fingerprint = '';
+if (keepDir) {
+  fingerprint = dataFingerprint();
+  const manifestFile = path.join(keepDir, MANIFEST);
+  if (fs.existsSync(manifestFile)) {
+    try {
+      const m = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as KeptLoad;
+      if (m.format === 1 && m.data === fingerprint) kept = m;
+      else console.log(`--keep: ${keepDir} holds other data; loading afresh`);
+    } catch {
+      console.log(`--keep: ${manifestFile} is unreadable; loading afresh`);
+    }
+    if (!kept) fs.rmSync(keepDir, { recursive: true, force: true });
+  } else if (fs.existsSync(keepDir) && fs.readdirSync(keepDir).length > 0) {
+    console.error(`--keep: ${keepDir} is not empty and holds no ${MANIFEST}; give an empty or new folder`);
+    process.exit(2);
+  }
+}
+
+const scratch = keepDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'anima-bench-locomo-'));
+fs.mkdirSync(scratch, { recursive: true });
+const t0 = performance.now();
+let db: Awaited<ReturnType<typeof openDatabase>>;
+try {
+  db = await openDatabase(scratch);
+} catch (err) {
+  if (!kept) throw err;
+  // A kept folder this code cannot open (e.g. written by a newer Anima): load afresh.
+  console.log(`--keep: could not open the kept folder (${(err as Error).message}); loading afresh`);
+  kept = null;
+  fs.rmSync(scratch, { recursive: true, force: true });
+  fs.mkdirSync(scratch, { recursive: true });
+  db = await openDatabase(scratch);
+}
+// Recall as the host builds it: the database and the slot the embedding service (--embed-model) fills.
+const vectors = new VectorSlot();
+const recall = new Recall({ db, vectors });
+const conversations = new Conversations(db);
+
 const questions: Question[] = [];
 let turns = 0;
 let skippedFiles = 0;
 let droppedQuestions = 0;
-const loadStart = performance.now();
-for (const file of files) {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(fs.readFileSync(path.join(dataDirIn, file), 'utf8'));
-  } catch (err) {
-    console.warn(`skipped ${file}: not JSON (${(err as Error).message})`);
-    skippedFiles++;
-    continue;
-  }
-  try {
-    const imported = await importLocomo(conversations, raw);
-    turns += imported.messageCount;
-    const turnOf = new Map([...imported.turns].map(([dia, t]) => [t.messageId, dia]));
-    for (const q of imported.qa) {
-      if (q.evidence.length === 0) {
-        droppedQuestions++;
-        continue;
-      }
-      questions.push({ file, category: q.category, question: q.question, evidence: q.evidence, conversationIds: imported.conversationIds, turnOf });
+let loadMs = 0;
+let graphMs = 0;
+let graphSize: { entities: number; edges: number; mentions: number };
+if (kept) {
+  const maps = new Map(Object.entries(kept.turnOf).map(([file, entries]) => [file, new Map(entries)]));
+  for (const q of kept.questions) questions.push({ ...q, turnOf: maps.get(q.file) ?? new Map() });
+  ({ turns, skippedFiles, droppedQuestions, loadMs, graphMs, graphSize } = kept);
+  console.log(`--keep: reusing the data folder loaded before (${turns} turns, ${questions.length} questions)`);
+} else {
+  const loadStart = performance.now();
+  for (const file of files) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(fs.readFileSync(path.join(dataDirIn, file), 'utf8'));
+    } catch (err) {
+      console.warn(`skipped ${file}: not JSON (${(err as Error).message})`);
+      skippedFiles++;
+      continue;
     }
-  } catch (err) {
-    console.warn(`skipped ${file}: ${(err as Error).message}`);
-    skippedFiles++;
+    try {
+      const imported = await importLocomo(conversations, raw);
+      turns += imported.messageCount;
+      const turnOf = new Map([...imported.turns].map(([dia, t]) => [t.messageId, dia]));
+      for (const q of imported.qa) {
+        if (q.evidence.length === 0) {
+          droppedQuestions++;
+          continue;
+        }
+        questions.push({ file, category: q.category, question: q.question, evidence: q.evidence, conversationIds: imported.conversationIds, turnOf });
+      }
+    } catch (err) {
+      console.warn(`skipped ${file}: ${(err as Error).message}`);
+      skippedFiles++;
+    }
+  }
+  loadMs = performance.now() - loadStart;
+  // The entity graph, as the app builds it: the host's GraphIndexer records each stored message after
+  // its write, and its backfill at start reads whatever that queue missed — here, everything.
+  const graphStart = performance.now();
+  const graphIndexer = new GraphIndexer(db, new EntityStore(db, { conversations, memories: new MemoryStore(db) }), (level, message) => {
+    if (level !== 'info') console.warn(message);
+  });
+  await graphIndexer.backfill();
+  await graphIndexer.close();
+  graphMs = performance.now() - graphStart;
+  graphSize = (
+    await db.query<{ entities: number; edges: number; mentions: number }>(
+      `SELECT (SELECT count(*) FROM entities WHERE status = 'active')::int AS entities, (SELECT count(*) FROM entity_edges)::int AS edges,
+              (SELECT count(*) FROM entity_mentions)::int AS mentions`,
+    )
+  ).rows[0]!;
+  if (keepDir) {
+    const manifest: KeptLoad = {
+      format: 1,
+      data: fingerprint,
+      files: files.length,
+      skippedFiles,
+      droppedQuestions,
+      turns,
+      loadMs,
+      graphMs,
+      graphSize,
+      questions: questions.map(({ turnOf: _, ...q }) => q),
+      turnOf: Object.fromEntries(questions.map((q) => [q.file, [...q.turnOf]])),
+    };
+    fs.writeFileSync(path.join(keepDir, MANIFEST), JSON.stringify(manifest));
   }
 }
-const loadMs = performance.now() - loadStart;
-// The entity graph, as the app builds it: the host's GraphIndexer records each stored message after
-// its write, and its backfill at start reads whatever that queue missed — here, everything.
-const graphStart = performance.now();
-const graphIndexer = new GraphIndexer(db, new EntityStore(db, { conversations, memories: new MemoryStore(db) }), (level, message) => {
-  if (level !== 'info') console.warn(message);
-});
-await graphIndexer.backfill();
-await graphIndexer.close();
-const graphMs = performance.now() - graphStart;
-const graphSize = (
-  await db.query<{ entities: number; edges: number; mentions: number }>(
-    `SELECT (SELECT count(*) FROM entities WHERE status = 'active')::int AS entities, (SELECT count(*) FROM entity_edges)::int AS edges,
-            (SELECT count(*) FROM entity_mentions)::int AS mentions`,
-  )
-).rows[0]!;
 const indexStart = performance.now();
 await recall.warm(['session']);
 const indexMs = performance.now() - indexStart;
@@ -216,7 +329,7 @@ interface Run {
 }
 
 /** Every question once. `vector`: recall's vector branch options (weight 0 = off); none = recall's defaults, as before. */
-async function runQuestions(vector?: { vectorWeight: number; vectorFloor?: number; vectorBudgetMs?: number }): Promise<Run> {
+async function runQuestions(vector?: { vectorWeight: number; vectorFloor?: number; vectorBudgetMs?: number }, tune?: Record<string, unknown>): Promise<Run> {
   const perCategory = new Map<number, Scores>();
   const cat14 = newScores();
   const all = newScores();
@@ -237,6 +350,7 @@ async function runQuestions(vector?: { vectorWeight: number; vectorFloor?: numbe
         graphWeight,
         timings,
         ...vector,
+        ...tune,
       })
     ).map((d) => d.hit);
     queryMs.push(performance.now() - start);
@@ -281,7 +395,7 @@ const closeAll = async () => {
   await service?.close();
   await embedder?.close();
   await db.close();
-  fs.rmSync(scratch, { recursive: true, force: true });
+  if (!keepDir) fs.rmSync(scratch, { recursive: true, force: true });
 };
 let without: Run;
 if (embedder) {
@@ -330,6 +444,8 @@ if (embedder) {
 } else {
   without = await runQuestions();
 }
+const tuned: [Record<string, unknown>, Run][] = [];
+for (const variant of tuneVariants) tuned.push([variant, await runQuestions(undefined, variant)]);
 const { perCategory, cat14, all, queryMs, walkMs } = without;
 await closeAll();
 
@@ -381,6 +497,18 @@ if (vectorMeasure) {
   printTable(rowsOf(w));
 }
 console.log('(R@k: recall@k; AE@k: all-evidence@k, the share of questions with every evidence turn in the top k)');
+if (tuned.length) {
+  const r10 = (s: Scores) => (s.n ? (s.sums.get(10)! / s.n).toFixed(3) : '—');
+  const line = (name: string, r: Run) =>
+    `${r10(r.cat14)} [${[...r.perCategory.entries()]
+      .filter(([c]) => c >= 1 && c <= 4)
+      .sort((a, b) => a[0] - b[0])
+      .map(([c, s]) => `${c}: ${r10(s)}`)
+      .join(', ')}]  ${name}`;
+  console.log('\n--tune: R@10 cat 1–4 [per category]');
+  console.log(line('defaults', without));
+  for (const [variant, r] of tuned) console.log(line(JSON.stringify(variant), r));
+}
 const p50 = queryMs.length ? percentile(queryMs, 50) : 0;
 const p95 = queryMs.length ? percentile(queryMs, 95) : 0;
 const walkP50 = walkMs.length ? percentile(walkMs, 50) : 0;
