@@ -473,7 +473,7 @@ function GenerationFields({
   issueFor: (field: GenerationProblem['field']) => GenerationProblem | undefined;
   badField: string | undefined;
 }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const [open, setOpen] = useState(setCount > 0);
   const L = GENERATION_LIMITS;
   const tMax = kind === 'anthropic' ? L.temperature.anthropicMax : L.temperature.max;
@@ -507,7 +507,7 @@ function GenerationFields({
         {t('models.generation.title')}
         {setCount ? <span className="badge">{t('models.generation.changed', { count: setCount })}</span> : null}
       </summary>
-      <p className="help">{t('models.generation.intro')}</p>
+      <p className="help generation-intro">{t('models.generation.intro')}</p>
       <div className="generation-grid">
         {field(
           'temperature',
@@ -544,7 +544,7 @@ function GenerationFields({
         {field(
           'maxTokens',
           t('models.generation.maxTokens'),
-          t('models.generation.maxTokensHelp', { max: Math.floor(contextTokens * L.maxTokens.contextShare) }),
+          t('models.generation.maxTokensHelp', { max: Math.floor(contextTokens * L.maxTokens.contextShare).toLocaleString(i18n.language) }),
           <input
             id={ids.maxTokens}
             className="input narrow"
