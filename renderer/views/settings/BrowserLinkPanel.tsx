@@ -7,7 +7,6 @@ import { api } from '../../api/index.js';
 import { currentToken, linkWithToken } from '../../api/token.js';
 import { CopyButton } from '../../components/CopyButton.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
-import { Icon } from '../../components/Icon.js';
 
 export function BrowserLinkPanel() {
   const { t } = useTranslation();
@@ -33,15 +32,12 @@ export function BrowserLinkPanel() {
   return (
     <section className="data-panel" aria-labelledby={titleId} data-testid="browser-link-panel">
       <h3 className="subhead" id={titleId}>
-        <Icon name="server" size={16} />
         {t('data.browserLink.title')}
       </h3>
-      <p className="help">{t('data.browserLink.intro')}</p>
+      <p className="help data-intro">{t('data.browserLink.intro')}</p>
       {confirming ? (
-        <div role="alertdialog" aria-labelledby={titleId} aria-describedby={`${titleId}-confirm`}>
-          <p className="help" id={`${titleId}-confirm`}>
-            {t('data.browserLink.confirm')}
-          </p>
+        <div className="data-card" role="alertdialog" aria-labelledby={titleId} aria-describedby={`${titleId}-confirm`}>
+          <p id={`${titleId}-confirm`}>{t('data.browserLink.confirm')}</p>
           <div className="data-actions">
             <button type="button" className="button danger" disabled={busy} onClick={() => void reset()} data-testid="browser-link-reset-confirm" autoFocus>
               {t('data.browserLink.confirmButton')}
