@@ -132,9 +132,9 @@ export class PostgresDatabase implements Database {
 
   async #setUp(): Promise<void> {
     const c = this.#client;
-    const version = Number((await c.query<{ v: string }>('SHOW server_version_num')).rows[0]?.v ?? 0);
+    const version = Number((await c.query<{ v: string }>(`SELECT current_setting('server_version_num') AS v`)).rows[0]?.v ?? 0);
     if (version < MIN_SERVER_VERSION) {
-      const shown = (await c.query<{ v: string }>('SHOW server_version')).rows[0]?.v ?? String(version);
+      const shown = (await c.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows[0]?.v ?? String(version);
       throw new ApiError('invalid_input', `Anima needs PostgreSQL 15 or newer; the server at ${this.where} is ${shown}.`);
     }
     await c.query(`SET TimeZone = 'UTC'; SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'`);
