@@ -12,11 +12,12 @@ import { defaultDataDir } from './host/data-dir.js';
 import { describeApplied } from './imports/apply-summary.js';
 import { createHost } from './host/index.js';
 import { appVersion } from './host/version.js';
+import { checkDatabaseUrl, redactDatabaseUrl } from './db/postgres.js';
 import { BrowserLink } from './serve/link.js';
 import { startServer } from './serve/server.js';
 import { describeReport, hasAnimaData } from './vault/command.js';
 
-const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--no-open]
+const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--database postgres://…] [--no-open]
        anima import FILE [--data-dir DIR] [--yes]
        anima export --out FILE [--data-dir DIR] [--force]
        anima vault sync --dir DIR [--dry-run] [--data-dir DIR]
@@ -25,6 +26,9 @@ const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--no-open]
             --port       port on 127.0.0.1 (default: ANIMA_PORT, else the one this data folder used last time,
                          else a free one; 0: a free one). The link's token stays until reset in Settings.
             --data-dir   where the companion's data lives (default: ANIMA_DATA_DIR or your app-data folder)
+            --database   keep the data on a PostgreSQL server (15 or newer, with pg_trgm) instead, e.g.
+                         postgres://anima@localhost:5432/anima (default: ANIMA_DATABASE); the data folder
+                         still holds the keys and the link. One Anima per database at a time.
             --no-open    do not try to open a browser window
   import    Bring in conversations from another app's export: ChatGPT's or Claude's conversations.json,
             a SillyTavern chat (.jsonl), an Open WebUI or LibreChat export, or a character card (.png, .json);
@@ -75,9 +79,13 @@ async function serve(argv: string[]): Promise<void> {
     options: {
       port: { type: 'string' },
       'data-dir': { type: 'string' },
+      database: { type: 'string' },
       'no-open': { type: 'boolean', default: false },
     },
   });
+  // A PostgreSQL URL, checked before anything starts; only its redacted form is ever printed.
+  const database = values.database ?? (process.env.ANIMA_DATABASE || undefined);
+  if (database !== undefined) checkDatabaseUrl(database);
   // Given: that port (0: a free one). Not given: the port this data folder was served on last time.
   const given = values.port ?? process.env.ANIMA_PORT;
   const port = given === undefined ? undefined : Number(given);
@@ -92,7 +100,7 @@ async function serve(argv: string[]): Promise<void> {
   };
   // The folder's address (port and token) stays the same from one start to the next; Settings can reset it.
   const link = new BrowserLink(dataDir, log);
-  const host = await createHost({ dataDir, mode: 'browser', log, browserLink: link });
+  const host = await createHost({ dataDir, mode: 'browser', log, browserLink: link, database });
   await link.load();
   const server = await startServer({ host, staticDir, port, log, link });
   console.log(`Anima is running at ${server.url}`);
@@ -101,8 +109,14 @@ async function serve(argv: string[]): Promise<void> {
       `Port ${server.movedFrom}, where this data folder usually runs, is taken by another program: Anima runs on ${server.port} this time and from now on. Tabs still open on the old address need this new one.`,
     );
   }
-  console.log(`Your companion's data is in ${dataDir}. Press Ctrl+C to stop.`);
+  console.log(
+    database
+      ? `Your companion's data is in the PostgreSQL database ${redactDatabaseUrl(database)} (keys and link in ${dataDir}). Press Ctrl+C to stop.`
+      : `Your companion's data is in ${dataDir}. Press Ctrl+C to stop.`,
+  );
   if (!values['no-open'] && !process.env.CI) openBrowser(server.url);
+  // The terminal's link is the one to open: after a reset in Settings, the new one.
+  link.onReset(() => console.log(`The browser link was reset. Anima is now at ${server.url}`));
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -41,7 +41,7 @@ const zhCN: Messages = {
     howTo: '在运行 {{command}} 的终端里找到类似下面的一行，然后打开那个地址：',
     example: 'Anima is running at http://127.0.0.1:PORT/?token=…',
     expiredTitle: '这个链接已经失效',
-    expiredBody: '打开此页面之后 Anima 重新启动过，旧的密钥已不再有效。请打开终端里新打印的链接。',
+    expiredBody: '浏览器链接已在设置中重置，或此页面来自另一个数据文件夹，所以它的密钥已不再有效。请打开 Anima 在终端里打印的链接。',
   },
   nav: {
     label: '主导航',
