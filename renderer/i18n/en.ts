@@ -39,7 +39,8 @@ const en = {
     howTo: 'Look in the terminal where you ran {{command}} for a line like this, and open that address:',
     example: 'Anima is running at http://127.0.0.1:PORT/?token=…',
     expiredTitle: 'This link has expired',
-    expiredBody: 'The browser link was reset in Settings, or this page is from another data folder, so its key no longer works. Open the link Anima printed in the terminal.',
+    expiredBody:
+      'The browser link was reset in Settings, or this page is from another data folder, so its key no longer works. Open the link Anima printed in the terminal.',
   },
   nav: {
     label: 'Main navigation',
