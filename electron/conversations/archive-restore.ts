@@ -75,6 +75,22 @@ export async function restoreReplacedBy(tx: Tx, pairs: { id: string; replaced_by
   );
 }
 
+/**
+ * After the restored messages are in (and their replaced_by set): the tree of versions as the archive
+ * had it. An archive with `parent_id` names each parent (written as is); its first messages are set
+ * back to none (a message written without a parent follows the line's last: migration 023). An older
+ * archive's parents are worked out as the migration did for messages written before it.
+ */
+export async function restoreParents(tx: Tx, rows: Row[]): Promise<void> {
+  if (!rows.length) return;
+  if ('parent_id' in rows[0]!) {
+    const roots = rows.filter((r) => r.parent_id === null || r.parent_id === undefined).map((r) => String(r.id));
+    await tx.query('UPDATE messages SET parent_id = NULL WHERE id = ANY($1::text[]) AND parent_id IS NOT NULL', [roots]);
+  } else {
+    await tx.query('SELECT link_message_parents($1::text[])', [[...new Set(rows.map((r) => String(r.conversation_id)))]]);
+  }
+}
+
 /** After rows were written with their own seq: the next message takes a seq past them. */
 export async function advanceMessageSeq(tx: Tx): Promise<void> {
   await tx.query(`SELECT setval(pg_get_serial_sequence('messages', 'seq'), greatest((SELECT max(seq) FROM messages), 1))`);

@@ -48,11 +48,29 @@ export function buildTree(rows: readonly TreeRow[]): Tree {
   return { byId, parentOf, childrenOf: (id) => children.get(id) ?? [] };
 }
 
+/** The newest seq in each message's subtree (itself and everything below it). */
+function newestBelow(tree: Tree): Map<string, number> {
+  const newest = new Map<string, number>();
+  const visit = (row: TreeRow): number => {
+    const known = newest.get(row.id);
+    if (known !== undefined) return known;
+    newest.set(row.id, row.seq); // (guards a hand-edited loop)
+    let n = row.seq;
+    for (const kid of tree.childrenOf(row.id)) n = Math.max(n, visit(kid));
+    newest.set(row.id, n);
+    return n;
+  };
+  for (const row of tree.byId.values()) if (!row.removed) visit(row);
+  return newest;
+}
+
 /**
  * The line through `target` (null: from the root): its ancestors, itself, then down — at each step
- * the child already on the line, else the newest child. Ids from root to leaf.
+ * the child already on the line, else the one whose branch was written in last (so flipping back to
+ * a message finds the conversation that went on from it). Ids from root to leaf.
  */
 export function lineThrough(tree: Tree, target: string | null): string[] {
+  const newest = newestBelow(tree);
   const up: string[] = [];
   for (let id = target, steps = 0; id !== null && steps <= tree.byId.size; id = tree.parentOf(id), steps++) up.push(id);
   const line = up.reverse();
@@ -61,7 +79,7 @@ export function lineThrough(tree: Tree, target: string | null): string[] {
   for (;;) {
     const kids = tree.childrenOf(at).filter((k) => !seen.has(k.id));
     if (!kids.length) break;
-    const next = kids.find((k) => k.replacedBy === null) ?? kids.at(-1)!;
+    const next = kids.find((k) => k.replacedBy === null) ?? kids.reduce((a, b) => (newest.get(b.id)! >= newest.get(a.id)! ? b : a));
     line.push(next.id);
     seen.add(next.id);
     at = next.id;

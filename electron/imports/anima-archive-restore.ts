@@ -26,6 +26,7 @@ import {
   existingMessageIds,
   restoreConversations,
   restoreMessages,
+  restoreParents,
   restoreReplacedBy,
   suspendMessageSearchIndexes,
 } from '../conversations/archive-restore.js';
@@ -347,6 +348,7 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
     }
     await rebuild?.();
     await restoreReplacedBy(tx, replaced);
+    await restoreParents(tx, messages);
     if (p.keepSeq && messages.length) await advanceMessageSeq(tx);
     for (const [conversation, seq] of lastSeq) await deps.markRead(tx, conversation, seq);
     // Conversations without messages count as done too.
