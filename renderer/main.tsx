@@ -10,6 +10,7 @@ import './styles/shell.css';
 import './styles/chat/list.css';
 import './styles/chat/conversation.css';
 import './styles/chat/composer.css';
+import './styles/chat/images.css';
 import './styles/settings/layout.css';
 import './styles/settings/models.css';
 import './styles/settings/local-models.css';

@@ -579,7 +579,8 @@ function describeFailure(err: unknown, signal: AbortSignal): ApiErrorShape {
   if (signal.aborted) return { code: 'cancelled', message: 'You stopped this reply.' };
   if (err instanceof ProviderError) return { code: err.code, message: err.message };
   if (err instanceof ApiError) return { code: err.code, message: err.message };
-  if (err instanceof ContextOverflowError) return { code: 'provider_context_overflow', message: err.message };
+  // The person's one message is too long (not the conversation): `field` says so, for the heading.
+  if (err instanceof ContextOverflowError) return { code: 'provider_context_overflow', message: err.message, field: 'content' };
   return { code: 'internal', message: 'Something went wrong while I was answering. The details are in the log.' };
 }
 

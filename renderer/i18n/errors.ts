@@ -16,8 +16,10 @@ export type Translate = (key: string) => string;
 export function toErrorShape(err: unknown): ApiErrorShape {
   if (err instanceof ApiError) return { code: err.code, message: err.message, field: err.field };
   if (err && typeof err === 'object' && 'code' in err && 'message' in err) {
-    const e = err as { code: unknown; message: unknown };
-    if (typeof e.code === 'string' && known.has(e.code)) return { code: e.code as ErrorCode, message: String(e.message) };
+    const e = err as { code: unknown; message: unknown; field?: unknown };
+    if (typeof e.code === 'string' && known.has(e.code)) {
+      return { code: e.code as ErrorCode, message: String(e.message), ...(typeof e.field === 'string' ? { field: e.field } : {}) };
+    }
   }
   return { code: 'internal', message: err instanceof Error ? err.message : String(err) };
 }
@@ -25,10 +27,12 @@ export function toErrorShape(err: unknown): ApiErrorShape {
 export function errorWords(t: Translate, err: unknown): ErrorWords {
   const shape = toErrorShape(err);
   const code = known.has(shape.code) ? shape.code : 'internal';
+  // One message too long for the model is not a conversation that no longer fits: its own heading.
+  const tooLong = code === 'provider_context_overflow' && shape.field === 'content';
   return {
     code,
-    what: t(`errors.${code}.what`),
-    todo: t(`errors.${code}.todo`),
+    what: tooLong ? t('longMessage.errorWhat') : t(`errors.${code}.what`),
+    todo: tooLong ? t('longMessage.errorTodo') : t(`errors.${code}.todo`),
     detail: shape.message && shape.message.trim() ? shape.message : null,
   };
 }

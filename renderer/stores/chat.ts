@@ -21,7 +21,7 @@ export interface ChatState extends ChatData {
   openNew(conversation: Conversation): void;
   close(): void;
   refreshOpen(): Promise<void>;
-  send(content: string): Promise<void>;
+  send(content: string, images?: string[]): Promise<void>;
   stop(): Promise<void>;
   regenerate(): Promise<void>;
   editLast(content: string): Promise<void>;
@@ -119,10 +119,10 @@ export const useChat = create<ChatState>()((set, get) => {
       }
     },
 
-    async send(content) {
+    async send(content, images) {
       const id = get().openId;
       if (!id) throw new Error('No conversation is open');
-      await runSend('send', () => api().call('chat.send', { conversationId: id, content }));
+      await runSend('send', () => api().call('chat.send', { conversationId: id, content, ...(images?.length ? { images } : {}) }));
     },
 
     async stop() {

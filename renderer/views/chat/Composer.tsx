@@ -1,11 +1,22 @@
-import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, type ClipboardEvent, type DragEvent, type FormEvent, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
-import { MAX_MESSAGE_CHARS } from '../../../shared/api.js';
+import { IMAGE_TYPES, MAX_IMAGE_BYTES, MAX_IMAGES_PER_MESSAGE, MAX_MESSAGE_CHARS, seesImages, type ImageRef } from '../../../shared/api.js';
 import { ensureOpenConversation } from '../../app/actions.js';
 import { Icon } from '../../components/Icon.js';
+import { estimateTokens, messageLimit } from '../../lib/messageLimit.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
 import { useProviders } from '../../stores/providers.js';
+import { ImageRefused, prepareImage, rememberUrl, sniffType, uploadImage } from './attach.js';
+
+/** An image in the composer: being made ready and uploaded, then stored (`image`). */
+interface Attachment {
+  key: number;
+  url: string | null;
+  image: ImageRef | null;
+}
+
+let attachmentKeys = 0;
 
 // Unsent text survives switching conversations (not a reload: it never leaves this window).
 const drafts = new Map<string, string>();
@@ -21,8 +32,15 @@ export function Composer() {
   const [text, setText] = useState(() => (openId ? (drafts.get(openId) ?? '') : ''));
   const [sending, setSending] = useState(false);
   const [stopping, setStopping] = useState(false);
+  const [attachments, setAttachments] = useState<Attachment[]>([]);
+  const [imageProblem, setImageProblem] = useState<string | null>(null);
+  const [dragging, setDragging] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);
+  const picker = useRef<HTMLInputElement>(null);
   const streaming = Boolean(streamingId);
+  // The chat model, for what it can take: pictures, and how long one message may be.
+  const chatProviderId = useApp((s) => s.settings?.chatProviderId ?? null);
+  const provider = useProviders((s) => s.items.find((p) => p.id === chatProviderId) ?? null);
 
   const previousId = useRef(openId);
   useEffect(() => {
@@ -51,9 +69,15 @@ export function Composer() {
   useEffect(() => {
     const el = input.current;
     if (!el) return;
+    // Measured at 'auto' with the composer held at its height: were it to collapse for that moment,
+    // the conversation above would grow, lose its place at the bottom, and the newest reply would end
+    // up hidden behind a long paste.
+    const wrap = el.closest<HTMLElement>('.composer-wrap');
+    if (wrap) wrap.style.minHeight = `${wrap.offsetHeight}px`;
     el.style.height = 'auto';
     el.style.height = `${Math.min(el.scrollHeight, MAX_INPUT_PX)}px`;
     el.style.overflowY = el.scrollHeight > MAX_INPUT_PX ? 'auto' : 'hidden';
+    if (wrap) wrap.style.minHeight = '';
   }, [text]);
 
   const update = (value: string) => {
@@ -65,19 +89,79 @@ export function Composer() {
   };
 
   const tooLong = text.length > MAX_MESSAGE_CHARS;
-  const canSend = Boolean(text.trim()) && !streaming && !sending && !noProvider && !tooLong;
+  // The model's own limit, in words, before anything is sent (the host would refuse it after storing it).
+  const limit = provider ? messageLimit(provider) : null;
+  const size = useMemo(() => (limit && text.length > limit.tokens ? estimateTokens(text) : 0), [text, limit]);
+  const tooLongForModel = !tooLong && limit !== null && size > limit.tokens;
+  const preparing = attachments.some((a) => !a.image);
+  const ready = attachments.flatMap((a) => (a.image ? [a.image.id] : []));
+  const cantSee = attachments.length > 0 && provider !== null && !seesImages(provider, provider.abilities?.images);
+  const canSend = (Boolean(text.trim()) || ready.length > 0) && !preparing && !streaming && !sending && !noProvider && !tooLong && !tooLongForModel;
+
+  const attach = (files: File[]) => {
+    setImageProblem(null);
+    const room = MAX_IMAGES_PER_MESSAGE - attachments.length;
+    if (files.length > room) setImageProblem(t('images.tooMany', { max: MAX_IMAGES_PER_MESSAGE }));
+    for (const file of files.slice(0, Math.max(0, room))) {
+      const key = ++attachmentKeys;
+      setAttachments((list) => [...list, { key, url: null, image: null }]);
+      void (async () => {
+        try {
+          const bytes = await prepareImage(file);
+          const image = await uploadImage(bytes);
+          const url = rememberUrl(image.id, bytes, sniffType(bytes.subarray(0, 16)) ?? image.type);
+          setAttachments((list) => list.map((a) => (a.key === key ? { ...a, url, image } : a)));
+        } catch (err) {
+          setAttachments((list) => list.filter((a) => a.key !== key));
+          setImageProblem(
+            err instanceof ImageRefused
+              ? err.reason === 'too_big'
+                ? t('images.tooBig', { size: err.megabytes, max: MAX_IMAGE_BYTES / (1024 * 1024) })
+                : t(err.reason === 'not_image' ? 'images.notImage' : 'images.unreadable')
+              : t('images.uploadFailed'),
+          );
+        }
+      })();
+    }
+  };
+
+  const imageFiles = (list: FileList | null | undefined) => [...(list ?? [])].filter((f) => f.type.startsWith('image/') || f.type === '');
+
+  const onPaste = (e: ClipboardEvent<HTMLTextAreaElement>) => {
+    const files = imageFiles(e.clipboardData?.files);
+    if (!files.length) return; // words paste as words
+    e.preventDefault();
+    attach(files);
+  };
+
+  const onDrop = (e: DragEvent<HTMLDivElement>) => {
+    setDragging(false);
+    if (!e.dataTransfer?.files?.length) return;
+    e.preventDefault();
+    attach([...e.dataTransfer.files]);
+  };
+
+  const onDragOver = (e: DragEvent<HTMLDivElement>) => {
+    if (![...(e.dataTransfer?.types ?? [])].includes('Files')) return;
+    e.preventDefault();
+    setDragging(true);
+  };
 
   const send = async () => {
     if (!canSend) return;
     const content = text;
+    const sent = attachments;
     setSending(true);
     update('');
+    setAttachments([]);
+    setImageProblem(null);
     try {
       await ensureOpenConversation();
-      await useChat.getState().send(content);
+      await useChat.getState().send(content, ready.length ? ready : undefined);
     } catch (err) {
-      // Nothing the person wrote is lost to a failed call.
+      // Nothing the person wrote or attached is lost to a failed call.
       setText((current) => (current ? current : content));
+      setAttachments((current) => (current.length ? current : sent));
       if (openId) drafts.set(openId, content);
       reportError(err);
     } finally {
@@ -114,7 +198,13 @@ export function Composer() {
   };
 
   return (
-    <div className="composer-wrap">
+    <div
+      className={dragging ? 'composer-wrap dragging' : 'composer-wrap'}
+      onDragOver={onDragOver}
+      onDragLeave={() => setDragging(false)}
+      onDrop={onDrop}
+      data-testid="composer"
+    >
       {noProvider && providersLoaded ? (
         <div className="composer-notice" role="status" data-testid="no-provider">
           <span>{t('chat.noProvider')}</span>
@@ -133,8 +223,78 @@ export function Composer() {
         <div className="composer-notice" role="alert" data-testid="too-long">
           <span>{t('chat.tooLong', { count: text.length - MAX_MESSAGE_CHARS })}</span>
         </div>
+      ) : tooLongForModel && limit && provider ? (
+        <div className="composer-notice" role="alert" data-testid="too-long-for-model">
+          <span>
+            {t('longMessage.tooLongForModel', {
+              size: size.toLocaleString(),
+              limit: limit.tokens.toLocaleString(),
+              window: limit.window.toLocaleString(),
+              model: provider.model,
+            })}
+          </span>
+        </div>
+      ) : null}
+      {cantSee ? (
+        <div className="composer-notice" role="status" data-testid="cant-see">
+          <span>{t('images.cantSee')}</span>
+        </div>
+      ) : null}
+      {imageProblem ? (
+        <div className="composer-notice" role="alert" data-testid="image-problem">
+          <span>{imageProblem}</span>
+          <button type="button" className="button ghost small" aria-label={t('common.close')} onClick={() => setImageProblem(null)}>
+            <Icon name="close" size={14} />
+          </button>
+        </div>
+      ) : null}
+      {attachments.length ? (
+        <ul className="composer-images" aria-label={t('images.attached', { count: attachments.length })} data-testid="composer-images">
+          {attachments.map((a, i) => (
+            <li key={a.key} className={a.image ? 'composer-image' : 'composer-image preparing'} data-testid="composer-image" data-ready={Boolean(a.image)}>
+              {a.url ? <img src={a.url} alt={t('images.alt', { n: i + 1 })} /> : <span className="composer-image-wait">{t('images.preparing')}</span>}
+              <button
+                type="button"
+                className="composer-image-remove"
+                aria-label={t('images.remove', { n: i + 1 })}
+                title={t('images.remove', { n: i + 1 })}
+                onClick={() => setAttachments((list) => list.filter((x) => x.key !== a.key))}
+              >
+                <Icon name="close" size={12} />
+              </button>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {dragging ? (
+        <p className="composer-drop" aria-hidden="true">
+          {t('images.dropHere')}
+        </p>
       ) : null}
       <form className="composer" onSubmit={onSubmit}>
+        <input
+          ref={picker}
+          type="file"
+          accept={IMAGE_TYPES.join(',')}
+          multiple
+          hidden
+          data-testid="attach-input"
+          onChange={(e) => {
+            attach(imageFiles(e.target.files));
+            e.target.value = '';
+          }}
+        />
+        <button
+          type="button"
+          className="composer-button attach"
+          data-testid="attach-button"
+          aria-label={t('images.attach')}
+          title={t('images.attachHint', { max: MAX_IMAGES_PER_MESSAGE })}
+          disabled={attachments.length >= MAX_IMAGES_PER_MESSAGE}
+          onClick={() => picker.current?.click()}
+        >
+          <Icon name="image" size={18} />
+        </button>
         <textarea
           ref={input}
           className="composer-input"
@@ -146,6 +306,7 @@ export function Composer() {
           autoFocus
           onChange={(e) => update(e.target.value)}
           onKeyDown={onKeyDown}
+          onPaste={onPaste}
         />
         {streaming ? (
           <button

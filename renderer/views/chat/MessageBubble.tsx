@@ -3,7 +3,6 @@ import { useTranslation } from 'react-i18next';
 import type { Message } from '../../../shared/api.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
-import { CitedText } from '../../components/CitationChip.js';
 import { CopyButton } from '../../components/CopyButton.js';
 import { CompanionAvatar, useCompanionName } from '../../components/CompanionAvatar.js';
 import { useAutosize, useBusy, useFocusAtEnd } from '../../components/useEditor.js';
@@ -12,6 +11,8 @@ import { reportError, useApp } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
 import { useMemories } from '../../stores/memories.js';
 import { InjectedLine } from './InjectedLine.js';
+import { LongText } from './LongText.js';
+import { MessageImages } from './MessageImages.js';
 
 // Errors a person fixes in Settings get a button that goes there.
 const SETTINGS_FIXES = new Set([
@@ -119,9 +120,13 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
           <EditBox initial={m.content} onDone={() => setEditing(false)} />
         ) : (
           <>
-            <div className="msg-bubble">
-              <CitedText text={m.content} />
-            </div>
+            <MessageImages images={m.images}>
+              {m.content ? (
+                <div className="msg-bubble">
+                  <LongText text={m.content} />
+                </div>
+              ) : null}
+            </MessageImages>
             <div className="msg-actions">
               <time dateTime={m.createdAt} title={fullWhen}>
                 {when}
@@ -193,7 +198,7 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
           ) : null}
           {m.error && SETTINGS_FIXES.has(m.error.code) ? (
             <button type="button" className="button ghost small" onClick={() => useApp.getState().setView('settings', 'models')}>
-              {t('chat.noProviderAction')}
+              {m.error.code === 'no_provider' ? t('chat.noProviderAction') : t('longMessage.openSettings')}
             </button>
           ) : null}
         </ErrorNote>

@@ -127,6 +127,8 @@ export function MessageList({
       if (stick.current) el.scrollTop = el.scrollHeight;
     });
     ro.observe(inner);
+    // The scroller itself shrinks when the composer grows (a long paste, a notice): the newest stays in view.
+    ro.observe(el);
     return () => ro.disconnect();
   }, []);
 

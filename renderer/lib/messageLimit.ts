@@ -1,0 +1,28 @@
+// How long one message may be for the chat model, said before sending: the same estimate the host
+// fits the history with (electron/llm/context.ts: four characters a token, one a CJK character) and
+// the same window (the smaller of the person's setting and what the server says it gives), less the
+// room kept for the reply and an allowance for the system prompt the host puts first.
+import type { ProviderConfig } from '../../shared/api.js';
+
+const WIDE = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/g;
+/** Room the system prompt (the self, resident memory, the rules) takes, roughly, before any message. */
+export const SYSTEM_ALLOWANCE = 1500;
+
+export function estimateTokens(text: string): number {
+  const wide = text.match(WIDE)?.length ?? 0;
+  return wide + Math.ceil((text.length - wide) / 4);
+}
+
+export interface MessageLimit {
+  /** The context window the conversation is fitted into. */
+  window: number;
+  /** About how many tokens one message may take. */
+  tokens: number;
+}
+
+export function messageLimit(provider: Pick<ProviderConfig, 'contextTokens' | 'server'>): MessageLimit {
+  const server = provider.server?.contextTokens;
+  const window = server ? Math.min(server, provider.contextTokens) : provider.contextTokens;
+  const reply = Math.min(1024, Math.floor(window / 4));
+  return { window, tokens: Math.max(256, window - reply - SYSTEM_ALLOWANCE) };
+}
