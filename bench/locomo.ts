@@ -517,7 +517,7 @@ console.log(
   `query ms: p50 ${p50.toFixed(2)}, p95 ${p95.toFixed(2)}; load ${(loadMs / 1000).toFixed(1)} s (${turns ? (loadMs / turns).toFixed(2) : 0} ms/turn), index build ${indexMs.toFixed(0)} ms, total ${((performance.now() - t0) / 1000).toFixed(1)} s`,
 );
 console.log(
-  `entity graph: built in ${(graphMs / 1000).toFixed(1)} s (${turns ? (graphMs / turns).toFixed(2) : 0} ms/turn): ${graphSize.entities} entities, ${graphSize.edges} edges, ${graphSize.mentions} mentions` +
+  `entity graph: built in ${(graphMs / 1000).toFixed(1)} s (graph_ms_per_turn ${turns ? (graphMs / turns).toFixed(2) : 0}): ${graphSize.entities} entities, ${graphSize.edges} edges, ${graphSize.mentions} mentions` +
     (graphWalk ? `; walk ms a query: p50 ${walkP50.toFixed(2)}, p95 ${walkP95.toFixed(2)} (${walkMs.length} walks)` : ''),
 );
 const recallOf = (r: Run) => {
@@ -582,6 +582,7 @@ const result = {
     per_category: Object.fromEntries([...perCategory.entries()].sort((a, b) => a[0] - b[0]).map(([c, s]) => [String(c), allEvidence(s)])),
   },
   graph_build_ms: round(graphMs, 1),
+  graph_ms_per_turn: turns ? round(graphMs / turns, 3) : 0,
   graph: graphSize,
   graph_walk_ms: { p50: round(walkP50, 2), p95: round(walkP95, 2), walks: walkMs.length },
   node: process.version,
