@@ -53,6 +53,16 @@ export function upsertMessage(list: readonly Message[], message: Message): Messa
   return next;
 }
 
+/**
+ * Which versions a message has comes with the conversation (conversations.get), not with the events
+ * and call results about one message: a copy without them keeps what the list knew.
+ */
+function keepVersions(list: readonly Message[], incoming: Message): Message {
+  if (incoming.versionIds) return incoming;
+  const known = list.find((m) => m.id === incoming.id)?.versionIds;
+  return known ? { ...incoming, versionIds: known } : incoming;
+}
+
 /** A finished message is final: a late "streaming" copy of it (from a slow call reply) must not undo that. */
 function mergeIncoming(existing: Message | undefined, incoming: Message, pending: string | undefined): Message {
   if (existing && existing.status !== 'streaming' && incoming.status === 'streaming') return existing;
@@ -96,7 +106,7 @@ export function applyFinished(data: ChatData, payload: ApiEvents['chat.finished'
   const pendingText = without(data.pendingText, message.id);
   const list = data.messages[conversationId];
   if (!list) return { ...data, streaming, pendingText };
-  return { ...data, streaming, pendingText, messages: { ...data.messages, [conversationId]: upsertMessage(list, message) } };
+  return { ...data, streaming, pendingText, messages: { ...data.messages, [conversationId]: upsertMessage(list, keepVersions(list, message)) } };
 }
 
 /** A fresh copy of a conversation from the host (first open, or after the event stream reconnected). */
@@ -130,6 +140,7 @@ function sameMessage(a: Message, b: Message): boolean {
     a.content === b.content &&
     a.status === b.status &&
     a.replacedBy === b.replacedBy &&
+    (a.versionIds ?? []).join() === (b.versionIds ?? []).join() &&
     a.model === b.model &&
     a.createdAt === b.createdAt &&
     (a.error?.code ?? null) === (b.error?.code ?? null) &&
@@ -174,7 +185,7 @@ export function applySendResult(data: ChatData, result: SendResult, kind: SendKi
     }
   }
 
-  list = upsertMessage(list, userMessage);
+  list = upsertMessage(list, keepVersions(list, userMessage));
   const existingReply = list.find((m) => m.id === assistantMessage.id);
   const pending = data.pendingText[assistantMessage.id];
   const reply = mergeIncoming(existingReply, assistantMessage, pending);
@@ -183,6 +194,17 @@ export function applySendResult(data: ChatData, result: SendResult, kind: SendKi
   const pendingText = without(data.pendingText, assistantMessage.id);
   const streaming = reply.status === 'streaming' ? { ...data.streaming, [conversationId]: reply.id } : without(data.streaming, conversationId);
   return { ...data, pendingText, streaming, messages: { ...data.messages, [conversationId]: list } };
+}
+
+/** "Continue": a finished reply is being written on; the words that arrive are appended to it. */
+export function applyReopened(data: ChatData, conversationId: string, messageId: string): ChatData {
+  const list = data.messages[conversationId];
+  const index = list?.findIndex((m) => m.id === messageId) ?? -1;
+  if (!list || index < 0) return data;
+  const next = list.slice();
+  next[index] = { ...list[index]!, status: 'streaming', error: null };
+  const stoppedByUser = without(data.stoppedByUser, messageId) as Record<string, true>;
+  return { ...data, stoppedByUser, streaming: { ...data.streaming, [conversationId]: messageId }, messages: { ...data.messages, [conversationId]: next } };
 }
 
 export function markStoppedByUser(data: ChatData, messageId: string): ChatData {

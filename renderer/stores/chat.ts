@@ -1,7 +1,18 @@
 import { create } from 'zustand';
 import type { ApiEvents, Conversation } from '../../shared/api.js';
 import { api } from '../api/index.js';
-import { applyDelta, applyFinished, applyLoaded, applySendResult, emptyChatData, markStoppedByUser, type ChatData, type SendKind } from '../lib/chatReducer.js';
+import {
+  applyDelta,
+  applyFinished,
+  applyLoaded,
+  applyReopened,
+  applySendResult,
+  emptyChatData,
+  markStoppedByUser,
+  visibleMessages,
+  type ChatData,
+  type SendKind,
+} from '../lib/chatReducer.js';
 
 export interface ChatState extends ChatData {
   openId: string | null;
@@ -23,8 +34,19 @@ export interface ChatState extends ChatData {
   refreshOpen(): Promise<void>;
   send(content: string, images?: string[]): Promise<void>;
   stop(): Promise<void>;
-  regenerate(): Promise<void>;
+  /** Writes a reply again: the last one, or this one (a reply on the chosen line). */
+  regenerate(messageId?: string): Promise<void>;
   editLast(content: string): Promise<void>;
+  /** Edits a message of the person's: a new version, answered again; what followed the original stays as a branch. */
+  edit(messageId: string, content: string): Promise<void>;
+  /** Chooses a version: the conversation continues from the line through it. */
+  choose(messageId: string): Promise<void>;
+  /** Writes on the last reply (cut off, stopped, or too short). */
+  continueReply(): Promise<void>;
+  /** Deletes one message; the returned function takes the delete back. */
+  deleteMessage(messageId: string): Promise<() => Promise<void>>;
+  /** A new conversation holding the chosen line through this message; it is opened. */
+  branch(messageId: string, title: string): Promise<void>;
   applyDeltas(deltas: ApiEvents['chat.delta'][]): void;
   applyFinished(payload: ApiEvents['chat.finished']): void;
   applyStatus(payload: ApiEvents['chat.status']): void;
@@ -63,6 +85,30 @@ export const useChat = create<ChatState>()((set, get) => {
   async function runSend(kind: SendKind, call: () => Promise<Parameters<typeof applySendResult>[1]>) {
     const result = await call();
     set(applySendResult(data(), result, kind));
+  }
+
+  /**
+   * A call that changes the chosen line and starts a reply: the line is read again from the host
+   * (which versions are shown where), then the reply is placed (its words may have started already).
+   */
+  /**
+   * After the chosen line changed (a flip, a delete, an undo): the host's line replaces what is here;
+   * a message shown here that is not on it any more goes (refreshOpen keeps newer ones, for sends).
+   */
+  async function reloadLine(conversationId: string) {
+    if (get().openId !== conversationId) return;
+    const { conversation, messages } = await api().call('conversations.get', { id: conversationId });
+    if (get().openId !== conversationId) return;
+    const onLine = new Set(messages.map((m) => m.id));
+    const here = data();
+    const kept = { ...here, messages: { ...here.messages, [conversationId]: (here.messages[conversationId] ?? []).filter((m) => onLine.has(m.id)) } };
+    set({ ...applyLoaded(kept, conversationId, messages), conversation });
+  }
+
+  async function runAndReload(call: () => Promise<Parameters<typeof applySendResult>[1]>, kind: SendKind = 'send') {
+    const result = await call();
+    set(applySendResult(data(), result, kind));
+    await get().refreshOpen();
   }
 
   return {
@@ -134,10 +180,48 @@ export const useChat = create<ChatState>()((set, get) => {
       await api().call('chat.stop', { conversationId: id });
     },
 
-    async regenerate() {
+    async regenerate(messageId) {
       const id = get().openId;
       if (!id) return;
-      await runSend('regenerate', () => api().call('chat.regenerate', { conversationId: id }));
+      if (!messageId) return runAndReload(() => api().call('chat.regenerate', { conversationId: id }), 'regenerate');
+      await runAndReload(() => api().call('chat.regenerate', { conversationId: id, messageId }));
+    },
+
+    async edit(messageId, content) {
+      await runAndReload(() => api().call('chat.edit', { messageId, content }));
+    },
+
+    async choose(messageId) {
+      const { conversationId } = await api().call('chat.choose', { messageId });
+      await reloadLine(conversationId);
+    },
+
+    async continueReply() {
+      const id = get().openId;
+      const last = id ? visibleMessages(get().messages[id] ?? []).at(-1) : undefined;
+      if (!id || !last) return;
+      // Writing again from here on: the words that arrive are appended to what it says.
+      set(applyReopened(data(), id, last.id));
+      try {
+        await api().call('chat.continue', { conversationId: id });
+      } catch (err) {
+        await get().refreshOpen();
+        throw err;
+      }
+    },
+
+    async deleteMessage(messageId) {
+      const { conversationId } = await api().call('chat.deleteMessage', { messageId });
+      await reloadLine(conversationId);
+      return async () => {
+        await api().call('chat.restoreMessage', { messageId });
+        await reloadLine(conversationId);
+      };
+    },
+
+    async branch(messageId, title) {
+      const conversation = await api().call('conversations.branch', { messageId, title });
+      await get().open(conversation.id);
     },
 
     async editLast(content) {

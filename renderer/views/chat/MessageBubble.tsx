@@ -36,7 +36,107 @@ export interface BubbleProps {
   fullWhen: string;
 }
 
-function EditBox({ initial, onDone }: { initial: string; onDone: () => void }) {
+/** Flips between a message's versions: ‹ n/m ›; ←/→ on the focused message do the same. */
+function VersionSwitch({ message: m, disabled }: { message: Message; disabled: boolean }) {
+  const { t } = useTranslation();
+  const ids = m.versionIds!;
+  const n = ids.indexOf(m.id) + 1;
+  return (
+    <div className="msg-versions" role="group" data-testid="versions" aria-label={t('versions.position', { n, count: ids.length })} title={t('versions.keys')}>
+      <button
+        type="button"
+        className="msg-action msg-version-step"
+        data-testid="version-previous"
+        aria-label={t('versions.previous')}
+        disabled={disabled || n <= 1}
+        onClick={() => flipVersion(m, -1)}
+      >
+        ‹
+      </button>
+      <span className="msg-version-position" data-testid="version-position">
+        {n}/{ids.length}
+      </span>
+      <button
+        type="button"
+        className="msg-action msg-version-step"
+        data-testid="version-next"
+        aria-label={t('versions.next')}
+        disabled={disabled || n >= ids.length}
+        onClick={() => flipVersion(m, 1)}
+      >
+        ›
+      </button>
+    </div>
+  );
+}
+
+/** Chooses the version before or after this one; the focus follows to it, so ←/→ can go on. */
+function flipVersion(m: Message, step: -1 | 1): void {
+  const ids = m.versionIds;
+  const to = ids?.[ids.indexOf(m.id) + step];
+  if (!to) return;
+  const hadFocus = document.activeElement?.closest('[data-testid="message"]') !== null;
+  useChat
+    .getState()
+    .choose(to)
+    .then(() => {
+      if (hadFocus) document.querySelector<HTMLElement>(`[data-testid="message"][data-id="${CSS.escape(to)}"]`)?.focus();
+    })
+    .catch(reportError);
+}
+
+function onMessageKey(m: Message, busy: boolean) {
+  return (e: KeyboardEvent<HTMLElement>) => {
+    if (busy || !m.versionIds || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    const target = e.target as HTMLElement;
+    if (target.closest('textarea, input, [contenteditable="true"]')) return;
+    if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
+      e.preventDefault();
+      flipVersion(m, e.key === 'ArrowLeft' ? -1 : 1);
+    }
+  };
+}
+
+/** Delete (with an undo in the toast) and "branch from here", for any finished message. */
+function MessageTools({ message: m }: { message: Message }) {
+  const { t } = useTranslation();
+  const remove = () => {
+    useChat
+      .getState()
+      .deleteMessage(m.id)
+      .then((undo) =>
+        useApp.getState().toast({
+          tone: 'info',
+          text: t('versions.deleted'),
+          action: {
+            label: t('versions.undo'),
+            run: () => {
+              undo()
+                .then(() => useApp.getState().toast({ tone: 'info', text: t('versions.restored') }))
+                .catch(reportError);
+            },
+          },
+        }),
+      )
+      .catch(reportError);
+  };
+  const branch = () => {
+    const title = useChat.getState().conversation?.title ?? '';
+    useChat.getState().branch(m.id, t('versions.branchTitle', { title }).slice(0, 200)).catch(reportError);
+  };
+  return (
+    <>
+      <button type="button" className="msg-action" data-testid="branch" onClick={branch}>
+        <span>{t('versions.branch')}</span>
+      </button>
+      <button type="button" className="msg-action" data-testid="delete" aria-label={t('versions.delete')} title={t('versions.delete')} onClick={remove}>
+        <Icon name="trash" size={15} />
+      </button>
+    </>
+  );
+}
+
+function EditBox({ messageId, initial, onDone }: { messageId: string; initial: string; onDone: () => void }) {
   const { t } = useTranslation();
   const [text, setText] = useState(initial);
   const { busy: saving, run } = useBusy({ report: reportError });
@@ -49,7 +149,7 @@ function EditBox({ initial, onDone }: { initial: string; onDone: () => void }) {
     if (!content || saving) return;
     if (content === initial.trim()) return onDone();
     await run(async () => {
-      await useChat.getState().editLast(content);
+      await useChat.getState().edit(messageId, content);
       onDone();
       useChat.getState().requestFocus();
     });
@@ -71,7 +171,8 @@ function EditBox({ initial, onDone }: { initial: string; onDone: () => void }) {
       <textarea
         ref={ref}
         className="msg-edit-input"
-        aria-label={t('chat.editLabel')}
+        aria-label={t('versions.editLabel')}
+        title={t('versions.editHint')}
         data-testid="edit-input"
         value={text}
         onChange={(e) => setText(e.target.value)}
@@ -103,8 +204,14 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
   const who = m.role === 'user' ? t('chat.you') : companion;
 
   const regenerate = () => {
-    void useChat.getState().regenerate().catch(reportError);
+    // The last reply: as before (also "retry"); an earlier one: that reply, whatever followed it kept as a branch.
+    void useChat
+      .getState()
+      .regenerate(isLastReply ? undefined : m.id)
+      .catch(reportError);
   };
+  const onKeyDown = onMessageKey(m, busy);
+  const versions = m.versionIds && m.versionIds.length > 1 ? <VersionSwitch message={m} disabled={busy} /> : null;
 
   if (m.role === 'user') {
     return (
@@ -115,9 +222,11 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
         data-status={m.status}
         data-id={m.id}
         aria-label={t('chat.messageFrom', { who, when: fullWhen })}
+        tabIndex={versions ? 0 : undefined}
+        onKeyDown={versions ? onKeyDown : undefined}
       >
         {editing ? (
-          <EditBox initial={m.content} onDone={() => setEditing(false)} />
+          <EditBox messageId={m.id} initial={m.content} onDone={() => setEditing(false)} />
         ) : (
           <>
             <MessageImages images={m.images}>
@@ -132,13 +241,15 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
                 {when}
               </time>
               <CopyButton text={m.content} className="msg-action" label={t('chat.copy')} copiedLabel={t('chat.copied')} wrapLabel />
-              {isLastUser && !busy ? (
-                <button type="button" className="msg-action" data-testid="edit-last" onClick={() => setEditing(true)}>
+              {!busy ? (
+                <button type="button" className="msg-action" data-testid={isLastUser ? 'edit-last' : 'edit'} onClick={() => setEditing(true)}>
                   <Icon name="pencil" size={15} />
                   <span>{t('chat.edit')}</span>
                 </button>
               ) : null}
+              {!busy ? <MessageTools message={m} /> : null}
             </div>
+            {versions}
           </>
         )}
       </article>
@@ -156,6 +267,8 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
       data-id={m.id}
       aria-label={t('chat.messageFrom', { who, when: fullWhen })}
       aria-busy={streaming || undefined}
+      tabIndex={versions ? 0 : undefined}
+      onKeyDown={versions ? onKeyDown : undefined}
     >
       <div className="msg-from" data-testid="message-from" aria-hidden="true">
         <CompanionAvatar size={24} />
@@ -204,18 +317,31 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
         </ErrorNote>
       ) : null}
 
+      {versions}
       {!streaming ? (
         <div className="msg-actions">
           <time dateTime={m.createdAt} title={m.model ? `${fullWhen} · ${t('chat.writtenBy', { model: m.model })}` : fullWhen}>
             {when}
           </time>
           {m.content ? <CopyButton text={m.content} className="msg-action" label={t('chat.copy')} copiedLabel={t('chat.copied')} wrapLabel /> : null}
-          {isLastReply && m.status !== 'error' && !busy ? (
+          {m.status !== 'error' && !busy ? (
             <button type="button" className="msg-action" data-testid="regenerate" onClick={regenerate}>
               <Icon name="regenerate" size={15} />
               <span>{t('chat.regenerate')}</span>
             </button>
           ) : null}
+          {isLastReply && !busy && m.content.trim() && (m.status === 'partial' || m.status === 'complete') ? (
+            <button
+              type="button"
+              className="msg-action"
+              data-testid="continue"
+              title={t('versions.continueHint')}
+              onClick={() => void useChat.getState().continueReply().catch(reportError)}
+            >
+              <span>{t('versions.continue')}</span>
+            </button>
+          ) : null}
+          {!busy ? <MessageTools message={m} /> : null}
         </div>
       ) : null}
     </article>
