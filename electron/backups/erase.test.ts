@@ -64,6 +64,8 @@ beforeAll(async () => {
   await db.close();
   host = await startTestHost({ dataDir, sleep: { tickMs: 0 }, backups: { tickMs: 0 } });
   await host.api['settings.update']({ onboarded: true });
+  // The companion's picture, kept in the data folder (companion/).
+  await host.api['self.setAvatar']({ image: `data:image/png;base64,${fs.readFileSync(path.resolve('build', 'icon.png')).toString('base64')}` });
   // Copies of every kind in the data folder and one in the person's own folder; an export; a restore's undo.
   await host.api['backups.setFolder']({ folder: ownFolder });
   const [copy] = await host.api['backups.makeNow']({ where: 'both' });
