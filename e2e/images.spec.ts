@@ -54,34 +54,25 @@ async function sendAndWait(page: Page, replies: number): Promise<void> {
   await expect(assistant(page).last()).toHaveAttribute('data-status', 'complete', { timeout: 60_000 });
 }
 
+/** A script that makes a DataTransfer holding one PNG file (a string: the root tsconfig has no DOM types). */
+const transferScript = (bytes: Buffer, name: string) => `(() => {
+  const bin = atob(${JSON.stringify(bytes.toString('base64'))});
+  const data = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
+  const transfer = new DataTransfer();
+  transfer.items.add(new File([data], ${JSON.stringify(name)}, { type: 'image/png' }));
+  return transfer;
+})()`;
+
 /** A paste of an image file into the composer, as the clipboard hands it over. */
 async function pasteImage(page: Page, bytes: Buffer, name: string): Promise<void> {
-  await page.getByTestId('chat-input').evaluate(
-    (el, { b64, name }) => {
-      const bin = atob(b64);
-      const data = new Uint8Array(bin.length);
-      for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
-      const transfer = new DataTransfer();
-      transfer.items.add(new File([data], name, { type: 'image/png' }));
-      el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: transfer, bubbles: true, cancelable: true }));
-    },
-    { b64: bytes.toString('base64'), name },
-  );
+  await page.evaluate(`document.querySelector('[data-testid="chat-input"]').dispatchEvent(
+    new ClipboardEvent('paste', { clipboardData: ${transferScript(bytes, name)}, bubbles: true, cancelable: true }))`);
 }
 
 /** A file dragged from the desktop and dropped on the composer. */
 async function dropImage(page: Page, bytes: Buffer, name: string): Promise<void> {
-  const transfer = await page.evaluateHandle(
-    ({ b64, name }) => {
-      const bin = atob(b64);
-      const data = new Uint8Array(bin.length);
-      for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
-      const t = new DataTransfer();
-      t.items.add(new File([data], name, { type: 'image/png' }));
-      return t;
-    },
-    { b64: bytes.toString('base64'), name },
-  );
+  const transfer = await page.evaluateHandle(transferScript(bytes, name));
   await page.getByTestId('composer').dispatchEvent('dragover', { dataTransfer: transfer });
   await page.getByTestId('composer').dispatchEvent('drop', { dataTransfer: transfer });
 }
