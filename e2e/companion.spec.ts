@@ -40,7 +40,7 @@ const systemOf = (body: unknown) => {
 const chatBodies = () => fake.requests.filter((r) => r.body && !findTask(r.body)).map((r) => r.body);
 
 /** The sleep tasks answered by `night`, the morning note by the morning message, anything else echoed. */
-function model(night: (body: unknown) => FakeResponse | undefined) {
+function model(night: (body: unknown) => FakeResponse | undefined | Promise<FakeResponse | undefined>) {
   fake.respond = (body) => {
     if (findTask(body)) return night(body);
     if (lastTurn(body).includes(NOTE_MARK)) return { kind: 'text', text: MORNING, chunks: 4 };
