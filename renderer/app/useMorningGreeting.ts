@@ -46,7 +46,15 @@ export function useMorningGreeting(): void {
         asking = false;
       }
     };
-    const onVisible = () => void ask();
+    const onVisible = () => {
+      // A rename or a new picture made in another window shows here once this one is looked at again.
+      if (document.visibilityState !== 'hidden')
+        void useSelf
+          .getState()
+          .loadProfile()
+          .catch(() => {});
+      void ask();
+    };
     void ask();
     window.addEventListener('focus', onVisible);
     document.addEventListener('visibilitychange', onVisible);
