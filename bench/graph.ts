@@ -18,6 +18,14 @@
 // - Mentions: detectMentionsAsync, the detection recordMentions runs on every stored message (the
 //   graph indexer's queue), on each LoCoMo dev turn as the app stores it (words + photo caption) and
 //   on the Chinese sentences below, each timed on its own after a warm-up.
+// - --mentions FILE (bench/data/mentions.json): the mention corpus — sentences with the entities a
+//   reader expects. mention_precision and mention_recall compare detected names (name keys) with
+//   them; a low-confidence name (a lone unknown word at a sentence start) counts when another
+//   sentence names it with confidence, as the recorder would link it to the entity made then.
+//   record_ms_small / record_ms_large: EntityStore.recordMentions per stored message (detection,
+//   resolution, rows, counts, co-mention edges — what the indexer runs), on a graph of the first
+//   1,000 entities and on the whole built graph, the same 300 messages on each: half of them name
+//   entities both graphs hold, half are corpus sentences and LoCoMo turns (new names too).
 // `entities` and `edges` in the result are what the database holds after the build (active
 // entities, the companion and the person included; every entity_edges row). Times in ms. Exits 0
 // when it measured, 2 on bad arguments.
@@ -28,14 +36,14 @@ import { parseArgs } from 'node:util';
 import { parseInput } from '../shared/api.js';
 import { openDatabase } from '../electron/db/open.js';
 import { turnContent } from '../electron/conversations/import-locomo.js';
-import { detectMentionsAsync, warmMentionDetection } from '../electron/graph/mentions.js';
+import { detectMentions, detectMentionsAsync, warmMentionDetection } from '../electron/graph/mentions.js';
 import { nameKey } from '../electron/graph/names.js';
 import { EntityStore, SELF_ENTITY_ID, USER_ENTITY_ID, type EntityKind } from '../electron/graph/store.js';
 import { Conversations } from '../electron/conversations/conversations.js';
 import { MemoryStore } from '../electron/memory/store.js';
 import { locomoFiles, median, percentile, round } from './util.js';
 
-const USAGE = 'usage: npm run bench:graph -- [--entities 20000] [--edges N] [--queries 200] [--data DIR] [--json FILE]';
+const USAGE = 'usage: npm run bench:graph -- [--entities 20000] [--edges N] [--queries 200] [--data DIR] [--mentions FILE] [--json FILE]';
 
 function badArgs(message: string): never {
   console.error(message);
@@ -52,6 +60,7 @@ const { values } = (() => {
         queries: { type: 'string', default: '200' },
         data: { type: 'string', default: path.join('..', 'shared', 'bench', 'locomo', 'dev') },
         json: { type: 'string' },
+        mentions: { type: 'string' },
       },
     });
   } catch (err) {
@@ -119,6 +128,23 @@ for (const file of locomoFiles(dataDir)) {
   }
 }
 if (englishTexts.length === 0) badArgs(`--data: no LoCoMo turns in ${dataDir}`);
+
+interface CorpusSentence {
+  lang: string;
+  text: string;
+  entities: { name: string; kind: string }[];
+}
+let corpus: CorpusSentence[] | null = null;
+if (values.mentions !== undefined) {
+  try {
+    const doc = JSON.parse(fs.readFileSync(path.resolve(String(values.mentions)), 'utf8')) as { sentences?: CorpusSentence[] };
+    if (!Array.isArray(doc.sentences) || !doc.sentences.every((x) => typeof x?.text === 'string' && Array.isArray(x.entities)))
+      throw new Error('expected { sentences: [{ text, entities: [{ name, kind }] }] }');
+    corpus = doc.sentences;
+  } catch (err) {
+    badArgs(`--mentions: ${(err as Error).message}`);
+  }
+}
 
 /** Everyday Chinese with people, places and organisations, as a person would write to the companion. */
 const CHINESE_TEXTS = [
@@ -543,6 +569,96 @@ try {
   const zh = await detect(CHINESE_TEXTS);
   const mentionMs = [...en.ms, ...zh.ms];
 
+  // The mention corpus: precision and recall of the names detected, and recording per message at two sizes.
+  let mentionResult: Record<string, unknown> = {};
+  let mentionSummary: string[] = [];
+  if (corpus) {
+    const detected = corpus.map((sentence) => detectMentions(sentence.text));
+    const confident = new Set(
+      detected
+        .flat()
+        .filter((m) => m.confidence !== 'low')
+        .map((m) => nameKey(m.name)),
+    );
+    let tp = 0;
+    let fp = 0;
+    let fn = 0;
+    let kindRight = 0;
+    const misses: string[] = [];
+    const extras: string[] = [];
+    corpus.forEach((sentence, i) => {
+      const got = new Map(detected[i]!.filter((m) => m.confidence !== 'low' || confident.has(nameKey(m.name))).map((m) => [nameKey(m.name), m.kind]));
+      const want = new Map(sentence.entities.map((e) => [nameKey(e.name), e.kind]));
+      for (const [key, kind] of got) {
+        if (want.has(key)) {
+          tp++;
+          if (want.get(key) === kind || kind === 'thing') kindRight++;
+        } else {
+          fp++;
+          extras.push(key);
+        }
+      }
+      for (const key of want.keys()) {
+        if (got.has(key)) continue;
+        fn++;
+        misses.push(key);
+      }
+    });
+    const precision = tp / Math.max(1, tp + fp);
+    const recall = tp / Math.max(1, tp + fn);
+
+    // Messages: 150 naming entities of the first 1,000 (in both graphs), 150 corpus sentences and LoCoMo turns.
+    const known = entities.slice(H, Math.min(1000, N)).map((e) => e.name);
+    const recordTexts: string[] = [];
+    for (let i = 0; i < 150; i++) recordTexts.push(`Yesterday I met ${pick(known)} and ${pick(known)}, and we talked about ${pick(known)}.`);
+    for (let i = 0; i < 150; i++) recordTexts.push(i % 2 ? corpus[i % corpus.length]!.text : englishTexts[(i * 7) % englishTexts.length]!);
+    const record = async (store: EntityStore) => {
+      const conversations = store.sources.conversations as Conversations;
+      const conversationId = (await conversations.create('bench')).id;
+      const ms: number[] = [];
+      for (const [i, text] of recordTexts.entries()) {
+        const message = await conversations.append({ conversationId, role: 'user', content: text, status: 'complete' });
+        const start = performance.now();
+        await store.recordMentions({ messageId: message.id, text });
+        // The first 20 warm the caches and the planner; the rest are measured.
+        if (i >= 20) ms.push(performance.now() - start);
+      }
+      return ms;
+    };
+    // Small: the first 1,000 entities and the edges among them, in a folder of its own.
+    const smallDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-bench-graph-small-'));
+    const smallDb = await openDatabase(smallDir);
+    let smallMs: number[];
+    try {
+      const smallStore = new EntityStore(smallDb, { conversations: new Conversations(smallDb), memories: new MemoryStore(smallDb) });
+      const S = Math.min(1000, N);
+      await smallStore.importGraph(
+        parseInput('graph.import', { entities: entities.slice(0, S), edges: edges.filter((e) => e.source < S && e.target < S).slice(0, IMPORT_MAX_EDGES) }),
+      );
+      smallMs = await record(smallStore);
+    } finally {
+      await smallDb.close();
+      fs.rmSync(smallDir, { recursive: true, force: true });
+    }
+    const largeMs = await record(store);
+    const rp = (list: number[]) => ({ p50: round(percentile(list, 50), 2), p95: round(percentile(list, 95), 2) });
+    mentionResult = {
+      mention_precision: round(precision, 3),
+      mention_recall: round(recall, 3),
+      mention_sentences: corpus.length,
+      mention_kind_agreement: round(kindRight / Math.max(1, tp), 3),
+      record_ms_small: { ...rp(smallMs), entities: Math.min(1000, N) },
+      record_ms_large: { ...rp(largeMs), entities: entityCount },
+      record_ratio_p95: round(percentile(largeMs, 95) / Math.max(0.001, percentile(smallMs, 95)), 2),
+    };
+    mentionSummary = [
+      `mention corpus (${corpus.length} sentences): precision ${precision.toFixed(3)}, recall ${recall.toFixed(3)} (${tp} found, ${fp} extra, ${fn} missed); kinds agree ${(kindRight / Math.max(1, tp)).toFixed(3)}`,
+      `  missed: ${misses.slice(0, 20).join(', ')}${misses.length > 20 ? ', …' : ''}; extra: ${extras.slice(0, 20).join(', ')}${extras.length > 20 ? ', …' : ''}`,
+      `recordMentions per message (${largeMs.length} messages): ${Math.min(1000, N).toLocaleString('en')} entities p50 ${percentile(smallMs, 50).toFixed(2)} ms, p95 ${percentile(smallMs, 95).toFixed(2)} ms; ` +
+        `${entityCount.toLocaleString('en')} entities p50 ${percentile(largeMs, 50).toFixed(2)} ms, p95 ${percentile(largeMs, 95).toFixed(2)} ms`,
+    ];
+  }
+
   const p = (list: number[], digits: number) => ({ p50: round(percentile(list, 50), digits), p95: round(percentile(list, 95), digits) });
   const maxDegree = Math.max(...degrees.map((d) => d.n));
   result = {
@@ -563,6 +679,7 @@ try {
     hubs: hubDegrees,
     max_degree: maxDegree,
     median_degree: median(degrees.map((d) => d.n)),
+    ...mentionResult,
     node: process.version,
     cpus: os.cpus().length,
   };
@@ -576,6 +693,7 @@ try {
       `hubs p50 ${percentile(hubMs, 50).toFixed(2)} ms, max ${Math.max(...hubMs).toFixed(2)} ms; median view ${median(egoNodes)} entities, ${median(egoEdges)} edges`,
     `mentions (detectMentionsAsync, per message): ${en.ms.length} LoCoMo turns median ${median(en.ms).toFixed(3)} ms (${ms(en.ms, 3)}, ${en.names} names); ` +
       `${zh.ms.length} Chinese sentences median ${median(zh.ms).toFixed(3)} ms (${ms(zh.ms, 3)}, ${zh.names} names); all ${ms(mentionMs, 3)}`,
+    ...mentionSummary,
     `total ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   ];
 } finally {

@@ -7,9 +7,9 @@ import { ApiError, type EntityEdge, type MemoryActor } from '../../shared/api.js
 import { checkId, invalid } from './checks.js';
 import type { GraphContext, Queryable } from './context.js';
 import { foldCoMentions, refreshStats, unfoldCoMentions, type FoldedCoMention } from './mention-rows.js';
-import { checkName } from './names.js';
+import { checkName, cleanName } from './names.js';
 import { assertKeyFree } from './resolution.js';
-import { requireEntity, requireLive, toChange, type ChangeRow, type EntityStatus, type StoredEntity, type StoredEntityChange } from './rows.js';
+import { requireEntity, requireLive, toChange, USER_ENTITY_ID, type ChangeRow, type EntityStatus, type StoredEntity, type StoredEntityChange } from './rows.js';
 
 /** What a journalled change returns. */
 export interface EntityChangeResult {
@@ -345,4 +345,33 @@ export async function setProfileIn(tx: Transaction, entityId: number, memoryId: 
     checkId(memoryId, 'memoryId'),
   ]);
   if (!r.affectedRows) throw new ApiError('not_found', `There is no entity ${entityId}.`, 'entityId');
+}
+
+/**
+ * Makes each name an alias of the person ("You"), journalled as the graph's change (undo takes it
+ * back). A name that is already the person's stays; a name another entity holds is left to the
+ * person to merge (a wrong automatic merge would hide someone).
+ */
+export async function namePerson(ctx: GraphContext, names: string[]): Promise<void> {
+  for (const raw of names) {
+    const clean = cleanName(raw);
+    if (!clean) continue;
+    const holder = (
+      await ctx.db.query<{ id: number }>(
+        `SELECT e.id FROM entities e WHERE e.name_key = $1 AND e.status <> 'merged'
+         UNION ALL SELECT a.entity_id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id WHERE a.alias_key = $1 AND e.status <> 'merged' LIMIT 1`,
+        [clean.key],
+      )
+    ).rows[0];
+    if (holder && Number(holder.id) === USER_ENTITY_ID) continue;
+    if (holder) {
+      ctx.log('info', `graph: the person calls themself “${clean.name}”, which is entity ${holder.id}'s name; left for the person to merge`);
+      continue;
+    }
+    try {
+      await addAlias(ctx, USER_ENTITY_ID, clean.name, 'graph');
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+    }
+  }
 }

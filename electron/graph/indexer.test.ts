@@ -91,7 +91,7 @@ describe('GraphIndexer', () => {
   it('logs a failure and goes on; the write never sees it', async () => {
     const failing = {
       sources: { conversations, memories },
-      recordMentions: async () => {
+      recordMentionsBatch: async () => {
         throw new Error('disk on fire');
       },
     } as unknown as EntityStore;

@@ -7,6 +7,7 @@
 import type { MemoryChange } from '../../shared/api.js';
 import type { Database } from '../db/open.js';
 import { memoriesToRead, unscannedMessages } from './mention-rows.js';
+import type { RecordInput } from './mention-rows.js';
 import type { EntityStore } from './store.js';
 import type { Log } from '../../shared/log.js';
 
@@ -14,6 +15,9 @@ type Item = { kind: 'message'; id: string } | { kind: 'memory'; id: number };
 
 /** Rows read per backfill step: the queue never holds more than this many at start. */
 const BACKFILL_BATCH = 200;
+
+/** Queued rows recorded together, in one transaction (mention-rows.ts recordMentionsBatch). */
+const RECORD_BATCH = 50;
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -151,32 +155,58 @@ export class GraphIndexer {
     // First let the write's caller have its result: the queue runs after, not inside, the write.
     await tick();
     while (this.queue.size && !this.closed) {
-      const [key, item] = this.queue.entries().next().value as [string, Item];
-      this.queue.delete(key);
-      try {
-        await this.index(item);
-      } catch (err) {
-        this.stats.failed++;
-        this.log('warn', `graph: could not record the mentions of ${item.kind} ${item.id}: ${(err as Error).message}`);
+      // What has piled up (a backfill, an import) is recorded RECORD_BATCH at a time, one
+      // transaction each; a chat message alone is a batch of one.
+      const items: Item[] = [];
+      for (const [key, item] of this.queue) {
+        if (items.length >= RECORD_BATCH) break;
+        this.queue.delete(key);
+        items.push(item);
       }
-      // Between items, whatever else is waiting (a chat write, a stream) goes first.
+      try {
+        await this.indexMany(items);
+      } catch (err) {
+        // One bad row must not cost the others their mentions: the batch again, one at a time.
+        if (items.length === 1) this.failed(items[0]!, err);
+        else
+          for (const item of items) {
+            try {
+              await this.indexMany([item]);
+            } catch (e) {
+              this.failed(item, e);
+            }
+          }
+      }
+      // Between batches, whatever else is waiting (a chat write, a stream) goes first.
       await tick();
     }
   }
 
-  private async index(item: Item): Promise<void> {
+  private failed(item: Item, err: unknown): void {
+    this.stats.failed++;
+    this.log('warn', `graph: could not record the mentions of ${item.kind} ${item.id}: ${(err as Error).message}`);
+  }
+
+  private async indexMany(items: Item[]): Promise<void> {
     const { conversations, memories } = this.store.sources;
-    if (item.kind === 'message') {
-      const message = await conversations.findMessage(item.id);
-      // A reply still streaming is recorded when it finishes (Conversations.finish queues it again).
-      // Off the record: never in the graph.
-      if (!message || message.status === 'streaming' || message.offRecord) return;
-      await this.store.recordMentions({ messageId: item.id, text: message.content });
-    } else {
-      const [memory] = await memories.getMany([item.id]);
-      if (!memory) return;
-      await this.store.recordMentions({ memoryId: item.id, text: memory.content, names: memory.entityNames });
+    const inputs: RecordInput[] = [];
+    const memoryIds = items.flatMap((i) => (i.kind === 'memory' ? [i.id] : []));
+    const memoryRows = new Map((memoryIds.length ? await memories.getMany(memoryIds) : []).map((m) => [m.id, m]));
+    for (const item of items) {
+      if (item.kind === 'message') {
+        const message = await conversations.findMessage(item.id);
+        // A reply still streaming is recorded when it finishes (Conversations.finish queues it again).
+        // Off the record: never in the graph.
+        if (!message || message.status === 'streaming' || message.offRecord) continue;
+        inputs.push({ messageId: item.id, text: message.content, at: new Date(message.createdAt), role: message.role });
+      } else {
+        const memory = memoryRows.get(item.id);
+        if (!memory) continue;
+        inputs.push({ memoryId: item.id, text: memory.content, names: memory.entityNames, at: new Date(memory.createdAt) });
+      }
     }
-    this.stats.recorded++;
+    if (!inputs.length) return;
+    await this.store.recordMentionsBatch(inputs);
+    this.stats.recorded += inputs.length;
   }
 }

@@ -7,9 +7,9 @@ import { findSecret } from '../memory/secret-filter.js';
 import { checkId, invalid } from './checks.js';
 import type { GraphContext, Log, Queryable } from './context.js';
 import { detectMentionsAsync, type MentionKind } from './mentions.js';
-import { cleanName } from './names.js';
-import { createEntity, kindOfName, resolveKeys } from './resolution.js';
 import { rowsAsJson } from './rows.js';
+import { cleanName } from './names.js';
+import { createEntities, kindOfName, resolveKeys } from './resolution.js';
 
 /** More names than this in one text are a list or a pasted document; the rest are not recorded. */
 export const MAX_NAMES_PER_SOURCE = 50;
@@ -22,6 +22,8 @@ export interface RecordInput {
   names?: (string | { name: string; kind?: MentionKind })[];
   /** When it was said or learned; defaults to the message's or memory's created_at. */
   at?: Date;
+  /** Who wrote the message: the person's own words ("I'm Marek") can name the person. */
+  role?: 'user' | 'assistant';
 }
 
 export interface RecordedMention {
@@ -58,100 +60,261 @@ const pairKey = ([a, b]: [number, number]) => `${a}:${b}`;
  * co-mention weights go down by one. Detection runs before the transaction opens.
  */
 export async function recordMentions(ctx: GraphContext, input: RecordInput): Promise<RecordedMention[]> {
-  const hasMessage = input.messageId !== undefined;
-  const hasMemory = input.memoryId !== undefined;
-  if (hasMessage === hasMemory) invalid('messageId', 'Record mentions for a message or for a memory: exactly one of messageId and memoryId.');
-  if (hasMemory) checkId(input.memoryId, 'memoryId');
-  if (typeof input.text !== 'string') invalid('text', 'text must be a string.');
+  return (await recordMentionsBatch(ctx, [input]))[0]!;
+}
 
-  const wanted = await namesIn(ctx.log, input.text, input.names ?? []);
-  // The source's time, from the room that owns it (messages and memories are never deleted).
-  const sourceAt = hasMessage
-    ? (await ctx.sources.conversations.findMessage(input.messageId!))?.createdAt
-    : (await ctx.sources.memories.getMany([input.memoryId!]))[0]?.createdAt;
-  if (sourceAt === undefined) throw new ApiError('not_found', hasMessage ? `There is no message ${input.messageId}.` : `There is no memory ${input.memoryId}.`);
-  const at = input.at ?? new Date(sourceAt);
-  const column = hasMessage ? 'message_id' : 'memory_id';
-  const sourceId = hasMessage ? input.messageId! : input.memoryId!;
-  let touched: number[] = [];
+type Wanted = { name: string; key: string; kind: EntityKind; origin: 'detected' | 'given'; start?: number; end?: number; low?: boolean };
+
+interface Prepared {
+  column: 'message_id' | 'memory_id';
+  sourceId: string | number;
+  at: Date;
+  wanted: Wanted[];
+}
+
+/**
+ * recordMentions for many sources in one transaction, with a fixed number of statements whatever
+ * the batch holds (the indexer's backfill and a long import record 50 texts at a time): one read of
+ * what the sources already name, one resolution of every new name, one insert each for the new
+ * entities, the mention rows and the scans, one update of the counts and one upsert of every
+ * co-mention pair, weights summed over the batch. A name new to the graph that several texts of
+ * the batch share becomes one entity. Returns each input's mentions, in input order.
+ */
+export async function recordMentionsBatch(ctx: GraphContext, inputs: RecordInput[]): Promise<RecordedMention[][]> {
+  if (!inputs.length) return [];
+  const prepared: Prepared[] = [];
+  for (const input of inputs) {
+    const hasMessage = input.messageId !== undefined;
+    const hasMemory = input.memoryId !== undefined;
+    if (hasMessage === hasMemory) invalid('messageId', 'Record mentions for a message or for a memory: exactly one of messageId and memoryId.');
+    if (hasMemory) checkId(input.memoryId, 'memoryId');
+    if (typeof input.text !== 'string') invalid('text', 'text must be a string.');
+    const wanted = await namesIn(ctx.log, input.text, input.names ?? []);
+    // The source's time, from the room that owns it (messages and memories are never deleted);
+    // a caller that read the row already (the indexer) passes it.
+    const sourceAt =
+      input.at ??
+      (hasMessage
+        ? (await ctx.sources.conversations.findMessage(input.messageId!))?.createdAt
+        : (await ctx.sources.memories.getMany([input.memoryId!]))[0]?.createdAt);
+    if (sourceAt === undefined)
+      throw new ApiError('not_found', hasMessage ? `There is no message ${input.messageId}.` : `There is no memory ${input.memoryId}.`);
+    prepared.push({
+      column: hasMessage ? 'message_id' : 'memory_id',
+      sourceId: hasMessage ? input.messageId! : input.memoryId!,
+      at: new Date(sourceAt),
+      wanted,
+    });
+  }
+  let touched = new Set<number>();
   const recorded = await ctx.db.transaction(async (tx) => {
-    const existing = (
-      await tx.query<{ id: number; entity_id: number; surface_key: string }>(`SELECT id, entity_id, surface_key FROM entity_mentions WHERE ${column} = $1`, [
-        sourceId,
-      ])
+    const messageIds = prepared.filter((p) => p.column === 'message_id').map((p) => String(p.sourceId));
+    const memoryIds = prepared.filter((p) => p.column === 'memory_id').map((p) => Number(p.sourceId));
+    const existingRows = (
+      await tx.query<{ id: number; entity_id: number; surface_key: string; src: string }>(
+        `SELECT id, entity_id, surface_key, message_id AS src FROM entity_mentions WHERE message_id = ANY($1::text[])
+         UNION ALL
+         SELECT id, entity_id, surface_key, 'memory:' || memory_id FROM entity_mentions WHERE memory_id = ANY($2::bigint[])`,
+        [messageIds, memoryIds],
+      )
     ).rows;
-    const before = new Set(existing.map((r) => Number(r.entity_id)));
-    const kept = new Map(existing.map((r) => [r.surface_key, Number(r.entity_id)]));
-    const wantedKeys = new Set(wanted.map((w) => w.key));
-
-    // A name already recorded for this source keeps its entity (it may have been merged since).
-    const fresh = wanted.filter((w) => !kept.has(w.key));
-    const resolved = await resolveKeys(tx, fresh);
-    const result: RecordedMention[] = [];
-    for (const w of wanted) {
-      const known = kept.get(w.key);
-      if (known !== undefined) {
-        result.push({ entityId: known, surface: w.name, kind: w.kind, origin: w.origin, created: false });
-        continue;
-      }
-      const r = resolved.get(w.key)!;
-      let entityId = r.entityId;
-      let created = false;
-      if (entityId === null) {
-        entityId = await createEntity(tx, w, at, r.candidates);
-        created = true;
-      }
-      await tx.query(
-        `INSERT INTO entity_mentions (entity_id, ${column}, surface, surface_key, span_start, span_end, origin, seen_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [entityId, sourceId, w.name, w.key, w.start ?? null, w.end ?? null, w.origin, at],
-      );
-      result.push({ entityId, surface: w.name, kind: w.kind, origin: w.origin, created });
+    const srcKey = (p: Prepared) => (p.column === 'message_id' ? String(p.sourceId) : `memory:${p.sourceId}`);
+    const existingBySource = new Map<string, typeof existingRows>();
+    for (const r of existingRows) {
+      const list = existingBySource.get(r.src) ?? [];
+      list.push(r);
+      existingBySource.set(r.src, list);
     }
-    const gone = existing.filter((r) => !wantedKeys.has(r.surface_key));
-    if (gone.length) await tx.query('DELETE FROM entity_mentions WHERE id = ANY($1::bigint[])', [gone.map((r) => r.id)]);
 
-    const after = new Set(result.map((m) => m.entityId));
-    const added = [...after].filter((e) => !before.has(e));
-    const removed = [...before].filter((e) => !after.has(e));
-    if (added.length) {
-      await tx.query(
-        `UPDATE entities SET mention_count = mention_count + 1, first_seen = least(first_seen, $2), last_seen = greatest(last_seen, $2), updated_at = now()
-         WHERE id = ANY($1::bigint[])`,
-        [added, at],
-      );
+    // A name already recorded for a source keeps its entity (it may have been merged since).
+    const fresh = new Map<string, Wanted>();
+    for (const p of prepared) {
+      const kept = new Set((existingBySource.get(srcKey(p)) ?? []).map((r) => r.surface_key));
+      for (const w of p.wanted) if (!kept.has(w.key) && !fresh.has(w.key)) fresh.set(w.key, w);
     }
-    if (removed.length) await refreshStats(tx, removed);
+    const resolved = await resolveKeys(tx, [...fresh.values()]);
+    // A low-confidence name (a lone unknown word at a sentence start) counts when the graph has the
+    // name already (its key or an alias), or from its second text on.
+    const lowKeys = new Set<string>();
+    for (const p of prepared) for (const w of p.wanted) if (w.low && fresh.has(w.key)) lowKeys.add(w.key);
+    if (lowKeys.size) {
+      const seen = sightingsOf(ctx);
+      const accepted = new Set<string>();
+      for (const key of lowKeys) {
+        const r = resolved.get(key)!;
+        if (r.via === 'name' || r.via === 'alias') accepted.add(key);
+      }
+      for (const p of prepared) {
+        for (const w of p.wanted) {
+          if (!w.low || !lowKeys.has(w.key) || accepted.has(w.key)) continue;
+          const n = (seen.get(w.key) ?? 0) + 1;
+          seen.delete(w.key);
+          seen.set(w.key, n);
+          if (n >= LOW_CONFIDENCE_TEXTS) accepted.add(w.key);
+        }
+      }
+      while (seen.size > MAX_SIGHTINGS) seen.delete(seen.keys().next().value!);
+      for (const p of prepared) p.wanted = p.wanted.filter((w) => !w.low || !lowKeys.has(w.key) || accepted.has(w.key));
+      for (const key of lowKeys) if (!accepted.has(key)) fresh.delete(key);
+    }
+    // Names nothing matched: one entity per key for the whole batch, made in one statement.
+    const toCreate = [...fresh.values()].filter((w) => resolved.get(w.key)!.entityId === null);
+    const firstAt = new Map<string, Date>();
+    for (const p of prepared) for (const w of p.wanted) if (!firstAt.has(w.key)) firstAt.set(w.key, p.at);
+    const createdIds = await createEntities(
+      tx,
+      toCreate.map((w) => ({ ...w, at: firstAt.get(w.key) ?? null, candidates: resolved.get(w.key)!.candidates })),
+    );
+    const idOfKey = new Map<string, number>();
+    for (const [key, r] of resolved) if (r.entityId !== null) idOfKey.set(key, r.entityId);
+    toCreate.forEach((w, i) => idOfKey.set(w.key, createdIds[i]!));
 
-    const oldPairs = new Set(pairsOf([...before]).map(pairKey));
-    const newPairs = pairsOf([...after]);
-    const newKeys = new Set(newPairs.map(pairKey));
-    const plus = newPairs.filter((p) => !oldPairs.has(pairKey(p)));
-    const minus = pairsOf([...before]).filter((p) => !newKeys.has(pairKey(p)));
-    await bumpCoMentions(tx, plus, 1);
+    const results: RecordedMention[][] = [];
+    const rows = { entity: [] as number[], message: [] as (string | null)[], memory: [] as (number | null)[], surface: [] as string[], key: [] as string[] };
+    const spans = { start: [] as (number | null)[], end: [] as (number | null)[], origin: [] as string[], at: [] as Date[] };
+    const goneIds: number[] = [];
+    const added = new Map<number, { n: number; first: Date; last: Date }>();
+    const removedEntities = new Set<number>();
+    const pairDelta = new Map<string, number>();
+    const createdSet = new Set(createdIds);
+    const creditedCreation = new Set<number>();
+    for (const p of prepared) {
+      const existing = existingBySource.get(srcKey(p)) ?? [];
+      const before = new Set(existing.map((r) => Number(r.entity_id)));
+      const kept = new Map(existing.map((r) => [r.surface_key, Number(r.entity_id)]));
+      const wantedKeys = new Set(p.wanted.map((w) => w.key));
+      const result: RecordedMention[] = [];
+      for (const w of p.wanted) {
+        const known = kept.get(w.key);
+        if (known !== undefined) {
+          result.push({ entityId: known, surface: w.name, kind: w.kind, origin: w.origin, created: false });
+          continue;
+        }
+        const entityId = idOfKey.get(w.key)!;
+        // The first text of the batch that names a new entity is the one that made it.
+        const created = createdSet.has(entityId) && !creditedCreation.has(entityId);
+        if (created) creditedCreation.add(entityId);
+        rows.entity.push(entityId);
+        rows.message.push(p.column === 'message_id' ? String(p.sourceId) : null);
+        rows.memory.push(p.column === 'memory_id' ? Number(p.sourceId) : null);
+        rows.surface.push(w.name);
+        rows.key.push(w.key);
+        spans.start.push(w.start ?? null);
+        spans.end.push(w.end ?? null);
+        spans.origin.push(w.origin);
+        spans.at.push(p.at);
+        result.push({ entityId, surface: w.name, kind: w.kind, origin: w.origin, created });
+      }
+      for (const r of existing) if (!wantedKeys.has(r.surface_key)) goneIds.push(Number(r.id));
+      const after = new Set(result.map((m) => m.entityId));
+      for (const e of after) {
+        if (before.has(e)) continue;
+        const a = added.get(e);
+        if (a) {
+          a.n++;
+          if (p.at < a.first) a.first = p.at;
+          if (p.at > a.last) a.last = p.at;
+        } else added.set(e, { n: 1, first: p.at, last: p.at });
+      }
+      for (const e of before) if (!after.has(e)) removedEntities.add(e);
+      const oldPairs = pairsOf([...before]);
+      const newPairs = pairsOf([...after]);
+      const oldKeys = new Set(oldPairs.map(pairKey));
+      const newKeys = new Set(newPairs.map(pairKey));
+      for (const pair of newPairs) if (!oldKeys.has(pairKey(pair))) pairDelta.set(pairKey(pair), (pairDelta.get(pairKey(pair)) ?? 0) + 1);
+      for (const pair of oldPairs) if (!newKeys.has(pairKey(pair))) pairDelta.set(pairKey(pair), (pairDelta.get(pairKey(pair)) ?? 0) - 1);
+      results.push(result);
+    }
+
+    if (goneIds.length) await tx.query('DELETE FROM entity_mentions WHERE id = ANY($1::bigint[])', [goneIds]);
+    const plus: [number, number, number][] = [];
+    const minus: [number, number, number][] = [];
+    for (const [key, d] of pairDelta) {
+      const [a, b] = key.split(':').map(Number) as [number, number];
+      if (d > 0) plus.push([a, b, d]);
+      else if (d < 0) minus.push([a, b, -d]);
+    }
+    // The mention rows, the counts, the new co-mention weights and the scans in one statement: each
+    // round trip to the database costs more than the work of a batch.
+    const list = [...added];
+    await tx.query(
+      `WITH mentions AS (
+         INSERT INTO entity_mentions (entity_id, message_id, memory_id, surface, surface_key, span_start, span_end, origin, seen_at)
+         SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::int[], $7::int[], $8::text[], $9::timestamptz[])
+         RETURNING 1
+       ), counts AS (
+         UPDATE entities e SET mention_count = e.mention_count + u.n, first_seen = least(e.first_seen, u.first), last_seen = greatest(e.last_seen, u.last), updated_at = now()
+         FROM unnest($10::bigint[], $11::int[], $12::timestamptz[], $13::timestamptz[]) AS u(id, n, first, last) WHERE e.id = u.id
+         RETURNING 1
+       ), edges AS (
+         INSERT INTO entity_edges (source_id, target_id, relation, weight)
+         SELECT s, t, 'co_mention', w FROM unnest($14::bigint[], $15::bigint[], $16::real[]) AS p(s, t, w)
+         ON CONFLICT (source_id, target_id) WHERE relation = 'co_mention'
+         DO UPDATE SET weight = entity_edges.weight + EXCLUDED.weight, updated_at = now()
+         RETURNING 1
+       ), message_scans AS (
+         INSERT INTO entity_scans (message_id, scanned_at) SELECT id, now() FROM unnest($17::text[]) AS u(id)
+         ON CONFLICT (message_id) DO UPDATE SET scanned_at = now()
+         RETURNING 1
+       ), memory_scans AS (
+         INSERT INTO entity_scans (memory_id, scanned_at) SELECT id, now() FROM unnest($18::bigint[]) AS u(id)
+         ON CONFLICT (memory_id) DO UPDATE SET scanned_at = now()
+         RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM mentions) + (SELECT count(*) FROM counts) + (SELECT count(*) FROM edges)
+            + (SELECT count(*) FROM message_scans) + (SELECT count(*) FROM memory_scans) AS n`,
+      [
+        rows.entity,
+        rows.message,
+        rows.memory,
+        rows.surface,
+        rows.key,
+        spans.start,
+        spans.end,
+        spans.origin,
+        spans.at,
+        list.map(([id]) => id),
+        list.map(([, a]) => a.n),
+        list.map(([, a]) => a.first),
+        list.map(([, a]) => a.last),
+        plus.map((p) => p[0]),
+        plus.map((p) => p[1]),
+        plus.map((p) => p[2]),
+        messageIds,
+        memoryIds,
+      ],
+    );
+    // An entity one text dropped may have been named by another text of the batch: counted from its
+    // rows, after the new rows are in.
+    if (removedEntities.size) await refreshStats(tx, [...removedEntities]);
     await bumpCoMentions(tx, minus, -1);
-
-    await tx.query(`INSERT INTO entity_scans (${column}, scanned_at) VALUES ($1, now()) ON CONFLICT (${column}) DO UPDATE SET scanned_at = now()`, [sourceId]);
-    touched = [...added, ...removed];
-    return result;
+    touched = new Set([...added.keys(), ...removedEntities]);
+    return results;
   });
   ctx.changed(touched);
   return recorded;
 }
 
+/** Texts a low-confidence name must appear in before it becomes an entity. */
+const LOW_CONFIDENCE_TEXTS = 2;
+/** Low-confidence names remembered (in this process, oldest forgotten first). */
+const MAX_SIGHTINGS = 20_000;
+const sightings = new WeakMap<object, Map<string, number>>();
+function sightingsOf(ctx: GraphContext): Map<string, number> {
+  let m = sightings.get(ctx.db);
+  if (!m) sightings.set(ctx.db, (m = new Map()));
+  return m;
+}
+
 /** The names to record for a text: detected ones, then given ones (kinds from detection when they agree). */
-async function namesIn(
-  log: Log,
-  text: string,
-  given: (string | { name: string; kind?: MentionKind })[],
-): Promise<{ name: string; key: string; kind: EntityKind; origin: 'detected' | 'given'; start?: number; end?: number }[]> {
-  const out: { name: string; key: string; kind: EntityKind; origin: 'detected' | 'given'; start?: number; end?: number }[] = [];
+async function namesIn(log: Log, text: string, given: (string | { name: string; kind?: MentionKind })[]): Promise<Wanted[]> {
+  const out: Wanted[] = [];
   const seen = new Map<string, EntityKind>();
   for (const m of await detectMentionsAsync(text)) {
     const clean = cleanName(m.name);
     if (!clean || seen.has(clean.key)) continue;
     seen.set(clean.key, m.kind);
-    out.push({ ...clean, kind: m.kind, origin: 'detected', start: m.start, end: m.end });
+    out.push({ ...clean, kind: m.kind, origin: 'detected', start: m.start, end: m.end, ...(m.confidence === 'low' ? { low: true } : {}) });
   }
   for (const g of given) {
     const raw = typeof g === 'string' ? g : g?.name;
@@ -175,26 +338,27 @@ async function namesIn(
   return out;
 }
 
-async function bumpCoMentions(tx: Transaction, pairs: [number, number][], by: 1 | -1): Promise<void> {
+async function bumpCoMentions(tx: Transaction, pairs: [number, number, number][], by: 1 | -1): Promise<void> {
   if (!pairs.length) return;
   const sources = pairs.map((p) => p[0]);
   const targets = pairs.map((p) => p[1]);
+  const weights = pairs.map((p) => p[2]);
   if (by > 0) {
     await tx.query(
       `INSERT INTO entity_edges (source_id, target_id, relation, weight)
-       SELECT s, t, 'co_mention', 1 FROM unnest($1::bigint[], $2::bigint[]) AS p(s, t)
+       SELECT s, t, 'co_mention', w FROM unnest($1::bigint[], $2::bigint[], $3::real[]) AS p(s, t, w)
        ON CONFLICT (source_id, target_id) WHERE relation = 'co_mention'
-       DO UPDATE SET weight = entity_edges.weight + 1, updated_at = now()`,
-      [sources, targets],
+       DO UPDATE SET weight = entity_edges.weight + EXCLUDED.weight, updated_at = now()`,
+      [sources, targets, weights],
     );
     return;
   }
   // Derived rows: a pair no text mentions together any more has no edge.
   await tx.query(
-    `UPDATE entity_edges e SET weight = e.weight - 1, updated_at = now()
-     FROM unnest($1::bigint[], $2::bigint[]) AS p(s, t)
+    `UPDATE entity_edges e SET weight = greatest(e.weight - p.w, 0), updated_at = now()
+     FROM unnest($1::bigint[], $2::bigint[], $3::real[]) AS p(s, t, w)
      WHERE e.relation = 'co_mention' AND e.source_id = p.s AND e.target_id = p.t`,
-    [sources, targets],
+    [sources, targets, weights],
   );
   await tx.query(
     `DELETE FROM entity_edges e USING unnest($1::bigint[], $2::bigint[]) AS p(s, t)

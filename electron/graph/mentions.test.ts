@@ -3,7 +3,7 @@ import { detectMentions, detectMentionsAsync, isPlausibleName } from './mentions
 
 const found = (text: string) => detectMentions(text).map((m) => `${m.kind}:${m.name}`);
 
-describe('detectMentions — English (compromise)', () => {
+describe('detectMentions — Latin script (rules + lexicon)', () => {
   it('finds people, places and organisations, without kinship words or trailing punctuation', () => {
     const text = 'My sister Ana moved to Lisbon to work at Nimbus Labs.';
     const mentions = detectMentions(text);

@@ -1,8 +1,9 @@
 // Entity mentions at write time, without a model: people, places and organisations named in a
-// message or memory, found by two well-kept NLP libraries so the graph grows during the day.
-//   - English: compromise's tagger (#Person, #Place, #Organization), cleaned up: kinship words and
-//     honorifics in front ("sister Ana", "Dr. John Smith" → "Ana", "John Smith"), possessives and
-//     trailing punctuation cut, lists split at commas ("Paris, France" → two places).
+// message or memory, found by rules and two well-kept libraries so the graph grows during the day.
+//   - Latin script (English, Czech, Polish, German…): capitalised runs judged by rules and by
+//     compromise's lexicon read as a dictionary (mentions-latin.ts). compromise's tagger used to run
+//     here: ~20 ms for a 1,000-character assistant turn, most of the graph's cost on a long import,
+//     and it never found names it did not know ("Brno", "Pepík", "Marek").
 //   - Chinese: jieba's part-of-speech tags — nr/nrt/nrfg person, ns place, nt organisation. jieba-rs
 //     tags every word that is not in its dictionary 'x', and most personal names are not in it
 //     ("王芳", "小明"), so an unknown 2–3 character word that starts with a common surname (or 小/老/阿
@@ -10,16 +11,14 @@
 //     "nr"), so a dictionary nr word counts only when it starts with a common surname or is a
 //     transliteration (nrt). A few well-known companies the dictionary tags as names or common
 //     nouns (华为 nr, 腾讯 nz) are re-tagged nt.
-// Mixed text runs both: compromise sees the text with its CJK runs blanked out (same length, so
-// offsets hold), jieba sees the whole text.
+// Mixed text runs both: the Latin rules see each stretch between CJK runs, jieba the whole text.
 //
-// Cost, measured on 200 LoCoMo turns (median 123 characters) on a two-core machine: compromise's
-// tagging is ~1.1–1.5 ms a turn (median), jieba's tag ~0.05–0.3 ms a Chinese sentence. Text with no
-// capitalised word that could start a name skips compromise. Both libraries load on first use
-// (compromise ~0.35 s, jieba's dictionary ~0.2 s), never at import.
+// Cost, measured on 2,011 LongMemEval turns (median ~1,000 characters): see docs/mentions.md.
+// Both libraries load on first use (compromise ~0.35 s, jieba's dictionary ~0.2 s), never at import.
 import { createRequire } from 'node:module';
+import { latinMentions, latinSelfNames, type Dictionary, type Lexicon, type MentionKind } from './mentions-latin.js';
 
-export type MentionKind = 'person' | 'place' | 'org' | 'thing' | 'topic';
+export type { MentionKind };
 
 export interface Mention {
   /** The name as written, cleaned (no honorific, possessive or trailing punctuation). */
@@ -28,6 +27,8 @@ export interface Mention {
   /** UTF-16 offsets into the text (what String.slice takes). */
   start: number;
   end: number;
+  /** 'low': a lone unknown word at a sentence start — recorded only for a name the graph already has (or has seen before). */
+  confidence?: 'high' | 'low';
 }
 
 /** Longer "names" are sentences the tagger ran together, not names. */
@@ -36,17 +37,12 @@ export const MAX_NAME_CHARS = 120;
 // ---- library loading ----
 
 interface CompromiseTerm {
-  text: string;
-  pre: string;
-  post: string;
   tags: string[];
-  offset: { start: number; length: number };
 }
 interface CompromiseView {
-  match(pattern: string): CompromiseView;
   json(opts: object): { terms: CompromiseTerm[] }[];
 }
-type Compromise = (text: string) => CompromiseView;
+type Compromise = ((text: string) => CompromiseView) & { world(): { model: { one: { lexicon: Lexicon } } } };
 
 interface TaggedWord {
   word: string;
@@ -129,8 +125,44 @@ function loadJieba(): JiebaTagger | null {
  * thread). Otherwise the first text that needs one pays for it, in the graph queue after its write.
  */
 export function warmMentionDetection(): void {
-  loadCompromise()?.('Ana moved to Lisbon.');
+  lexicon();
   loadJieba()?.tag('我在上海。', true);
+}
+
+let dictionary: Dictionary | null | undefined;
+/** Guesses for words the lexicon lacks, kept (a few thousand distinct words at most in practice). */
+const guesses = new Map<string, boolean>();
+const MAX_GUESSES = 50_000;
+
+/**
+ * compromise's lexicon (lower-case words and phrases, "costa rica", to their tags), and its guess
+ * for a word the lexicon lacks — tagging that one word (~0.1 ms, then remembered): only a singular
+ * noun may be a name ("brno" yes; "excellent", "identify", "websites" no).
+ */
+function lexicon(): Dictionary | null {
+  if (dictionary !== undefined) return dictionary;
+  try {
+    const nlp = loadCompromise();
+    dictionary = nlp
+      ? {
+          lex: nlp.world().model.one.lexicon,
+          mayBeName(word) {
+            let g = guesses.get(word);
+            if (g === undefined) {
+              const tags = nlp(word).json({ terms: { offset: false } })[0]?.terms[0]?.tags ?? [];
+              g = tags.includes('Singular') && !tags.some((t) => t === 'Adjective' || t === 'Verb' || t === 'Adverb' || t === 'Plural');
+              if (guesses.size >= MAX_GUESSES) guesses.clear();
+              guesses.set(word, g);
+            }
+            return g;
+          },
+        }
+      : null;
+  } catch (err) {
+    warnOnce('English (compromise lexicon)', err);
+    dictionary = null;
+  }
+  return dictionary;
 }
 
 // ---- junk ----
@@ -181,124 +213,14 @@ export function isPlausibleName(name: string): boolean {
   return true;
 }
 
-// ---- English ----
-
-const ARTICLES = new Set(['the', 'a', 'an']);
-
-// Terms that may sit inside a name but never start or end one.
-const EDGE_TAGS = ['Honorific', 'Determiner', 'Preposition', 'Conjunction'];
-
-// Words that start sentences all the time; a text whose only capitals are these skips the tagger.
-const STARTERS = new Set(
-  (
-    'the a an and but or so if when what why how where who which that this these those there here then now just ' +
-    'i im ive id ill it its is are was were be do does did can could would should will have has had not no yes ' +
-    'hey hi hello wow oh ah yeah ok okay thanks thank sorry well also maybe really great good nice cool awesome ' +
-    "lol haha omg my your our their his her we you they he she me us them love glad happy sounds that's it's " +
-    "let lets let's sure absolutely definitely totally"
-  ).split(' '),
-);
-
-/** Could the text name anyone? A capitalised word that is not "I" and not a common sentence starter. */
-function mayNameSomething(text: string): boolean {
-  for (const m of text.matchAll(/\p{Lu}[\p{L}\p{M}'’.-]*/gu)) {
-    const w = m[0].toLowerCase().replace(/[’]/g, "'").replace(/[.]+$/, '');
-    if (!STARTERS.has(w) && !STARTERS.has(w.replace(/'/g, ''))) return true;
-  }
-  return false;
-}
-
-const TAG_KIND: [string, MentionKind][] = [
-  ['Person', 'person'],
-  ['Place', 'place'],
-  ['Organization', 'org'],
-];
-
-/**
- * Sentence spans, cut where a sentence surely ends: after ! or ?, a line break, or a full stop after
- * a word that is not an initial or a short title ("J.K. Rowling", "Dr. Smith", "St. Louis" hold).
- */
-function sentences(text: string): { part: string; at: number }[] {
-  const out: { part: string; at: number }[] = [];
-  let from = 0;
-  for (const m of text.matchAll(/([.!?]+)["')\]’”]*\s+|\n+/g)) {
-    const end = m.index + m[0].length;
-    if (m[1]?.startsWith('.') && !m[1].includes('!') && !m[1].includes('?')) {
-      const word = /([\p{L}\p{N}]+)$/u.exec(text.slice(from, m.index))?.[1] ?? '';
-      if (word.length < 3 && /^\p{Lu}/u.test(word)) continue;
-    }
-    out.push({ part: text.slice(from, end), at: from });
-    from = end;
-  }
-  if (from < text.length) out.push({ part: text.slice(from), at: from });
-  return out;
-}
+// ---- Latin script ----
 
 function englishMentions(text: string): Mention[] {
-  const out: Mention[] = [];
-  // Tagging is what costs (~0.5 ms a sentence): only sentences that could name something are tagged.
-  for (const { part, at } of sentences(text)) {
-    if (!mayNameSomething(part)) continue;
-    for (const m of englishSentence(part)) out.push({ ...m, start: m.start + at, end: m.end + at });
-  }
-  return out;
-}
-
-function englishSentence(text: string): Mention[] {
-  const nlp = loadCompromise();
-  if (!nlp) return [];
-  const out: Mention[] = [];
-  const matches = nlp(text)
-    .match('(#Person|#Place|#Organization)+')
-    .json({ offset: true, terms: { offset: true } });
-  for (const m of matches) {
-    // Split the run where punctuation separates names ("Paris, France") or the kind changes
-    // ("Ana Lisbon" is a person then a place).
-    let run: CompromiseTerm[] = [];
-    const flush = () => {
-      const mention = fromTerms(text, run);
-      if (mention) out.push(mention);
-      run = [];
-    };
-    for (const t of m.terms) {
-      const prev = run[run.length - 1];
-      if (prev && kindOf(prev) !== kindOf(t)) flush();
-      run.push(t);
-      // "Dr." and "Inc." and the initials in "George R. R. Martin" keep their run together.
-      const dotted = t.tags.includes('Honorific') || t.tags.includes('Abbreviation') || /^\p{Lu}$/u.test(t.text);
-      if (/[,;:!?()"“”/|]/.test(t.post) || (/\.(\s|$)/.test(t.post) && !dotted)) flush();
-    }
-    flush();
-  }
-  return out;
-}
-
-function kindOf(t: CompromiseTerm): MentionKind | null {
-  for (const [tag, kind] of TAG_KIND) if (t.tags.includes(tag)) return kind;
-  return null;
-}
-
-function fromTerms(text: string, run: CompromiseTerm[]): Mention | null {
-  // Trim words that cannot start a name: lower-case ones ("sister Ana"), honorifics ("Dr."), "the".
-  let i = 0;
-  let j = run.length - 1;
-  while (i <= j && (EDGE_TAGS.some((tag) => run[i]!.tags.includes(tag)) || !/^\p{Lu}/u.test(run[i]!.text) || ARTICLES.has(run[i]!.text.toLowerCase()))) i++;
-  while (j >= i && (EDGE_TAGS.some((tag) => run[j]!.tags.includes(tag)) || !/[\p{Lu}\p{N}]/u.test(run[j]!.text))) j--;
-  if (i > j) return null;
-  const first = run[i]!;
-  const last = run[j]!;
-  const kind = kindOf(first) ?? kindOf(last);
-  if (!kind) return null;
-  const start = first.offset.start;
-  let end = last.offset.start + last.offset.length;
-  // compromise keeps the possessive on the word ("Google's"); the name is without it.
-  const possessive = /['’]s$/i.exec(text.slice(start, end));
-  if (possessive) end -= possessive[0].length;
-  // A final abbreviation keeps its dot ("Apple Inc."), other trailing punctuation goes.
-  while (end > start && /[\p{P}\p{S}]/u.test(text[end - 1]!) && !(text[end - 1] === '.' && last.tags.includes('Abbreviation'))) end--;
-  const name = text.slice(start, end).replace(/\s+/g, ' ');
-  if (!isPlausibleName(name)) return null;
-  return { name, kind, start, end };
+  const lex = lexicon();
+  if (!lex) return [];
+  return latinMentions(text, lex)
+    .filter((m) => isPlausibleName(m.name))
+    .map(({ confidence, ...m }) => (confidence === 'low' ? { ...m, confidence } : m));
 }
 
 // ---- Chinese ----
@@ -372,13 +294,18 @@ function chineseKind(word: string, tag: string, cue: { place: boolean; person: b
       if (!chars.every((c) => CJK.test(c)) || chars.length > 3) return null;
       if (surname) return 'person';
       if (chars.length === 2 && '小老阿'.includes(chars[0]!)) return 'person';
+      // An unknown word where a place or a person is expected: 住在布尔诺, 和佩皮克.
+      if (cue.place) return 'place';
+      if (cue.person) return 'person';
       return null;
     case 'nr':
     case 'nrfg':
-      if (!surname) return null;
+      // A "name" the dictionary does not start with a surname, where a place is expected: 住在布尔诺.
+      if (!surname) return cue.place && chars.length >= 3 ? 'place' : null;
       return chars.length >= 3 || cue.person ? 'person' : null;
     case 'nrt':
       // Transliterations: 爱因斯坦, 约翰逊 — but also 多谢, 保姆 and 令人 at two characters.
+      if (cue.place && chars.length >= 2) return 'place';
       return chars.length >= 3 && !word.endsWith('人') ? 'person' : null;
     case 'ns':
       return cue.place || (chars.length >= 3 && /[省市县区镇村州]$/.test(word)) ? 'place' : null;
@@ -421,6 +348,20 @@ export function detectMentions(text: string): Mention[] {
     out.push(m);
   }
   return out;
+}
+
+const SELF_ZH = /(?:我叫|我的名字是|我的名字叫|叫我)\s*([\u3400-\u4dbf\u4e00-\u9fff]{2,4}?)(?=[，,。.！!？?、；;\s]|$|[吧啊呀哦呢])/gu;
+
+/**
+ * The names a text's writer gives themself: "I'm Marek", "my name is Ana Novák", "call me Pepík",
+ * "我叫马雷克". For the person's own messages: their name becomes an alias of the person ("You").
+ */
+export function selfNames(text: string): string[] {
+  const out: string[] = [];
+  const lex = lexicon();
+  if (lex && /[A-Za-z]/.test(text)) out.push(...latinSelfNames(text, lex));
+  if (CJK.test(text)) for (const m of text.matchAll(SELF_ZH)) out.push(m[1]!);
+  return [...new Set(out)].filter((n) => isPlausibleName(n));
 }
 
 /** Texts longer than this are read in pieces, with a turn of the event loop between them. */

@@ -139,8 +139,12 @@ async function resolveSimilar(tx: Transaction, keys: string[]): Promise<Map<stri
   const probed = [...new Set(keys)].filter((k) => [...k.replace(/\s/g, '')].length >= 3);
   const out = new Map<string, Candidate[]>();
   if (!probed.length) return out;
-  // SET LOCAL: the connection is shared, and recall tunes the threshold for its own queries.
-  await tx.query(`SET LOCAL pg_trgm.similarity_threshold = ${AMBIGUOUS_SIMILARITY}`);
+  // Local settings: the connection is shared, and recall tunes the threshold for its own queries.
+  // The planner cannot guess how many names a trigram probe of an unnest matches and chose to read
+  // every entity (0.5 s a probe at 20,000 entities): the trigram indexes are what bounds this, so
+  // sequential scans are off.
+  // (Both for the rest of the caller's transaction: resolution's callers run index lookups only.)
+  await tx.query(`SELECT set_config('pg_trgm.similarity_threshold', '${AMBIGUOUS_SIMILARITY}', true), set_config('enable_seqscan', 'off', true)`);
   const rows = await tx.query<{ key: string; id: number; kind: EntityKind; name: string; mention_count: number; sim: number }>(
     `SELECT q.key, c.* FROM unnest($1::text[]) AS q(key)
      CROSS JOIN LATERAL (
@@ -213,6 +217,47 @@ export async function createEntity(
     ]);
   }
   return id;
+}
+
+/**
+ * createEntity for many names in two statements (the entities, then the ambiguities of those that
+ * have close candidates). Returns the new ids in the order of `items`, whose keys are distinct.
+ */
+export async function createEntities(
+  tx: Transaction,
+  items: { name: string; key: string; kind: EntityKind; at: Date | null; candidates: Resolution['candidates'] }[],
+): Promise<number[]> {
+  if (!items.length) return [];
+  const rows = (
+    await tx.query<{ id: number; name_key: string }>(
+      `INSERT INTO entities (kind, name, name_key, first_seen, last_seen)
+       SELECT k, n, nk, a, a FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS u(k, n, nk, a)
+       RETURNING id, name_key`,
+      [
+        items.map((w) => (w.kind === 'self' || w.kind === 'user' ? 'person' : w.kind)),
+        items.map((w) => w.name),
+        items.map((w) => w.key),
+        items.map((w) => w.at),
+      ],
+    )
+  ).rows;
+  const idOf = new Map(rows.map((r) => [r.name_key, Number(r.id)]));
+  const ids = items.map((w) => idOf.get(w.key)!);
+  const ambiguous = items.flatMap((w, i) =>
+    w.candidates.length
+      ? [{ entity_id: ids[i], surface: w.name, candidate_ids: w.candidates.map((c) => c.id), similarities: w.candidates.map((c) => c.similarity) }]
+      : [],
+  );
+  if (ambiguous.length) {
+    await tx.query(
+      `INSERT INTO entity_ambiguities (entity_id, surface, candidate_ids, similarities)
+       SELECT (a->>'entity_id')::bigint, a->>'surface', ARRAY(SELECT jsonb_array_elements_text(a->'candidate_ids')::bigint),
+              ARRAY(SELECT jsonb_array_elements_text(a->'similarities')::real)
+       FROM jsonb_array_elements($1::jsonb) AS a`,
+      [JSON.stringify(ambiguous)],
+    );
+  }
+  return ids;
 }
 
 /**

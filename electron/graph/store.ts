@@ -16,7 +16,8 @@ import { checkId } from './checks.js';
 import type { GraphContext, GraphSources, Log } from './context.js';
 import * as edits from './edits.js';
 import { importGraph } from './import.js';
-import { recordMentions, type RecordedMention, type RecordInput } from './mention-rows.js';
+import { recordMentionsBatch, type RecordedMention, type RecordInput } from './mention-rows.js';
+import { selfNames } from './mentions.js';
 import * as relations from './relations.js';
 import { ensureEntities, resolveName, type Resolution } from './resolution.js';
 import { entitiesByIds, requireEntity, type StoredEntity, type StoredEntityChange } from './rows.js';
@@ -118,8 +119,18 @@ export class EntityStore {
   // ---- mentions ----
 
   /** Records the entities a message or memory mentions, in one transaction (mention-rows.ts). */
-  recordMentions(input: RecordInput): Promise<RecordedMention[]> {
-    return recordMentions(this.ctx, input);
+  async recordMentions(input: RecordInput): Promise<RecordedMention[]> {
+    return (await this.recordMentionsBatch([input]))[0]!;
+  }
+
+  /**
+   * recordMentions for many texts in one transaction, a fixed number of statements (the indexer's
+   * batches). The person's own words that give their name ("I'm Marek", "我叫马雷克") first make it
+   * an alias of the person, so the name resolves to "You".
+   */
+  async recordMentionsBatch(inputs: RecordInput[]): Promise<RecordedMention[][]> {
+    for (const input of inputs) if (input.role === 'user' && typeof input.text === 'string') await edits.namePerson(this.ctx, selfNames(input.text));
+    return recordMentionsBatch(this.ctx, inputs);
   }
 
   /** The entities these names mean, made when unknown, resolved as recordMentions resolves given names. */
