@@ -1,12 +1,21 @@
 // Generation settings per connection: through the real host, the real clients and the loopback fake
 // server, each protocol's request body carries them in its own fields; bad values are refused in
 // words and change nothing; a reset sends nothing again.
+import fs from 'node:fs';
+import path from 'node:path';
+import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Message, ProviderKind } from '../../shared/api.js';
 import { DEFAULT_GENERATION, type GenerationSettings } from '../../shared/api/providers.js';
 import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { serveOllama } from '../../e2e/fake-llm/ollama.js';
-import { nextEvent, startTestHost } from '../testing/host.js';
+import { exportArchive } from '../archive/export.js';
+import { openDatabase, type Database } from '../db/open.js';
+import { restoreArchive } from '../imports/anima-archive-restore.js';
+import { parseImport } from '../imports/detect.js';
+import { SettingsStore } from '../settings/settings.js';
+import { markImportedHistoryRead } from '../sleep/imported-history.js';
+import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import { PATIENCE_MS } from '../testing/patience.js';
 import type { Host } from '../host/types.js';
 
@@ -122,5 +131,49 @@ describe('bad values are refused in words and change nothing', () => {
       h.api['providers.save']({ kind: 'anthropic', name: 'Claude', baseUrl: fake.url, model: 'm', apiKey: 'k', generation: { ...SETTINGS, temperature: 1.2 } }),
     ).rejects.toMatchObject({ code: 'invalid_input', field: 'generation.temperature', message: expect.stringMatching(/from 0 to 1\./) as unknown });
     expect(await h.api['providers.list']({})).toEqual([]);
+  }, 120_000);
+});
+
+describe('an Anima archive carries them', () => {
+  const opened: { dir: string; db: Database }[] = [];
+  afterEach(async () => {
+    for (const { dir, db } of opened.splice(0)) {
+      await db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  const folder = async () => {
+    const dir = tempDataDir('anima-generation-');
+    const db = await openDatabase(dir, { template: dbTemplate() });
+    opened.push({ dir, db });
+    return { dir, db };
+  };
+  const row = async (db: Database) =>
+    (await db.query<Record<string, unknown>>('SELECT temperature, top_p, max_reply_tokens, stop_sequences FROM providers WHERE id = $1', ['p1'])).rows[0];
+
+  it('exported and imported with the connection; a value this version refuses comes back unset', async () => {
+    const source = await folder();
+    await source.db.query(
+      `INSERT INTO providers (id, kind, name, base_url, model, context_tokens, temperature, top_p, max_reply_tokens, stop_sequences)
+       VALUES ('p1', 'anthropic', 'Claude', 'https://api.anthropic.com', 'm', 8192, 0.5, 0.9, 300, '["###"]')`,
+    );
+    const file = path.join(source.dir, 'exports', 'a.zip');
+    await exportArchive({ db: source.db, appVersion: '1.2.3', file, sql: false });
+    const zip = fs.readFileSync(file);
+    const restore = async (bytes: Uint8Array) => {
+      const target = await folder();
+      const parsed = parseImport(Buffer.from(bytes), 'a.zip');
+      await restoreArchive(parsed.archive!, { db: target.db, settings: new SettingsStore(target.db, () => {}), markRead: markImportedHistoryRead });
+      return row(target.db);
+    };
+    expect(await restore(zip)).toMatchObject({ top_p: expect.closeTo(0.9, 5) as unknown, max_reply_tokens: 300, stop_sequences: ['###'] });
+    expect((await restore(zip))!.temperature).toBeCloseTo(0.5, 5);
+
+    // An archive edited by hand: Anthropic takes no temperature above 1, and five stop sequences are too many.
+    const files = unzipSync(zip);
+    const json = JSON.parse(strFromU8(files['anima.json']!)) as { sections: { providers: Record<string, unknown>[] } };
+    Object.assign(json.sections.providers[0]!, { temperature: 1.5, stop_sequences: ['a', 'b', 'c', 'd', 'e'] });
+    files['anima.json'] = strToU8(JSON.stringify(json));
+    expect(await restore(zipSync(files))).toMatchObject({ temperature: null, stop_sequences: [], max_reply_tokens: 300 });
   }, 120_000);
 });
