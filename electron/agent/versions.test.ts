@@ -171,6 +171,23 @@ describe('versions and branches', () => {
     expect(texts(await line(host, conversationId))).toEqual(['Plan a trip', 'Where to?', 'Japan', 'Spring is best for Japan.']);
   });
 
+  it('citations count on the chosen line only: a reply written again, and flipped back to', async () => {
+    const { host, conversationId } = await connected();
+    // Pinned: the system prompt carries it, so a reply citing it counts.
+    const { memory } = await host.api['memories.create']({ type: 'preference', content: 'The person loves green tea', pinned: true });
+    await say(host, conversationId, 'What do I drink?', `Green tea, as you told me [[anima:${memory.id}]].`);
+    const count = async () => (await host.api['memories.get']({ id: memory.id })).memory.referenceCount;
+    expect(await count()).toBe(1);
+    fake.script({ kind: 'text', text: 'Something warm, I think.' });
+    await replied(host, conversationId, () => host.api['chat.regenerate']({ conversationId }));
+    await expect.poll(count, { timeout: PATIENCE_MS }).toBe(0);
+    const first = (await line(host, conversationId))[1]!.versionIds![0]!;
+    await host.api['chat.choose']({ messageId: first });
+    await expect.poll(count, { timeout: PATIENCE_MS }).toBe(1);
+    await host.api['chat.deleteMessage']({ messageId: first });
+    await expect.poll(count, { timeout: PATIENCE_MS }).toBe(0);
+  });
+
   it('recall and the sleep cycle read the chosen line only; a copy in a branch is never read twice', async () => {
     const { host, conversationId, dataDir } = await connected();
     await say(host, conversationId, 'My favourite colour?', 'Perhaps vermilionish.');

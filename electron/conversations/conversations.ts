@@ -211,14 +211,15 @@ function toTrashed(r: TrashRow): TrashedConversation {
 }
 
 /**
- * The finished person/companion messages of chat conversations whose body contains `marker` — what the
+ * The finished person/companion messages on the chosen line of chat conversations (not a branch's
+ * copy) whose body contains `marker` — what the
  * memory room counts citations from. Takes the caller's transaction: the recount reads and writes in one.
  */
 export async function chatMessagesContaining(q: Pick<Database, 'query'>, marker: string): Promise<{ id: string; content: string; shown: number[] | null }[]> {
   const like = `%${marker.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const rows = await q.query<{ id: string; content: string; shown: (number | string)[] | null }>(
     `SELECT m.id, m.content, m.shown_memory_ids AS shown FROM messages m JOIN conversations c ON c.id = m.conversation_id
-     WHERE c.kind = 'chat' AND m.status <> 'streaming' AND m.copied_from IS NULL AND m.content LIKE $1`,
+     WHERE c.kind = 'chat' AND m.status <> 'streaming' AND m.replaced_by IS NULL AND m.copied_from IS NULL AND m.content LIKE $1`,
     [like],
   );
   return rows.rows.map((r) => ({ id: r.id, content: r.content, shown: r.shown === null ? null : r.shown.map(Number) }));

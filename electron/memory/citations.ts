@@ -58,9 +58,10 @@ export interface RefSyncResult {
  * memory-ref-sync: recomputes every reference count from the stored messages, so counts survive a
  * crash between a reply and its bookkeeping, and merges keep their history of use.
  *
- * Which messages count: every stored person/companion message of a chat conversation, replaced
- * versions included (they were shown and recorded when written, so the live count has them too);
- * replies still streaming do not, and background conversations (the app's own model runs) never do.
+ * Which messages count: every stored person/companion message on the chosen line of a chat
+ * conversation (an earlier version, a deleted message or a branch's copy does not; choosing another
+ * version is followed by this recount); replies still streaming do not, and background
+ * conversations (the app's own model runs) never do.
  * A reply that records what its requests showed the model (shown_memory_ids) credits only those.
  *
  * A citation is credited to the active end of the cited memory's chain: a memory that was superseded
