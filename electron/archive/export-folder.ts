@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError } from '../../shared/api.js';
+import { attachmentsDir } from '../attachments/store.js';
 import { acquireLock } from '../db/lock.js';
 import { databaseDir, openDatabase } from '../db/open.js';
 import { exportArchive, type ExportProgress, type ExportResult } from './export.js';
@@ -31,7 +32,15 @@ export async function exportFolder(o: ExportFolderOptions): Promise<ExportResult
   try {
     const db = await openDatabase(o.dataDir);
     try {
-      return await exportArchive({ db, appVersion: o.appVersion, file: out, signal: o.signal, onProgress: o.onProgress, alone: true });
+      return await exportArchive({
+        db,
+        appVersion: o.appVersion,
+        file: out,
+        signal: o.signal,
+        onProgress: o.onProgress,
+        alone: true,
+        attachmentsDir: attachmentsDir(o.dataDir),
+      });
     } finally {
       await db.close();
     }

@@ -2,16 +2,20 @@
 //
 //   anima.json     versioned JSON of everything they would want back (reads.ts lists it), written
 //                  section by section, a page of rows at a time — never one giant string
+//   attachments/   the images the messages carry, as the files the data folder keeps (anima.json's
+//                  messages hold their references)
 //   vault/         the same as markdown with YAML frontmatter (vault.ts)
 //   anima.sql      the database as SQL for a plain PostgreSQL (sql-dump.ts)
 //   manifest.json  versions and counts, last: a reader can tell what is inside without parsing the rest
 //
 // Written to `<file>.partial` and renamed only when complete (zip-writer.ts). Rows written while an
 // export runs may or may not be in it: each page is read on its own, so the app stays usable.
-import { ApiError } from '../../shared/api.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ApiError, IMAGE_ID_PATTERN } from '../../shared/api.js';
 import { nameOf } from '../../shared/companion-name.js';
 import type { Database } from '../db/open.js';
-import { SECTIONS, schemaVersion, vaultConversations, vaultDiary, vaultMemories, vaultMessages, vaultSelf } from './reads.js';
+import { SECTIONS, attachmentIds, schemaVersion, vaultConversations, vaultDiary, vaultMemories, vaultMessages, vaultSelf } from './reads.js';
 import { sqlDump } from './sql-dump.js';
 import {
   VAULT_README,
@@ -55,6 +59,8 @@ export interface ExportOptions {
   sql?: boolean;
   /** This process holds the database alone (the CLI, the bench): the SQL dump needs no copy of it. */
   alone?: boolean;
+  /** Where the attached images are (`<dataDir>/attachments`); without it the archive carries none. */
+  attachmentsDir?: string;
 }
 
 export interface ExportResult {
@@ -145,6 +151,19 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
     }
     await zip.write(`\n},\n"counts": ${JSON.stringify(counts)}\n}\n`);
     await zip.end();
+
+    // --- attachments/ -----------------------------------------------------------------------
+    let attachments = 0;
+    if (options.attachmentsDir) {
+      for (const id of await attachmentIds(db)) {
+        checkCancelled();
+        if (!IMAGE_ID_PATTERN.test(id)) continue;
+        const bytes = await fs.promises.readFile(path.join(options.attachmentsDir, id)).catch(() => null);
+        if (!bytes) continue; // a reference whose file is gone: the row still says what it was
+        await zip.add(`attachments/${id}`, bytes, exportedAt);
+        attachments++;
+      }
+    }
     lap('data');
 
     // --- vault/ -----------------------------------------------------------------------------
@@ -241,7 +260,13 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
 
     // --- manifest.json ----------------------------------------------------------------------
     progress('finishing', true);
-    const manifest = { ...head, counts, vaultFiles, sql: options.sql === false ? null : { file: 'anima.sql', bytes: sqlBytes, leftOut: ['embeddings'] } };
+    const manifest = {
+      ...head,
+      counts,
+      attachments,
+      vaultFiles,
+      sql: options.sql === false ? null : { file: 'anima.sql', bytes: sqlBytes, leftOut: ['embeddings'] },
+    };
     await zip.add('manifest.json', `${JSON.stringify(manifest, null, 2)}\n`, exportedAt);
     checkCancelled();
     const bytes = await zip.finish();

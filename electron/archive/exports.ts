@@ -7,6 +7,7 @@ import { ApiError, type ApiErrorShape } from '../../shared/api.js';
 import type { ArchiveExportStatus } from '../../shared/api/archive.js';
 import type { Log } from '../../shared/log.js';
 import type { Database } from '../db/open.js';
+import { attachmentsDir } from '../attachments/store.js';
 import { exportArchive } from './export.js';
 
 export function exportsDir(dataDir: string): string {
@@ -66,6 +67,7 @@ export class ArchiveExports {
       file,
       signal: controller.signal,
       now: this.o.now,
+      attachmentsDir: attachmentsDir(this.o.dataDir),
       onProgress: (p) => {
         status.phase = p.phase;
         status.fraction = p.total ? Math.min(1, p.done / p.total) : 0;

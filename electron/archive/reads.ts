@@ -193,6 +193,18 @@ export async function vaultConversations(db: Database, afterId: string | null, l
   return rows;
 }
 
+/**
+ * The images the exported messages carry (files in the data folder; the rows hold their references):
+ * each id once, in order.
+ */
+export async function attachmentIds(db: Database): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT DISTINCT i->>'id' AS id FROM messages m, jsonb_array_elements(m.images) AS i
+      WHERE m.images IS NOT NULL AND m.deleted_at IS NULL ORDER BY 1`,
+  );
+  return rows.map((r) => r.id);
+}
+
 /** A conversation's current messages (not the earlier versions a regenerate or edit replaced), by seq. */
 export async function vaultMessages(db: Database, conversationId: string, afterSeq: number, limit: number) {
   const { rows } = await db.query<{ seq: number; id: string; role: string; speaker: string | null; content: string; status: string; created_at: string }>(

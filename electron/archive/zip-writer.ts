@@ -109,11 +109,11 @@ export class ZipFileWriter {
     this.open = state;
   }
 
-  /** Adds text to the open entry and writes what the compressor has produced so far. */
-  async write(text: string): Promise<void> {
+  /** Adds text (or bytes) to the open entry and writes what the compressor has produced so far. */
+  async write(text: string | Uint8Array): Promise<void> {
     const open = this.open;
     if (!open) throw new Error('zip: no entry is open');
-    const data = Buffer.from(text, 'utf8');
+    const data = typeof text === 'string' ? Buffer.from(text, 'utf8') : Buffer.from(text.buffer, text.byteOffset, text.byteLength);
     open.entry.size += data.length;
     if (open.entry.size > MAX_BYTES) throw new ArchiveTooLarge(`${open.entry.name.toString()} would be larger than the 4 GB a zip entry can hold.`);
     open.entry.crc = crc32(data, open.entry.crc);
@@ -139,7 +139,7 @@ export class ZipFileWriter {
   }
 
   /** One whole entry. */
-  async add(name: string, text: string, mtime: Date): Promise<void> {
+  async add(name: string, text: string | Uint8Array, mtime: Date): Promise<void> {
     await this.begin(name, mtime);
     await this.write(text);
     await this.end();

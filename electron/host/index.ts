@@ -276,6 +276,7 @@ function buildServices(
     archive: {
       db,
       settings,
+      images: attachments,
       afterRestore: () => {
         recall.drop();
         meaning.catchUp();

@@ -8,6 +8,7 @@
 // their keys of the right type; no id twice; every reference inside the archive (a message's
 // conversation, a journal entry's memory, an alias's entity, an edge's ends) to a row it holds.
 import { unzipSync, type UnzipFileInfo } from 'fflate';
+import { IMAGE_ID_PATTERN, MAX_IMAGE_BYTES } from '../../shared/api.js';
 import { migrations } from '../db/migrations/index.js';
 import { isRecord, megabytes, type ParseContext } from './context.js';
 import { MAX_ZIP_RATIO } from './zip.js';
@@ -42,6 +43,8 @@ export interface AnimaArchive {
   formatVersion: number;
   exportedAt: string;
   sections: Record<ArchiveSection, ArchiveRow[]>;
+  /** The zip's attached images (`attachments/<id>`), by id; none for an anima.json alone. */
+  images?: Map<string, Uint8Array>;
 }
 
 /** The last migration this app knows: an archive with a higher schema version came from a newer Anima. */
@@ -52,6 +55,24 @@ export function appSchemaVersion(): number {
 /** Whether parsed JSON is an anima.json (its head says so). */
 export function isAnimaArchiveJson(parsed: unknown): boolean {
   return isRecord(parsed) && parsed.format === ANIMA_ARCHIVE_FORMAT;
+}
+
+/**
+ * The attached images in an archive's zip (`attachments/<id>`, the ids the data folder names them
+ * by), each at most MAX_IMAGE_BYTES unpacked; anything else under attachments/ is left in the zip.
+ * Each is checked again when stored (its first bytes, and that its content gives its id).
+ */
+export function imagesInZip(buf: Buffer): Map<string, Uint8Array> {
+  const wanted = (info: UnzipFileInfo) => {
+    const id = info.name.startsWith('attachments/') ? info.name.slice('attachments/'.length) : '';
+    return IMAGE_ID_PATTERN.test(id) && info.originalSize <= MAX_IMAGE_BYTES && info.originalSize <= MAX_ZIP_RATIO * Math.max(info.size, 1) + 1024 * 1024;
+  };
+  try {
+    const files = unzipSync(buf, { filter: wanted });
+    return new Map(Object.entries(files).map(([name, bytes]) => [name.slice('attachments/'.length), bytes]));
+  } catch {
+    return new Map(); // a damaged entry: the rows are imported, the pictures say they are missing
+  }
 }
 
 /** The anima.json inside a zip, inflated after the same size and ratio checks as any import; null when the zip holds none. */

@@ -23,6 +23,7 @@ import type { TranscriptImports } from '../conversations/import-transcript.js';
 import type { Database } from '../db/open.js';
 import type { HostEvents } from '../events/events.js';
 import type { SettingsStore } from '../settings/settings.js';
+import type { AttachmentStore } from '../attachments/store.js';
 import { archiveSpan } from './anima-archive.js';
 import { archiveCounts, restoreArchive, type ArchiveProgress } from './anima-archive-restore.js';
 import { apply, applyCard, summarise, type ApplyDeps, type ApplyProgress } from './apply.js';
@@ -71,7 +72,13 @@ export interface ImportServiceDeps extends Omit<ApplyDeps, 'onStored'> {
   /** Told of each stored conversation's messages (the graph and the embedder queue them). */
   onStored?: (messageIds: string[]) => void;
   /** What storing Anima's own archive needs (it writes every room's rows in one transaction); without it such an archive is refused. */
-  archive?: { db: Database; settings: Pick<SettingsStore, 'restoreMissing'>; afterRestore?: () => void };
+  archive?: {
+    db: Database;
+    settings: Pick<SettingsStore, 'restoreMissing'>;
+    afterRestore?: () => void;
+    /** Where an archive's attached images go (the data folder's attachments): each checked and stored by its content. */
+    images?: Pick<AttachmentStore, 'put' | 'has'>;
+  };
 }
 
 /** How an import ended (what apply returns, and an archive's restore). */
@@ -317,6 +324,28 @@ export class ImportService {
     return { ...progress };
   }
 
+  /**
+   * The archive's images, after its rows: each stored by its content, which must give the id it came
+   * under (a file that does not is left out, and its message shows the picture as missing); one here
+   * already is kept. A picture that cannot be stored costs the import nothing else.
+   */
+  private async restoreImages(images: Map<string, Uint8Array> | undefined): Promise<void> {
+    const store = this.deps.archive?.images;
+    if (!store || !images?.size) return;
+    let stored = 0;
+    for (const [id, bytes] of images) {
+      if (store.has(id)) continue;
+      try {
+        const image = await store.put(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+        if (image.id === id) stored++;
+        else this.deps.log('warn', `archive import: the image ${id} does not match its content; kept as ${image.id}, unreferenced`);
+      } catch (err) {
+        this.deps.log('warn', `archive import: the image ${id} was not stored: ${(err as Error).message}`);
+      }
+    }
+    this.deps.log('info', `archive import: ${stored} of ${images.size} images stored`);
+  }
+
   /** Anima's own archive, in one transaction: done with everything, or cancelled / failed with nothing stored. */
   private async restore(
     result: ParseResult,
@@ -335,6 +364,7 @@ export class ImportService {
     try {
       const r = await restoreArchive(result.archive!, { ...deps, markRead: this.deps.markRead }, { onProgress, signal });
       storedIds.push(...r.messageIds);
+      await this.restoreImages(result.archive!.images);
       this.afterRestore();
       this.deps.log('info', `archive import: ${JSON.stringify(r.counts)}`);
       return { status: 'done', error: null, failedAt: null, imported: r.imported, already: r.already };
