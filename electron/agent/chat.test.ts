@@ -6,10 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiEventName, ApiEvents, Message, ProviderKind } from '../../shared/api.js';
 import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
-import { openDatabase } from '../db/open.js';
 import { TEST_CHAT_MODEL_ID } from '../models/catalog.js';
 import { LOADING_MODEL_TEXT, unloadLocalModel } from '../llm/local.js';
-import { nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
+import { nextEvent, openTestDatabase, startTestHost, tempDataDir } from '../testing/host.js';
 import { PATIENCE_MS } from '../testing/patience.js';
 import type { Host } from '../host/types.js';
 
@@ -194,7 +193,7 @@ describe('chat', () => {
     await first.host.close();
     hosts.length = 0;
     // Seed 2,000 turns straight into the table (writing them through the model would take minutes).
-    const db = await openDatabase(dataDir);
+    const db = await openTestDatabase(dataDir);
     await db.query(
       `INSERT INTO messages (id, conversation_id, role, content, status)
        SELECT gen_random_uuid()::text, $1, CASE WHEN i % 2 = 1 THEN 'user' ELSE 'assistant' END,

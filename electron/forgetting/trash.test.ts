@@ -2,10 +2,9 @@
 // on-disk PGlite, with a real night of sleep and real chat turns against the loopback model.
 import { describe, expect, it } from 'vitest';
 import { TRASH_DAYS, type Message } from '../../shared/api.js';
-import { openDatabase } from '../db/open.js';
 import { readRows } from '../embed/embedded-rows.js';
 import type { Host } from '../host/types.js';
-import { startTestHost } from '../testing/host.js';
+import { openTestDatabase, startTestHost } from '../testing/host.js';
 import {
   allMemories,
   anchorsOf,
@@ -175,7 +174,7 @@ describe('deleting a conversation', () => {
     await expect(host2.api['conversations.restore']({ id: s.a })).rejects.toMatchObject({ code: 'not_found' });
     expect((await host2.api['conversations.get']({ id: s.b })).messages.length).toBe(B_LINES.length + 4);
     await closeHost({ host: host2, dir, clock: { now: later }, disk: { low: false } });
-    const db = await openDatabase(dir);
+    const db = await openTestDatabase(dir);
     try {
       const left = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM messages WHERE conversation_id = $1', [s.a]);
       expect(left.rows[0]!.n).toBe(0);
@@ -252,7 +251,7 @@ describe('off the record', () => {
     await o.host.api['conversations.setOffRecord']({ id: s.b, offRecord: true });
     await o.host.api['conversations.delete']({ id: s.a });
     await closeHost(o);
-    const db = await openDatabase(dir);
+    const db = await openTestDatabase(dir);
     try {
       const { texts, drop } = await readRows(
         db,

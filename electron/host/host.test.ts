@@ -1,8 +1,7 @@
 // The host end to end in-process: real PGlite on disk, real API, no provider needed here.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Message } from '../../shared/api.js';
-import { openDatabase } from '../db/open.js';
-import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
+import { nextEvent, openTestDatabase, startTestHost, tempDataDir } from '../testing/host.js';
 import type { Host } from './types.js';
 import { rejection } from '../testing/rejection.js';
 
@@ -114,7 +113,7 @@ describe('host', () => {
 
   it('resets a corrupted settings row to its default and says so', async () => {
     const dataDir = tempDataDir();
-    const db = await openDatabase(dataDir, { template: dbTemplate() });
+    const db = await openTestDatabase(dataDir);
     await db.query(`INSERT INTO settings (key, value) VALUES ('theme', '"purple"'), ('sleepTime', '"23:30"')`);
     await db.close();
     const host = await start(dataDir);
@@ -145,7 +144,7 @@ describe('host', () => {
     expect((await host.api['settings.get']({})).chatProviderId).toBe(saved.id);
     await host.close();
     hosts.length = 0;
-    const db = await openDatabase(host.dataDir);
+    const db = await openTestDatabase(host.dataDir);
     const dump = JSON.stringify((await db.query('SELECT * FROM providers')).rows) + JSON.stringify((await db.query('SELECT * FROM settings')).rows);
     await db.close();
     expect(dump).not.toContain('sk-test-secret-value-123');

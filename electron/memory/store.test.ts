@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError, type MemoryChange } from '../../shared/api.js';
-import { openDatabase, type Database } from '../db/open.js';
+import type { Database } from '../db/open.js';
+import { openTestDatabase } from '../testing/host.js';
 import { MemoryStore, namesWhose, type MemoryWrite } from './store.js';
 import { SECRET_REFUSAL } from './secret-filter.js';
 import { rejection } from '../testing/rejection.js';
@@ -37,7 +38,7 @@ let store: MemoryStore;
 // The migrated template straight from the global setup: this suite needs the database, not a host.
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-memory-'));
-  db = await openDatabase(dir, { template: new Blob([fs.readFileSync(inject('dbTemplatePath'))]) });
+  db = await openTestDatabase(dir);
 });
 
 afterAll(async () => {

@@ -7,9 +7,9 @@ import type { Memory, Message } from '../../shared/api.js';
 import { findTask, sleepResponder } from '../../e2e/fake-llm/sleep-responder.js';
 import { startFakeLlm, type FakeLlm, type FakeResponse } from '../../e2e/fake-llm/server.js';
 import { EARLIER_HEADING } from '../agent/chat.js';
-import { openDatabase, type Database } from '../db/open.js';
+import type { Database } from '../db/open.js';
 import type { Host } from '../host/types.js';
-import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
+import { nextEvent, openTestDatabase, startTestHost, tempDataDir } from '../testing/host.js';
 import { Napper, type NapOutcome } from './nap.js';
 import { TASK_PREFIX, TRANSCRIPT_LINE, type LightSleepAnswer, type NapAnswer } from './schemas.js';
 import { seedMessages, stepDeps } from './testing/fixture.js';
@@ -207,7 +207,7 @@ describe('the nap on its own', () => {
   /** A migrated data folder with the fake connected, and a Napper built as the host builds it. */
   async function napperAt(clock: { now: Date }, settings: { nap?: boolean; maxCallsPerNight?: number; contextTokens?: number } = {}) {
     const dir = tempDataDir();
-    const db = await openDatabase(dir, { template: dbTemplate() });
+    const db = await openTestDatabase(dir);
     dbs.push(db);
     const deps = stepDeps(db, dir, { now: () => clock.now });
     await deps.selfLayer.ensureDefaults();

@@ -25,32 +25,46 @@ export function dbTemplate(): Blob {
 export const TEST_ENGINE: Engine = process.env.ANIMA_TEST_ENGINE === 'postgres' ? 'postgres' : 'pglite';
 
 /** A fresh migrated database on the run's PostgreSQL cluster (its URL); throws, saying why, where there is none. */
-export async function testPostgresUrl(): Promise<string> {
+export async function testPostgresUrl(template?: string): Promise<string> {
   const admin = inject('postgresUrl');
   if (!admin) throw new Error(`No PostgreSQL for this test run: ${inject('postgresSkip')}.`);
-  return createTestDatabase(admin);
+  return createTestDatabase(admin, template);
 }
 
-/** Where a test's database comes from on this run's engine: the PGlite template, or a new PostgreSQL database. */
-export async function testDatabaseOptions(): Promise<{ template?: Blob; database?: string }> {
-  return TEST_ENGINE === 'postgres' ? { database: await testPostgresUrl() } : { template: dbTemplate() };
-}
+/** Folders copied from another test folder (fs.cpSync): on PostgreSQL their database is a copy of the source's, made when first opened. */
+const copiedFrom = new Map<string, string>();
 
-/** Opens a migrated database for a test on this run's engine (`dataDir` holds PGlite's folder). */
-export async function openTestDatabase(dataDir: string): Promise<Database> {
-  return openDatabase(dataDir, await testDatabaseOptions());
+/** Says that `to` is a copy of the test folder `from`, so that on PostgreSQL it opens a copy of that folder's database. */
+export function copiedTestData(from: string, to: string): void {
+  if (TEST_ENGINE === 'postgres') copiedFrom.set(to, from);
 }
 
 /** On PostgreSQL, each data folder's database: a test that starts a host on the same folder again finds its data. */
 const databaseOf = new Map<string, string>();
 
+/**
+ * Opens a test's migrated database on this run's engine: PGlite in `dataDir` (from the template when
+ * new), or on PostgreSQL the database of that data folder (a new one the first time) — so opening the
+ * folder again after its host closed finds the same data on either engine.
+ */
+export async function openTestDatabase(dataDir: string): Promise<Database> {
+  if (TEST_ENGINE === 'pglite') return openDatabase(dataDir, { template: dbTemplate() });
+  return openDatabase(dataDir, { database: await testDatabaseFor(dataDir) });
+}
+
+async function testDatabaseFor(dataDir: string): Promise<string> {
+  const known = databaseOf.get(dataDir);
+  if (known) return known;
+  const source = copiedFrom.get(dataDir);
+  const sourceUrl = source === undefined ? undefined : await testDatabaseFor(source);
+  const url = await testPostgresUrl(sourceUrl === undefined ? undefined : new URL(sourceUrl).pathname.slice(1));
+  databaseOf.set(dataDir, url);
+  return url;
+}
+
 export async function startTestHost(options: Partial<HostOptions> = {}): Promise<Host> {
   const dataDir = options.dataDir ?? tempDataDir();
-  let database = options.database;
-  if (!database && TEST_ENGINE === 'postgres') {
-    database = databaseOf.get(dataDir) ?? (await testPostgresUrl());
-    databaseOf.set(dataDir, database);
-  }
+  const database = options.database ?? (TEST_ENGINE === 'postgres' ? await testDatabaseFor(dataDir) : undefined);
   return createHost({
     dataDir,
     template: dbTemplate(),

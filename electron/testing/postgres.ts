@@ -94,8 +94,8 @@ export async function startCluster(bin: string): Promise<PostgresCluster> {
 /** The template database global-setup migrates once per run. */
 export const TEMPLATE_DATABASE = 'anima_template';
 
-/** A fresh, migrated database on the run's cluster; returns its URL. */
-export async function createTestDatabase(adminUrl: string): Promise<string> {
+/** A fresh, migrated database on the run's cluster (a copy of `template`, which nobody may hold open); returns its URL. */
+export async function createTestDatabase(adminUrl: string, template = TEMPLATE_DATABASE): Promise<string> {
   const name = `anima_test_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
@@ -103,7 +103,7 @@ export async function createTestDatabase(adminUrl: string): Promise<string> {
     // Two workers copying the template at once: the server refuses the second while the first reads it.
     for (let attempt = 0; ; attempt++) {
       try {
-        await client.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
+        await client.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
         break;
       } catch (err) {
         if (attempt >= 50 || !/being accessed by other users/.test((err as Error).message)) throw err;

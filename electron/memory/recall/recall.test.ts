@@ -3,9 +3,9 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecallHit } from '../../../shared/api.js';
-import { openDatabase, type Database } from '../../db/open.js';
+import type { Database } from '../../db/open.js';
 import { Conversations } from '../../conversations/conversations.js';
-import { dbTemplate, tempDataDir } from '../../testing/host.js';
+import { openTestDatabase, tempDataDir } from '../../testing/host.js';
 import { MemoryStore } from '../store.js';
 import { Recall } from './index.js';
 
@@ -54,7 +54,7 @@ async function counts() {
 
 beforeAll(async () => {
   dir = tempDataDir('anima-recall-');
-  db = await openDatabase(dir, { template: dbTemplate() });
+  db = await openTestDatabase(dir);
   recall = new Recall({ db });
   conversations = new Conversations(db);
   store = new MemoryStore(db);

@@ -10,7 +10,7 @@ import { Conversations } from '../../conversations/conversations.js';
 import type { Host } from '../../host/types.js';
 import { MemoryStore } from '../../memory/store.js';
 import { stepDeps } from './fixture.js';
-import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../../testing/host.js';
+import { copiedTestData, dbTemplate, nextEvent, openTestDatabase, startTestHost, tempDataDir } from '../../testing/host.js';
 import { TRANSCRIPT_LINE, type LightSleepAnswer } from '../schemas.js';
 import { type SleepStepDeps } from '../steps/deps.js';
 import { freeBytes } from '../steps/simple.js';
@@ -73,6 +73,7 @@ export const dirs: string[] = [];
 export function copyOf(src: string): string {
   const dir = tempDataDir('anima-cycle-');
   fs.cpSync(src, dir, { recursive: true });
+  copiedTestData(src, dir);
   dirs.push(dir);
   return dir;
 }
@@ -81,7 +82,7 @@ export async function seedDir<T>(
   fill: (s: { db: Database; conversations: Conversations; store: MemoryStore }) => Promise<T>,
 ): Promise<{ dir: string; value: T }> {
   const dir = copyOf(blankDir);
-  const db = await openDatabase(dir);
+  const db = await openTestDatabase(dir);
   try {
     return { dir, value: await fill({ db, conversations: new Conversations(db), store: new MemoryStore(db) }) };
   } finally {
