@@ -55,6 +55,10 @@ export function useMorningGreeting(): void {
           .catch(() => {});
       void ask();
     };
+    void useSelf
+      .getState()
+      .loadProfile()
+      .catch(() => {});
     void ask();
     window.addEventListener('focus', onVisible);
     document.addEventListener('visibilitychange', onVisible);

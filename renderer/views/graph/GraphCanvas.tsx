@@ -9,6 +9,7 @@ import fcose from 'cytoscape-fcose';
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import type { GraphSlice } from '../../../shared/api.js';
 import type { GraphFocus } from '../../stores/graph.js';
+import { useSelf } from '../../stores/self.js';
 import {
   ANIMATE_LAYOUT_NODES,
   FORCE_LAYOUT_NODES,
@@ -259,7 +260,7 @@ export function GraphCanvas(props: CanvasProps) {
       });
     }
 
-    const { nodes, edges } = toElements(slice, relationLabel, day);
+    const { nodes, edges } = toElements(slice, relationLabel, day, useSelf.getState().profile?.avatar ?? null);
     // Only positions a finished layout (or a hand) gave count: a layout cut short left a draft.
     const known: ReadonlyMap<string, Point> = remembered;
     const wanted = new Set<string>([...nodes.map((n) => n.data.id), ...edges.map((e) => e.data.id)]);

@@ -65,6 +65,15 @@ describe('drawing a slice', () => {
     expect(entityIdOf(nodeKey(42))).toBe(42);
   });
 
+  it("draws the companion's picture in its node only", () => {
+    const slice = { nodes: [entity(1, 'Mira', { kind: 'self' }), entity(2, 'You', { kind: 'user' }), entity(3, 'Ana')], edges: [] };
+    const picture = 'data:image/png;base64,iVBORw0KGgo=';
+    const withPicture = toElements(slice, (r) => r, '2026-01-01', picture).nodes;
+    expect(withPicture.map((n) => n.data.image)).toEqual([picture, undefined, undefined]);
+    expect(withPicture[0]!.data.label).toBe('Mira');
+    expect(toElements(slice, (r) => r, '2026-01-01').nodes.every((n) => n.data.image === undefined)).toBe(true);
+  });
+
   it('switches to the cheap drawing above a size', () => {
     const nodes = Array.from({ length: 600 }, (_, i) => entity(i + 1, `E${i}`));
     const edges = Array.from({ length: BIG_GRAPH_ELEMENTS - 600 + 1 }, (_, i) => edge(i + 1, 1, 2));

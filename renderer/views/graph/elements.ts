@@ -32,6 +32,8 @@ export interface NodeData {
   mentions: number;
   size: number;
   fontSize: number;
+  /** The companion's picture (a data: URL), drawn in its node. */
+  image?: string;
 }
 
 export interface EdgeData {
@@ -109,6 +111,8 @@ export function toElements(
   slice: Pick<GraphSlice, 'nodes' | 'edges'>,
   relationLabel: (relation: string) => string,
   day: string,
+  /** The companion's picture, when it has one (Settings → Companion). */
+  selfImage: string | null = null,
 ): { nodes: ElementDef<NodeData>[]; edges: ElementDef<EdgeData>[] } {
   const presence = presenceOf(slice);
   const maxMentions = slice.nodes.reduce((m, n) => (n.kind === 'self' || n.kind === 'user' ? m : Math.max(m, presence(n))), 1);
@@ -128,7 +132,16 @@ export function toElements(
     if (major) majors++;
     nodes.push({
       group: 'nodes',
-      data: { id: nodeKey(n.id), entityId: n.id, label: n.name, kind: n.kind, mentions: n.mentionCount, size, fontSize: labelSize(full) },
+      data: {
+        id: nodeKey(n.id),
+        entityId: n.id,
+        label: n.name,
+        kind: n.kind,
+        mentions: n.mentionCount,
+        size,
+        fontSize: labelSize(full),
+        ...(n.kind === 'self' && selfImage ? { image: selfImage } : {}),
+      },
       classes: major ? `kind-${n.kind} major` : `kind-${n.kind}`,
     });
   }

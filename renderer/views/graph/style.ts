@@ -100,6 +100,8 @@ export function graphStyle(p: GraphPalette, big: boolean): StylesheetJson {
       style: { 'border-width': 4, 'border-color': p.surface, 'font-weight': 600, 'min-zoomed-font-size': 0, 'z-index': 10 },
     },
     { selector: 'node.kind-user', style: { shape: 'round-rectangle' } },
+    // The companion's picture, when it has one, fills its node.
+    { selector: 'node.kind-self[image]', style: { 'background-image': 'data(image)', 'background-fit': 'cover', 'background-clip': 'node' } },
     {
       // Haystack lines (cytoscape's default curve style, radius 0): the cheapest to draw. Edges take no
       // events, so they need no overlay either.
