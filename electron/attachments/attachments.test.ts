@@ -106,6 +106,16 @@ describe('image files', () => {
   });
 });
 
+describe('erase everything', () => {
+  it('takes the attached images with it', async () => {
+    const h = await host();
+    await upload(h, solidPng(6, 6));
+    expect(fs.readdirSync(attachmentsDir(h.dataDir))).toHaveLength(1);
+    await h.api['app.eraseEverything']({ confirm: 'erase' });
+    expect(fs.existsSync(attachmentsDir(h.dataDir))).toBe(false);
+  });
+});
+
 describe('images in a turn', () => {
   it('a model that sees gets them in Ollama’s shape; the message keeps their references', async () => {
     const h = await host();

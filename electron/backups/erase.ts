@@ -8,7 +8,7 @@
 //
 // Removed from the data folder:  db (the old one), db.before-restore-* (a restore's undo) and their
 //   manifests, failed restore folders, snapshots/ (nightly copies), backups/ (copies made here and
-//   before each restore), exports/ (exported archives), companion/ (its picture), the saved API keys (secrets.json in the
+//   before each restore), exports/ (exported archives), companion/ (its picture), attachments/ (the pictures attached in chat), the saved API keys (secrets.json in the
 //   desktop app, secrets-browser.json in browser mode, and any unreadable copy of them).
 // Not touched: the person's own backup folder (only the setting naming it is reset), downloaded
 //   on-device models (models/: program files, nothing of the person), the lock file.
@@ -41,6 +41,8 @@ export const ERASE_JOURNAL = 'erase.json';
 const EXPORTS_DIR = 'exports';
 /** companion/avatar.ts keeps the companion's picture here. */
 const COMPANION_DIR = 'companion';
+/** attachments/store.ts keeps the images attached in chat here. */
+const ATTACHMENTS_DIR = 'attachments';
 /** The desktop app's OS-encrypted key file (host-process/os-encrypted-secrets.ts), beside the browser-mode one. */
 const DESKTOP_SECRETS_FILE = 'secrets.json';
 
@@ -87,6 +89,7 @@ function erasedNames(dataDir: string, journal: EraseJournal): string[] {
       name === OWN_DIR ||
       name === EXPORTS_DIR ||
       name === COMPANION_DIR ||
+      name === ATTACHMENTS_DIR ||
       name === JOURNAL_FILE ||
       name === `${JOURNAL_FILE}.partial` ||
       isSecretsFile(name)
