@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { nightlyManifestDir, writeCopy } from '../../backups/copies.js';
+import { engineOf } from '../../db/database.js';
 import { syncReferenceCounts } from '../../memory/citations.js';
 import { databaseDir, type Database } from '../../db/open.js';
 import { StepSkipped, type SleepStep, type StepContext } from '../dag.js';
@@ -148,6 +149,11 @@ export function snapshotStep(deps: SleepStepDeps): SleepStep {
     id: SNAPSHOT,
     dependsOn: [LIGHT_SLEEP],
     async run(ctx): Promise<Record<string, number>> {
+      // On a PostgreSQL server there is no folder to copy: its own backups (pg_dump) apply there.
+      if (engineOf(deps.db) === 'postgres') {
+        deps.log('info', 'sleep: no snapshot — the data is on a PostgreSQL server, whose own backups apply');
+        return { skipped_server_engine: 1 };
+      }
       const dir = snapshotsDir(deps.dataDir);
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       // A retry of the same sleep day with nothing changed since its copy keeps that copy (no new one).
