@@ -12,8 +12,18 @@ import type { RecallInternals, RecallOptions } from './search-types.js';
 import { AUTOBIOGRAPHICAL_KINDS, INDEXED_DIARY_KINDS, DiaryIndex, LIMBIC_KINDS, MemoryIndex, type Maxima, type Sidecar } from './sidecar.js';
 import { MIN_FUZZY_CHARS, type Vocabulary } from './vocabulary.js';
 
-/** Share of a neighbouring turn's own score a turn receives (see the measurements in search.ts). */
+/**
+ * Share of its better neighbour's own score a turn receives (the better of the previous and the next
+ * turn, not both: summing both let a reply between two turns on the topic outrank them, and filled
+ * the top of a long topical session with its middle turns). Chosen on both dev sets together,
+ * docs/recall-tuning.md.
+ */
 export const NEIGHBOUR_SHARE = 0.5;
+/**
+ * A turn longer than this many lexemes receives the neighbour share scaled by this / its length: a long
+ * turn is matched by its own words; a short chat turn needs its neighbours. docs/recall-tuning.md.
+ */
+export const NEIGHBOUR_FULL_LENGTH = 50;
 /** A turn whose speaker the query names scores × (1 + this). */
 export const SPEAKER_BOOST = 0.5;
 /**
@@ -157,6 +167,8 @@ export function plan(
       scope,
       limit: depth,
       neighbour: o.neighbourShare ?? NEIGHBOUR_SHARE,
+      neighbourMode: o.neighbourMode,
+      neighbourLength: o.neighbourLength ?? NEIGHBOUR_FULL_LENGTH,
       fieldBoost: o.speakerBoost ?? SPEAKER_BOOST,
       only: restrict?.session ?? null,
     };

@@ -58,8 +58,16 @@ export interface SearchOptions {
   /** Only these slots may match (a boolean query's matches, from SQL). */
   only?: ReadonlySet<number> | null;
   limit: number;
-  /** Share of each neighbour's own score a slot receives (0 = none). */
+  /** Share of the better neighbour's own score a slot receives (0 = none). */
   neighbour?: number;
+  /** How the neighbours' scores combine (measurement): 'max' (the better one, the default) or 'sum' (both). */
+  neighbourMode?: 'max' | 'sum';
+  /**
+   * A slot longer than this many lexemes receives the neighbour share × this / its length: a long
+   * turn is matched by its own words, a short one ("Yes, it was amazing!") needs its context.
+   * 0 or absent: every slot receives the whole share.
+   */
+  neighbourLength?: number;
   /** Slots whose field lexemes (a message's speaker) meet the query's lexemes get score × (1 + boost). */
   fieldBoost?: number;
   /** A lexeme's contribution × its weight (default 1): the trigram branch's similarities. */
@@ -348,6 +356,8 @@ export class LexicalIndex {
     }
 
     const neighbour = o.neighbour ?? 0;
+    const sumNeighbours = o.neighbourMode === 'sum';
+    const fullLength = o.neighbourLength && o.neighbourLength > 0 ? o.neighbourLength : Infinity;
     const boost = o.fieldBoost ?? 0;
     const lexemeSet = boost ? new Set(unique) : null;
     const candidates = new Set<number>(touched);
@@ -367,8 +377,11 @@ export class LexicalIndex {
       if (neighbour > 0 && !only) {
         const prev = this.slotPrev[slot]!;
         const next = this.slotNext[slot]!;
-        if (prev >= 0) score += neighbour * acc[prev]!;
-        if (next >= 0) score += neighbour * acc[next]!;
+        const before = prev >= 0 ? acc[prev]! : 0;
+        const after = next >= 0 ? acc[next]! : 0;
+        const len = this.docLen[this.slotDoc[slot]!]!;
+        const share = len > fullLength ? (neighbour * fullLength) / len : neighbour;
+        score += share * (sumNeighbours ? before + after : Math.max(before, after));
       }
       if (score <= 0) continue;
       if (lexemeSet) {

@@ -62,6 +62,38 @@ describe('LexicalIndex', () => {
     expect(withNeighbours[1]!.score).toBeCloseTo(withNeighbours[0]!.score * 0.5, 10);
   });
 
+  it('takes the better neighbour’s share, not both: a turn between two matches does not outrank them', () => {
+    // A reply (2) between two turns on the topic (1, 3), each matching the query once, with no word of it itself.
+    const index = new LexicalIndex();
+    index.put(1, 0, vec(`'kayak':1 'lake':2`), { linkNeighbours: true });
+    index.put(2, 0, vec(`'sound':1 'fun':2`), { linkNeighbours: true });
+    index.put(3, 0, vec(`'kayak':1 'river':2`), { linkNeighbours: true });
+    index.put(4, 1, vec(`'bake':1 'bread':2`), { linkNeighbours: true });
+    const max = index.search(['kayak'], { limit: 10, neighbour: 0.75 });
+    expect(max.map((h) => h.key)).toEqual([3, 1, 2]);
+    expect(max[2]!.score).toBeCloseTo(max[0]!.score * 0.75, 10);
+    // Summing both neighbours lifted the reply above the turns that say it (0.75 × 2 > 1 + 0.75 × 0).
+    const sum = index.search(['kayak'], { limit: 10, neighbour: 0.75, neighbourMode: 'sum' });
+    expect(sum[0]!.key).toBe(2);
+  });
+
+  it('gives a long turn a smaller neighbour share: it is matched by its own words', () => {
+    // A short turn names the topic; after it a short reply and a long one (60 lexemes) without its word.
+    const long = Array.from({ length: 60 }, (_, i) => `'w${i}':${i + 1}`).join(' ');
+    const index = new LexicalIndex();
+    index.put(1, 0, vec(`'kayak':1 'lake':2`), { linkNeighbours: true });
+    index.put(2, 0, vec(`'sound':1 'fun':2`), { linkNeighbours: true });
+    index.put(3, 1, vec(`'kayak':1 'river':2`), { linkNeighbours: true });
+    index.put(4, 1, vec(long), { linkNeighbours: true });
+    const hits = index.search(['kayak'], { limit: 10, neighbour: 0.5, neighbourLength: 30 });
+    const score = (key: number) => hits.find((h) => h.key === key)!.score;
+    expect(score(2)).toBeCloseTo(score(1) * 0.5, 10);
+    expect(score(4)).toBeCloseTo(score(3) * 0.5 * (30 / 60), 10);
+    // Without the length the long turn receives the whole share.
+    const flat = index.search(['kayak'], { limit: 10, neighbour: 0.5 });
+    expect(flat.find((h) => h.key === 4)!.score).toBeCloseTo(flat.find((h) => h.key === 3)!.score * 0.5, 10);
+  });
+
   it('boosts turns whose speaker the query names', () => {
     const index = small();
     const hits = index.search(['water', 'carolin'], { limit: 10, neighbour: 0.5, fieldBoost: 2 });

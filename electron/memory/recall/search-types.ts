@@ -51,6 +51,10 @@ export interface RecallInternals {
   excludeMemoryIds?: number[];
   fuse?: FuseOptions;
   neighbourShare?: number;
+  /** How a turn's two neighbours' scores combine (measurement; default 'max', see candidates.ts). */
+  neighbourMode?: 'max' | 'sum';
+  /** Turn length (lexemes) past which the neighbour share shrinks (measurement; default NEIGHBOUR_FULL_LENGTH, 0 = never). */
+  neighbourLength?: number;
   speakerBoost?: number;
   /** Fill in DetailedHit.coverage and DetailedHit.shared for semantic hits (passive recall's relevance rule). */
   withCoverage?: boolean;

@@ -27,9 +27,9 @@
 // n 997):
 // - BM25 statistics from the collection searched (the conversations asked for), not all messages:
 //   0.576 vs 0.541 (plain BM25, before the two below);
-// - neighbouring turns: each turn gains NEIGHBOUR_SHARE × the previous and the next turn's own
-//   score (an answer is often the turn after the one that names the topic): 0 → 0.645, 0.3 → 0.709,
-//   0.4 → 0.712, 0.5 → 0.717, 0.6 → 0.722, 0.7 → 0.717, 1 → 0.706 (with the speaker boost at 0.5);
+// - neighbouring turns: each turn gains NEIGHBOUR_SHARE × its better neighbour's own score, scaled
+//   down for turns past NEIGHBOUR_FULL_LENGTH lexemes (an answer is often the turn after the one that
+//   names the topic); chosen on LoCoMo and LongMemEval dev together: docs/recall-tuning.md;
 // - the speaker: a turn whose speaker the query names scores × (1 + SPEAKER_BOOST) — questions name
 //   the person they ask about: 0 → 0.676, 0.25 → 0.705, 0.5 → 0.717, 0.75 → 0.722, 1 → 0.721,
 //   2 → 0.720. Adversarial questions (cat 5) name the wrong speaker on purpose and fall as the boost
@@ -56,7 +56,7 @@ import { buildQuery } from './query.js';
 import type { DetailedHit, RecallInternals, RecallOptions, SearchContext } from './search-types.js';
 import { VECTOR_BUDGET_MS, vectorBranches } from './vector.js';
 
-export { NEIGHBOUR_SHARE, SPEAKER_BOOST, TRIGRAM_THRESHOLD } from './candidates.js';
+export { NEIGHBOUR_FULL_LENGTH, NEIGHBOUR_SHARE, SPEAKER_BOOST, TRIGRAM_THRESHOLD } from './candidates.js';
 export { HIT_TEXT_CHARS, snippet } from './hits.js';
 export type { DetailedHit, RecallInternals, RecallOptions, SearchContext } from './search-types.js';
 
