@@ -66,10 +66,12 @@ test('resetting the browser link moves this tab to the new link and refuses the 
   await expect(panel).toContainText('Reset the link');
 
   const old = app.token;
-  await panel.getByTestId('browser-link-reset-confirm').click();
+  // The tab opens the new link: a navigation.
+  await Promise.all([page.waitForEvent('load', { timeout: 60_000 }), panel.getByTestId('browser-link-reset-confirm').click()]);
   // The tab opened the new link: it works, and the old token is refused.
   await expect(page.getByTestId('nav-settings')).toBeVisible({ timeout: 60_000 });
-  await expect.poll(() => page.evaluate(() => sessionStorage.getItem('anima.token')), { timeout: 30_000 }).not.toBe(old);
+  const held = () => page.evaluate(() => sessionStorage.getItem('anima.token')).catch(() => old); // mid-navigation: not yet
+  await expect.poll(held, { timeout: 30_000 }).not.toBe(old);
   const fresh = (await page.evaluate(() => sessionStorage.getItem('anima.token')))!;
   const refused = await fetch(`${app.origin}/api/call/app.info`, {
     method: 'POST',
