@@ -7,7 +7,7 @@
 // After loading, the entity graph is built the way the app builds it (the GraphIndexer's backfill,
 // which the host runs at start for whatever its write queue did not record), and timed.
 //   npm run bench:locomo -- [--data DIR] [--k 5,10,20] [--json FILE] [--graph-walk on|off] [--graph-weight W]
-//                           [--embed-model DIR [--vector-weight W] [--vector-floor F]] [--keep FOLDER]
+//                           [--embed-model DIR [--vector-weight W] [--vector-floor F]] [--keep FOLDER] [--tune JSON] [--skip-graph]
 // --keep FOLDER: the data folder is kept in FOLDER and reused by the next run with the same --keep, so
 // an experiment on ranking costs a query pass, not a load (LongMemEval dev's 35k turns take minutes to
 // load and index). FOLDER holds a manifest (bench-locomo.json) with a hash of the data files, the
@@ -63,6 +63,7 @@ const { values } = parseArgs({
     'vector-floor': { type: 'string' },
     keep: { type: 'string' },
     tune: { type: 'string' },
+    'skip-graph': { type: 'boolean', default: false },
   },
 });
 
@@ -72,6 +73,13 @@ if (walkArg !== 'on' && walkArg !== 'off') {
   process.exit(2);
 }
 const graphWalk = walkArg === 'on';
+// --skip-graph: no entity graph is built (recall with the walk off does not read it); for ranking
+// experiments on a busy machine, where LongMemEval's graph takes most of the load. Graph figures are 0.
+const skipGraph = values['skip-graph'] === true;
+if (skipGraph && graphWalk) {
+  console.error('--skip-graph: the graph walk needs the graph; use --graph-walk off');
+  process.exit(2);
+}
 const graphWeight = values['graph-weight'] === undefined ? GRAPH_WEIGHT : Number(values['graph-weight']);
 if (!Number.isFinite(graphWeight) || graphWeight < 0) {
   console.error('--graph-weight: expected a number ≥ 0');
@@ -177,6 +185,8 @@ interface Question {
 interface KeptLoad {
   format: 1;
   data: string;
+  /** Whether the entity graph was built (not with --skip-graph). */
+  graphBuilt?: boolean;
   files: number;
   skippedFiles: number;
   droppedQuestions: number;
@@ -209,7 +219,7 @@ if (keepDir) {
   if (fs.existsSync(manifestFile)) {
     try {
       const m = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as KeptLoad;
-      if (m.format === 1 && m.data === fingerprint) kept = m;
+      if (m.format === 1 && m.data === fingerprint && (m.graphBuilt !== false || skipGraph)) kept = m;
       else console.log(`--keep: ${keepDir} holds other data; loading afresh`);
     } catch {
       console.log(`--keep: ${manifestFile} is unreadable; loading afresh`);
@@ -284,12 +294,14 @@ if (kept) {
   // The entity graph, as the app builds it: the host's GraphIndexer records each stored message after
   // its write, and its backfill at start reads whatever that queue missed — here, everything.
   const graphStart = performance.now();
-  const graphIndexer = new GraphIndexer(db, new EntityStore(db, { conversations, memories: new MemoryStore(db) }), (level, message) => {
-    if (level !== 'info') console.warn(message);
-  });
-  await graphIndexer.backfill();
-  await graphIndexer.close();
-  graphMs = performance.now() - graphStart;
+  if (!skipGraph) {
+    const graphIndexer = new GraphIndexer(db, new EntityStore(db, { conversations, memories: new MemoryStore(db) }), (level, message) => {
+      if (level !== 'info') console.warn(message);
+    });
+    await graphIndexer.backfill();
+    await graphIndexer.close();
+  }
+  graphMs = skipGraph ? 0 : performance.now() - graphStart;
   graphSize = (
     await db.query<{ entities: number; edges: number; mentions: number }>(
       `SELECT (SELECT count(*) FROM entities WHERE status = 'active')::int AS entities, (SELECT count(*) FROM entity_edges)::int AS edges,
@@ -300,6 +312,7 @@ if (kept) {
     const manifest: KeptLoad = {
       format: 1,
       data: fingerprint,
+      graphBuilt: !skipGraph,
       files: files.length,
       skippedFiles,
       droppedQuestions,
