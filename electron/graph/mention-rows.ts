@@ -135,8 +135,11 @@ export async function recordMentionsBatch(ctx: GraphContext, inputs: RecordInput
     const resolved = await resolveKeys(tx, [...fresh.values()]);
     // A low-confidence name (a lone unknown word at a sentence start) counts when the graph has the
     // name already (its key or an alias), or from its second text on.
+    // (A name some text of the batch gives with confidence is made by that text: not low here.)
+    const confidentKeys = new Set<string>();
+    for (const p of prepared) for (const w of p.wanted) if (!w.low) confidentKeys.add(w.key);
     const lowKeys = new Set<string>();
-    for (const p of prepared) for (const w of p.wanted) if (w.low && fresh.has(w.key)) lowKeys.add(w.key);
+    for (const p of prepared) for (const w of p.wanted) if (w.low && fresh.has(w.key) && !confidentKeys.has(w.key)) lowKeys.add(w.key);
     if (lowKeys.size) {
       const seen = sightingsOf(ctx);
       const accepted = new Set<string>();
