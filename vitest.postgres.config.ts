@@ -12,6 +12,7 @@ export const POSTGRES_TESTS = [
   'electron/memory/recall/recall.test.ts',
   'electron/sleep/nap.test.ts',
   'electron/sleep/cycle-light.test.ts',
+  'electron/sleep/cycle-deep.test.ts',
   'electron/forgetting/trash.test.ts',
   'electron/agent/chat.test.ts',
   'electron/host/host.test.ts',
