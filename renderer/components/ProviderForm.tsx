@@ -27,13 +27,17 @@ const DEFAULT_CONTEXT = 8192;
 const decimal = (v: string) => (v.trim() === '' ? null : Number(v.trim().replace(',', '.')));
 const whole = (v: string) => (v.trim() === '' ? null : Number(v.replace(/[\s,_]/g, '')));
 
+/** The on-device model reads the temperature and the longest reply only: top-p and stop sequences are not offered for it. */
+const samplingOnly = (kind: ProviderKind) => kind === 'local';
+
 /** The draft's generation settings, as the API takes them. */
 function generationOf(d: ProviderDraft): GenerationSettings {
+  const local = samplingOnly(d.kind);
   return {
     temperature: decimal(d.temperature),
-    topP: decimal(d.topP),
+    topP: local ? null : decimal(d.topP),
     maxTokens: whole(d.maxTokens),
-    stop: d.stop.split('\n').filter((line) => line !== ''),
+    stop: local ? [] : d.stop.split('\n').filter((line) => line !== ''),
   };
 }
 
@@ -145,7 +149,7 @@ export function ProviderForm({ formKey, initial, prefill, autoTest, requireTest,
 
   const generation = generationOf(draft);
   const generationIssues = generationProblems(draft.kind, generation, contextOf(draft));
-  const generationSet = [draft.temperature, draft.topP, draft.maxTokens, draft.stop].filter((v) => v.trim() !== '').length;
+  const generationSet = [generation.temperature, generation.topP, generation.maxTokens].filter((v) => v !== null).length + (generation.stop.length ? 1 : 0);
   const issueFor = (field: GenerationProblem['field']) => generationIssues.find((p) => p.field === field);
   const [showIssues, setShowIssues] = useState(false);
 
@@ -525,22 +529,24 @@ function GenerationFields({
             onChange={(e) => set('temperature', e.target.value)}
           />,
         )}
-        {field(
-          'topP',
-          t('models.generation.topP'),
-          t('models.generation.topPHelp'),
-          <input
-            id={ids.topP}
-            className="input narrow"
-            data-testid="generation-top-p"
-            inputMode="decimal"
-            value={draft.topP}
-            placeholder={t('models.generation.serverDefault')}
-            aria-describedby={`${ids.topP}-help`}
-            aria-invalid={invalid('topP')}
-            onChange={(e) => set('topP', e.target.value)}
-          />,
-        )}
+        {samplingOnly(kind)
+          ? null
+          : field(
+              'topP',
+              t('models.generation.topP'),
+              t('models.generation.topPHelp'),
+              <input
+                id={ids.topP}
+                className="input narrow"
+                data-testid="generation-top-p"
+                inputMode="decimal"
+                value={draft.topP}
+                placeholder={t('models.generation.serverDefault')}
+                aria-describedby={`${ids.topP}-help`}
+                aria-invalid={invalid('topP')}
+                onChange={(e) => set('topP', e.target.value)}
+              />,
+            )}
         {field(
           'maxTokens',
           t('models.generation.maxTokens'),
@@ -558,23 +564,25 @@ function GenerationFields({
           />,
         )}
       </div>
-      {field(
-        'stop',
-        t('models.generation.stop'),
-        t('models.generation.stopHelp'),
-        <textarea
-          id={ids.stop}
-          className="input mono"
-          data-testid="generation-stop"
-          rows={2}
-          spellCheck={false}
-          value={draft.stop}
-          placeholder={t('models.generation.serverDefault')}
-          aria-describedby={`${ids.stop}-help`}
-          aria-invalid={invalid('stop')}
-          onChange={(e) => set('stop', e.target.value)}
-        />,
-      )}
+      {samplingOnly(kind)
+        ? null
+        : field(
+            'stop',
+            t('models.generation.stop'),
+            t('models.generation.stopHelp'),
+            <textarea
+              id={ids.stop}
+              className="input mono"
+              data-testid="generation-stop"
+              rows={2}
+              spellCheck={false}
+              value={draft.stop}
+              placeholder={t('models.generation.serverDefault')}
+              aria-describedby={`${ids.stop}-help`}
+              aria-invalid={invalid('stop')}
+              onChange={(e) => set('stop', e.target.value)}
+            />,
+          )}
       <button
         type="button"
         className="link-button"
