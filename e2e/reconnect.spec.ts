@@ -28,7 +28,7 @@ test('after a restart on the same folder, the open tab reconnects by itself and 
   await page.getByTestId('send-button').click();
   await expect(replies(page).last()).toHaveAttribute('data-status', 'complete', { timeout: 60_000 });
   // A mark on this page: gone if anything reloaded it.
-  await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
+  await page.evaluate(() => ((globalThis as unknown as { stayed: boolean }).stayed = true));
 
   const { url, dataDir } = app;
   await app.stop('SIGTERM');
@@ -38,7 +38,7 @@ test('after a restart on the same folder, the open tab reconnects by itself and 
   app = await startApp(dataDir);
   expect(app.url).toBe(url); // same port, same token
   await expect(page.getByTestId('reconnecting')).toHaveCount(0, { timeout: 60_000 });
-  expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+  expect(await page.evaluate(() => (globalThis as unknown as { stayed?: boolean }).stayed)).toBe(true);
 
   const asked = fake.requests.filter((r) => r.path === '/v1/chat/completions').length;
   await page.getByTestId('chat-input').fill('Still there?');
@@ -70,9 +70,14 @@ test('resetting the browser link moves this tab to the new link and refuses the 
   await Promise.all([page.waitForEvent('load', { timeout: 60_000 }), panel.getByTestId('browser-link-reset-confirm').click()]);
   // The tab opened the new link: it works, and the old token is refused.
   await expect(page.getByTestId('nav-settings')).toBeVisible({ timeout: 60_000 });
-  const held = () => page.evaluate(() => sessionStorage.getItem('anima.token')).catch(() => old); // mid-navigation: not yet
+  const held = () =>
+    page
+      .evaluate(() => (globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } }).sessionStorage.getItem('anima.token'))
+      .catch(() => old); // mid-navigation: not yet
   await expect.poll(held, { timeout: 30_000 }).not.toBe(old);
-  const fresh = (await page.evaluate(() => sessionStorage.getItem('anima.token')))!;
+  const fresh = (await page.evaluate(() =>
+    (globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } }).sessionStorage.getItem('anima.token'),
+  ))!;
   const refused = await fetch(`${app.origin}/api/call/app.info`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${old}`, 'Content-Type': 'application/json' },
