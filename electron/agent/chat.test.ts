@@ -154,7 +154,9 @@ describe('chat', () => {
   });
 
   it('gives up on a hung provider after the timeout with a clear error', async () => {
-    const { host, conversationId } = await connectedHost({ timeoutMs: 400 });
+    // Long enough that the request reaches the fake server on a busy machine (the count below needs
+    // it there), short enough to keep the test quick: the hang never ends by itself.
+    const { host, conversationId } = await connectedHost({ timeoutMs: 5_000 });
     fake.script({ kind: 'hang' });
     const { message } = await sendAndWait(host, conversationId, 'Anyone?');
     expect(message.status).toBe('error');
