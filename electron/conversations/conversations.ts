@@ -526,14 +526,30 @@ export class Conversations {
 
   /** Makes the line through `target` (null: from the root) the chosen line, in the caller's transaction. Returns how many messages changed. */
   private async chooseLine(q: Pick<Database, 'query'>, conversationId: string, target: string | null): Promise<number> {
-    const tree = buildTree(await this.treeRows(q, conversationId));
+    const rows = await this.treeRows(q, conversationId);
+    const tree = buildTree(rows);
     const changes = lineChanges(tree, lineThrough(tree, target));
     if (!changes.length) return 0;
     await q.query(`UPDATE messages m SET replaced_by = u.replaced_by FROM unnest($1::text[], $2::text[]) AS u (id, replaced_by) WHERE m.id = u.id`, [
       changes.map((c) => c.id),
       changes.map((c) => c.replacedBy),
     ]);
+    const seqOf = new Map(rows.map((r) => [r.id, r.seq]));
+    await this.dropSummaryFrom(q, conversationId, Math.min(...changes.map((c) => seqOf.get(c.id) ?? Infinity)));
     return changes.length;
+  }
+
+  /**
+   * The rolling summary describes the line it was written from: once a message it covers leaves or
+   * joins the chosen line, it would tell the model about words no longer on it. Dropped, the next
+   * turn that outgrows the window has the nap summarise the chosen line afresh.
+   */
+  private async dropSummaryFrom(q: Pick<Database, 'query'>, conversationId: string, seq: number): Promise<void> {
+    if (!Number.isFinite(seq)) return;
+    await q.query(
+      `UPDATE conversations SET rolling_summary = '', rolling_summary_seq = 0 WHERE id = $1 AND rolling_summary <> '' AND rolling_summary_seq >= $2`,
+      [conversationId, seq],
+    );
   }
 
   /** A message of a chat conversation that is not in the trash and not removed. */
@@ -592,6 +608,7 @@ export class Conversations {
         at.toISOString(),
         m.replacedBy === null,
       ]);
+      if (m.replacedBy === null) await this.dropSummaryFrom(tx, m.conversationId, rows.find((r) => r.id === messageId)?.seq ?? Infinity);
       await this.chooseLine(tx, m.conversationId, leaf === messageId ? parent : leaf);
     });
     return m.conversationId;

@@ -113,3 +113,34 @@ describe('the chosen line', () => {
     expect(lineChanges(tree, ['u', 'u2', 'a2'])).toEqual([]);
   });
 });
+
+describe('the rolling summary follows the chosen line', () => {
+  it('is dropped when a message it covers leaves or joins the line, kept when the change is after it', async () => {
+    await oldLayout('c-summary', [
+      ['s-u1', 'user', 's-u1e'],
+      ['s-a1', 'assistant', 's-u1e'],
+      ['s-u1e', 'user', null],
+      ['s-a2', 'assistant', null],
+      ['s-u3', 'user', null],
+      ['s-a3', 'assistant', 's-a3b'],
+      ['s-a3b', 'assistant', null],
+    ]);
+    const conversations = new Conversations(db);
+    const seq = async (id: string) => (await conversations.seqOf(id))!;
+
+    // A summary through s-a2: flipping the last reply's versions (after it) leaves it alone.
+    expect(await conversations.saveRollingSummary('c-summary', 'They talked about Pairs.', await seq('s-a2'))).toBe(true);
+    await conversations.choose('s-a3');
+    expect((await conversations.rollingSummary('c-summary'))?.text).toBe('They talked about Pairs.');
+
+    // Flipping the first message back to its original (inside what the summary covers) drops it.
+    await conversations.choose('s-u1');
+    expect(await conversations.rollingSummary('c-summary')).toBeNull();
+
+    // Deleting a covered message on the line drops a new summary too.
+    await conversations.choose('s-u1e');
+    expect(await conversations.saveRollingSummary('c-summary', 'They talked about Paris.', await seq('s-a2'))).toBe(true);
+    await conversations.removeMessage('s-u1e', new Date());
+    expect(await conversations.rollingSummary('c-summary')).toBeNull();
+  });
+});
