@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { IMAGE_CHUNK_BYTES, MAX_IMAGE_BYTES, seesImages, type Message } from '../../shared/api.js';
+import { IMAGE_CHUNK_BYTES, MAX_IMAGE_BYTES, TRASH_DAYS, seesImages, type Message } from '../../shared/api.js';
 import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { serveOllama } from '../../e2e/fake-llm/ollama.js';
 import { imagesSent, solidPng } from '../../e2e/fake-llm/images.js';
@@ -113,6 +113,33 @@ describe('erase everything', () => {
     expect(fs.readdirSync(attachmentsDir(h.dataDir))).toHaveLength(1);
     await h.api['app.eraseEverything']({ confirm: 'erase' });
     expect(fs.existsSync(attachmentsDir(h.dataDir))).toBe(false);
+  });
+});
+
+describe('the purge', () => {
+  it('removes the image files only a purged conversation named, keeping one another conversation still shows', async () => {
+    const h = await host();
+    const provider = await h.api['providers.save']({ kind: 'ollama', name: 'Llava', baseUrl: fake.url, model: 'llava:7b' });
+    await h.api['settings.update']({ chatProviderId: provider.id });
+    const shared = (await upload(h, solidPng(8, 8))).image!;
+    const onlyInA = (await upload(h, solidPng(9, 9))).image!;
+    const a = await h.api['conversations.create']({ title: 'A' });
+    const b = await h.api['conversations.create']({ title: 'B' });
+    await send(h, a.id, 'Two pictures.', [shared.id, onlyInA.id]);
+    await send(h, b.id, 'One of them again.', [shared.id]);
+    await h.api['conversations.delete']({ id: a.id });
+    const dataDir = h.dataDir;
+    await h.close();
+    hosts.splice(hosts.indexOf(h), 1);
+    // In the trash its images stay (a restore shows them again)…
+    expect(fs.readdirSync(attachmentsDir(dataDir)).sort()).toEqual([shared.id, onlyInA.id].sort());
+
+    // …and when the purge removes the conversation for good, the picture only it held goes too.
+    const later = new Date(Date.now() + (TRASH_DAYS + 1) * 86_400_000);
+    const h2 = await startTestHost({ dataDir, now: () => later, providerTimeoutMs: PATIENCE_MS });
+    hosts.push(h2);
+    await expect.poll(() => fs.readdirSync(attachmentsDir(dataDir)), { timeout: PATIENCE_MS }).toEqual([shared.id]);
+    expect((await h2.api['attachments.get']({ id: shared.id })).type).toBe('image/png');
   });
 });
 

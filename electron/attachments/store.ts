@@ -2,7 +2,8 @@
 // its SHA-256 and its type's extension), never in the database — a message row keeps only their
 // references (`messages.images`, migration 024). Uploads arrive a chunk at a time (the transport's
 // 1 MB body limit), are checked by their first bytes and size, and are written aside and renamed, so
-// a file under its name is always whole. No table: nothing here is deleted automatically.
+// a file under its name is always whole. No table. A file goes only with the last message naming it:
+// when the purge has removed a trashed conversation for good (removeUnreferenced), or on erase.
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,6 +17,8 @@ export function attachmentsDir(dataDir: string): string {
 
 /** An upload left unfinished this long is forgotten. */
 const UPLOAD_TTL_MS = 10 * 60_000;
+/** An image file no message names yet is kept this long (uploaded, the message not sent yet). */
+const UNSENT_GRACE_MS = 24 * 60 * 60_000;
 /** Unfinished uploads kept at once (each up to MAX_IMAGE_BYTES in memory). */
 const MAX_PENDING = 8;
 
@@ -84,6 +87,10 @@ export class AttachmentStore {
       const aside = `${file}.${randomUUID()}.partial`;
       await fs.promises.writeFile(aside, bytes, { mode: 0o600 });
       await fs.promises.rename(aside, file);
+    } else {
+      // Uploaded again: fresh, so removeUnreferenced leaves it for the message about to name it.
+      const now = new Date();
+      await fs.promises.utimes(file, now, now);
     }
     return { id, type: facts.type, bytes: bytes.length, width: facts.width, height: facts.height };
   }
@@ -119,6 +126,30 @@ export class AttachmentStore {
   /** Whether an image is here (an archive import skips what it has). */
   has(id: string): boolean {
     return IMAGE_ID_PATTERN.test(id) && fs.existsSync(path.join(this.dir, id));
+  }
+
+  /**
+   * Removes the image files no message names any more (`inUse`: every id any message row holds, in
+   * the trash or not), except those written or uploaded again within UNSENT_GRACE_MS: an image is
+   * uploaded before the message naming it is sent. Returns how many files went.
+   */
+  async removeUnreferenced(inUse: ReadonlySet<string>, now = Date.now()): Promise<number> {
+    let names: string[];
+    try {
+      names = await fs.promises.readdir(this.dir);
+    } catch {
+      return 0;
+    }
+    let removed = 0;
+    for (const name of names) {
+      if (!IMAGE_ID_PATTERN.test(name) || inUse.has(name)) continue;
+      const file = path.join(this.dir, name);
+      const stat = await fs.promises.stat(file).catch(() => null);
+      if (!stat || now - stat.mtimeMs < UNSENT_GRACE_MS) continue;
+      await fs.promises.rm(file, { force: true });
+      removed++;
+    }
+    return removed;
   }
 
   private sweep(): void {

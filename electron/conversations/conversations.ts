@@ -492,6 +492,14 @@ export class Conversations {
     return (r.affectedRows ?? 0) > 0;
   }
 
+  /** Every image id a message row names (in the trash, replaced or removed too): the files still in use. */
+  async imageIdsInUse(): Promise<Set<string>> {
+    const r = await this.db.query<{ id: string }>(
+      `SELECT DISTINCT image->>'id' AS id FROM messages, jsonb_array_elements(messages.images) AS image WHERE messages.images IS NOT NULL`,
+    );
+    return new Set(r.rows.map((x) => x.id));
+  }
+
   /** A message's place in the order (seq), or null when there is no such message. */
   async seqOf(messageId: string): Promise<number | null> {
     const row = (await this.db.query<{ seq: number }>('SELECT seq::float8 AS seq FROM messages WHERE id = $1', [messageId])).rows[0];

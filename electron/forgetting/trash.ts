@@ -48,6 +48,8 @@ export interface TrashDeps {
   dropRecallIndex: () => void;
   /** The embedding queue makes vectors again for a restored conversation. */
   embedCatchUp: () => void;
+  /** After a purge: the image files no message names any more go too (attachments/store.ts). */
+  removeUnusedImages?: () => Promise<number>;
   now: () => Date;
   log: Log;
 }
@@ -190,7 +192,11 @@ export class Trash {
         await this.purgeOne(id);
         purged++;
       }
-      if (purged) this.deps.log('info', `trash: removed ${purged} conversation${purged === 1 ? '' : 's'} for good after their time in the trash`);
+      if (purged) {
+        this.deps.log('info', `trash: removed ${purged} conversation${purged === 1 ? '' : 's'} for good after their time in the trash`);
+        const images = (await this.deps.removeUnusedImages?.()) ?? 0;
+        if (images) this.deps.log('info', `trash: removed ${images} image file${images === 1 ? '' : 's'} only those conversations held`);
+      }
       return purged;
     }).finally(() => {
       this.purging = null;

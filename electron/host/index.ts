@@ -293,6 +293,7 @@ function buildServices(
     graphIdle: () => graphIndexer.idle(),
     dropRecallIndex: () => recall.drop(),
     embedCatchUp: () => meaning.catchUp(),
+    removeUnusedImages: async () => attachments.removeUnreferenced(await conversations.imageIdsInUse(), now().getTime()),
     now,
     log,
   });
