@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError } from '../../shared/api.js';
 import { attachmentsDir } from '../attachments/store.js';
+import { avatarDir } from '../companion/avatar.js';
 import { acquireLock } from '../db/lock.js';
 import { databaseDir, openDatabase } from '../db/open.js';
 import { exportArchive, type ExportProgress, type ExportResult } from './export.js';
@@ -40,6 +41,7 @@ export async function exportFolder(o: ExportFolderOptions): Promise<ExportResult
         onProgress: o.onProgress,
         alone: true,
         attachmentsDir: attachmentsDir(o.dataDir),
+        avatarDir: avatarDir(o.dataDir),
       });
     } finally {
       await db.close();

@@ -4,6 +4,7 @@
 //                  section by section, a page of rows at a time — never one giant string
 //   attachments/   the images the messages carry, as the files the data folder keeps (anima.json's
 //                  messages hold their references)
+//   companion/     the companion's pictures (settings.companion names the one it wears)
 //   vault/         the same as markdown with YAML frontmatter (vault.ts)
 //   anima.sql      the database as SQL for a plain PostgreSQL (sql-dump.ts)
 //   manifest.json  versions and counts, last: a reader can tell what is inside without parsing the rest
@@ -14,6 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError, IMAGE_ID_PATTERN } from '../../shared/api.js';
 import { nameOf } from '../../shared/companion-name.js';
+import { AVATAR_NAME_PATTERN } from '../companion/avatar.js';
 import type { Database } from '../db/open.js';
 import { SECTIONS, attachmentIds, schemaVersion, vaultConversations, vaultDiary, vaultMemories, vaultMessages, vaultSelf } from './reads.js';
 import { sqlDump } from './sql-dump.js';
@@ -61,6 +63,8 @@ export interface ExportOptions {
   alone?: boolean;
   /** Where the attached images are (`<dataDir>/attachments`); without it the archive carries none. */
   attachmentsDir?: string;
+  /** Where the companion's pictures are (`<dataDir>/companion`); without it the archive carries none. */
+  avatarDir?: string;
 }
 
 export interface ExportResult {
@@ -162,6 +166,14 @@ export async function exportArchive(options: ExportOptions): Promise<ExportResul
         if (!bytes) continue; // a reference whose file is gone: the row still says what it was
         await zip.add(`attachments/${id}`, bytes, exportedAt);
         attachments++;
+      }
+    }
+    // --- companion/: the companion's pictures (settings.companion names the one it wears) ---------
+    if (options.avatarDir) {
+      const names = await fs.promises.readdir(options.avatarDir).catch(() => [] as string[]);
+      for (const name of names.filter((n) => AVATAR_NAME_PATTERN.test(n)).sort()) {
+        const bytes = await fs.promises.readFile(path.join(options.avatarDir, name)).catch(() => null);
+        if (bytes) await zip.add(`companion/${name}`, bytes, exportedAt);
       }
     }
     lap('data');

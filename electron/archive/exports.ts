@@ -8,6 +8,7 @@ import type { ArchiveExportStatus } from '../../shared/api/archive.js';
 import type { Log } from '../../shared/log.js';
 import type { Database } from '../db/open.js';
 import { attachmentsDir } from '../attachments/store.js';
+import { avatarDir } from '../companion/avatar.js';
 import { exportArchive } from './export.js';
 
 export function exportsDir(dataDir: string): string {
@@ -68,6 +69,7 @@ export class ArchiveExports {
       signal: controller.signal,
       now: this.o.now,
       attachmentsDir: attachmentsDir(this.o.dataDir),
+      avatarDir: avatarDir(this.o.dataDir),
       onProgress: (p) => {
         status.phase = p.phase;
         status.fraction = p.total ? Math.min(1, p.done / p.total) : 0;

@@ -1,6 +1,7 @@
 // Attached images in Anima's own archive: the export's zip carries each image a kept message refers
 // to (attachments/<id>, the bytes as the data folder keeps them; anima.json's messages hold the
-// references), and importing that zip into another folder brings the files back, so the pictures show.
+// references), and importing that zip into another folder brings the files back, so the pictures show;
+// the companion's picture (companion/<name>) the same way.
 import fs from 'node:fs';
 import path from 'node:path';
 import { unzipSync } from 'fflate';
@@ -46,6 +47,9 @@ describe('images in the archive', () => {
     await finished;
     // An image uploaded but never sent is not the person's message: it stays out of the archive.
     const unsent = await uploadImage(host, solidPng(8, 8));
+    // The companion's picture comes along too.
+    const face = `data:image/png;base64,${solidPng(16, 16, [200, 120, 40]).toString('base64')}`;
+    await host.api['self.setAvatar']({ image: face });
     await host.close();
 
     const out = path.join(source, 'out.zip');
@@ -58,6 +62,8 @@ describe('images in the archive', () => {
     const json = JSON.parse(Buffer.from(files['anima.json']!).toString()) as { sections: { messages: { content: string; images: unknown }[] } };
     expect(json.sections.messages.find((m) => m.content === 'The lake this morning')!.images).toEqual([image]);
     expect(JSON.parse(Buffer.from(files['manifest.json']!).toString()).attachments).toBe(1);
+    const faces = Object.keys(files).filter((n) => n.startsWith('companion/'));
+    expect(faces).toHaveLength(1);
 
     const target = tempDataDir('anima-images-dst-');
     dirs.push(target);
@@ -78,6 +84,7 @@ describe('images in the archive', () => {
       const got = await host.api['attachments.get']({ id: image.id });
       expect(Buffer.from(got.data, 'base64').equals(picture)).toBe(true);
       expect(fs.readdirSync(attachmentsDir(target))).toEqual([image.id]);
+      expect((await host.api['self.profile']({})).avatar).toBe(face);
     } finally {
       await host.close();
     }

@@ -8,6 +8,12 @@ import path from 'node:path';
 import { ApiError } from '../../shared/api.js';
 
 export const AVATAR_FOLDER = 'companion';
+/** What saveAvatar names a picture: the start of its SHA-256 and its type. */
+export const AVATAR_NAME_PATTERN = /^avatar-[0-9a-f]{16}\.(png|jpg|webp)$/;
+
+export function avatarDir(dataDir: string): string {
+  return path.join(dataDir, AVATAR_FOLDER);
+}
 /** Bytes a stored picture may have (the renderer sends 256×256, far less). */
 export const MAX_AVATAR_BYTES = 512 * 1024;
 
@@ -33,6 +39,23 @@ export async function saveAvatar(dataDir: string, dataUrl: string): Promise<stri
   await writeFile(aside, bytes);
   await rename(aside, path.join(folder, name));
   return name;
+}
+
+/**
+ * A picture from an Anima archive (`companion/<name>`): stored under its name when its bytes are a
+ * picture of the type the name says and give that name; returns whether it is here now.
+ */
+export async function restoreAvatar(dataDir: string, name: string, bytes: Buffer): Promise<boolean> {
+  const type = TYPES.find((t) => t.magic(bytes));
+  if (!AVATAR_NAME_PATTERN.test(name) || !type || bytes.length > MAX_AVATAR_BYTES) return false;
+  const expected = `avatar-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}.${type.ext}`;
+  if (expected !== name) return false;
+  const folder = avatarDir(dataDir);
+  await mkdir(folder, { recursive: true });
+  const aside = path.join(folder, `${name}.partial`);
+  await writeFile(aside, bytes);
+  await rename(aside, path.join(folder, name));
+  return true;
 }
 
 /** The stored picture as a data: URL, or null when it is gone (the initial is shown instead). */

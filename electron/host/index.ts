@@ -10,6 +10,7 @@ import { BackupService } from '../backups/service.js';
 import { EraseEverything, finishInterruptedErase } from '../backups/erase.js';
 import { createTurnMemory } from '../agent/memory-turn.js';
 import { SelfLayer } from '../companion/self-layer.js';
+import { restoreAvatar } from '../companion/avatar.js';
 import { Conversations } from '../conversations/conversations.js';
 import { TranscriptImports } from '../conversations/import-transcript.js';
 import { acquireLock } from '../db/lock.js';
@@ -277,6 +278,7 @@ function buildServices(
       db,
       settings,
       images: attachments,
+      restoreAvatar: (name, bytes) => restoreAvatar(dataDir, name, bytes),
       afterRestore: () => {
         recall.drop();
         meaning.catchUp();

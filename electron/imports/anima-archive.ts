@@ -9,6 +9,7 @@
 // conversation, a journal entry's memory, an alias's entity, an edge's ends) to a row it holds.
 import { unzipSync, type UnzipFileInfo } from 'fflate';
 import { IMAGE_ID_PATTERN, MAX_IMAGE_BYTES } from '../../shared/api.js';
+import { AVATAR_NAME_PATTERN, MAX_AVATAR_BYTES } from '../companion/avatar.js';
 import { migrations } from '../db/migrations/index.js';
 import { isRecord, megabytes, type ParseContext } from './context.js';
 import { MAX_ZIP_RATIO } from './zip.js';
@@ -45,6 +46,8 @@ export interface AnimaArchive {
   sections: Record<ArchiveSection, ArchiveRow[]>;
   /** The zip's attached images (`attachments/<id>`), by id; none for an anima.json alone. */
   images?: Map<string, Uint8Array>;
+  /** The companion's pictures in the zip (`companion/<name>`), by name. */
+  avatars?: Map<string, Uint8Array>;
 }
 
 /** The last migration this app knows: an archive with a higher schema version came from a newer Anima. */
@@ -72,6 +75,18 @@ export function imagesInZip(buf: Buffer): Map<string, Uint8Array> {
     return new Map(Object.entries(files).map(([name, bytes]) => [name.slice('attachments/'.length), bytes]));
   } catch {
     return new Map(); // a damaged entry: the rows are imported, the pictures say they are missing
+  }
+}
+
+/** The companion's pictures in an archive's zip (`companion/<name>`), each checked again when stored. */
+export function avatarsInZip(buf: Buffer): Map<string, Uint8Array> {
+  const wanted = (info: UnzipFileInfo) =>
+    info.name.startsWith('companion/') && AVATAR_NAME_PATTERN.test(info.name.slice('companion/'.length)) && info.originalSize <= MAX_AVATAR_BYTES;
+  try {
+    const files = unzipSync(buf, { filter: wanted });
+    return new Map(Object.entries(files).map(([name, bytes]) => [name.slice('companion/'.length), bytes]));
+  } catch {
+    return new Map(); // a damaged entry: the initial is shown instead
   }
 }
 

@@ -78,6 +78,8 @@ export interface ImportServiceDeps extends Omit<ApplyDeps, 'onStored'> {
     afterRestore?: () => void;
     /** Where an archive's attached images go (the data folder's attachments): each checked and stored by its content. */
     images?: Pick<AttachmentStore, 'put' | 'has'>;
+    /** Stores one of the companion's pictures (checked by its bytes and name); whether it is here now. */
+    restoreAvatar?: (name: string, bytes: Buffer) => Promise<boolean>;
   };
 }
 
@@ -346,6 +348,16 @@ export class ImportService {
     this.deps.log('info', `archive import: ${stored} of ${images.size} images stored`);
   }
 
+  /** The companion's pictures, after the rows (the restored settings name the one it wears); one that fails its checks is left out. */
+  private async restoreAvatars(avatars: Map<string, Uint8Array> | undefined): Promise<void> {
+    const restore = this.deps.archive?.restoreAvatar;
+    if (!restore || !avatars?.size) return;
+    for (const [name, bytes] of avatars) {
+      const ok = await restore(name, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).catch(() => false);
+      if (!ok) this.deps.log('warn', `archive import: the companion's picture ${name} was not stored (not the picture its name says)`);
+    }
+  }
+
   /** Anima's own archive, in one transaction: done with everything, or cancelled / failed with nothing stored. */
   private async restore(
     result: ParseResult,
@@ -365,6 +377,7 @@ export class ImportService {
       const r = await restoreArchive(result.archive!, { ...deps, markRead: this.deps.markRead }, { onProgress, signal });
       storedIds.push(...r.messageIds);
       await this.restoreImages(result.archive!.images);
+      await this.restoreAvatars(result.archive!.avatars);
       this.afterRestore();
       this.deps.log('info', `archive import: ${JSON.stringify(r.counts)}`);
       return { status: 'done', error: null, failedAt: null, imported: r.imported, already: r.already };

@@ -11,7 +11,7 @@
 // - Anima's own archive (the zip `anima export` writes, or its anima.json alone) is read whole by
 //   anima-archive.ts: its format and schema version, every section's rows and references.
 import { TooDeeplyNested } from '../../shared/text.js';
-import { animaJsonInZip, imagesInZip, isAnimaArchiveJson, readAnimaArchive } from './anima-archive.js';
+import { animaJsonInZip, avatarsInZip, imagesInZip, isAnimaArchiveJson, readAnimaArchive } from './anima-archive.js';
 import { ParseContext, isRecord, megabytes, type ParseOptions } from './context.js';
 import { ImportError } from './errors.js';
 import { cardFrom, isCard, parseCardPng } from './parsers/card.js';
@@ -133,7 +133,10 @@ function parse(buf: Buffer, file: string, ctx: ParseContext, insideZip = false):
     if (anima) {
       const result = parse(anima, 'anima.json', ctx, true);
       // The images the archive's messages carry come along, stored once the rows are.
-      if (result.archive) result.archive.images = imagesInZip(buf);
+      if (result.archive) {
+        result.archive.images = imagesInZip(buf);
+        result.archive.avatars = avatarsInZip(buf);
+      }
       return result;
     }
     const inner = importableEntry(buf, ctx, MAX_IMPORT_BYTES);
