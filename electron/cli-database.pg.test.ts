@@ -22,6 +22,17 @@ interface Run {
   exited: Promise<number | null>;
 }
 
+/**
+ * A stand-in for the built page (the unit tests run before `npm run build`): this test is about the
+ * database, and serve only needs an index.html to point at.
+ */
+function staticDir(): string {
+  const dir = tempDataDir('anima-cli-pg-page-');
+  dirs.push(dir);
+  fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>Anima</title>');
+  return dir;
+}
+
 function serve(url: string): Run {
   const dataDir = tempDataDir('anima-cli-pg-');
   dirs.push(dataDir);
@@ -42,7 +53,7 @@ function serve(url: string): Run {
       '0',
       '--no-open',
     ],
-    { cwd: path.resolve(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: '1' } },
+    { cwd: path.resolve(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: '1', ANIMA_STATIC_DIR: staticDir() } },
   );
   children.push(child);
   let out = '';
