@@ -73,5 +73,7 @@ test('the button wakes only for the word shown; erasing leaves a fresh companion
   await expect(page.getByTestId('onboarding')).toBeVisible();
   expect((await callApi(app, 'conversations.list')).length).toBe(0);
   expect((await callApi(app, 'memories.list')).items.length).toBe(0);
-  expect(fs.readdirSync(dataDir).sort()).toEqual(['anima.lock', 'db']);
+  // Only the fresh database, the lock, and the browser link this tab goes on using (its port and
+  // token are how the window reaches the app, not anything the person said).
+  expect(fs.readdirSync(dataDir).sort()).toEqual(['anima.lock', 'browser-link.json', 'db']);
 });
