@@ -32,8 +32,14 @@ async function talk(page: Page, text: string): Promise<void> {
 const item = (page: Page, title: string) => page.getByTestId('conversation-item').filter({ hasText: title });
 
 async function openTrash(page: Page): Promise<void> {
-  // The toasts of the deletes are dismissed first: the screenshot is of the trash.
-  for (const close of await page.locator('.toast-close').all()) await close.click();
+  // The toasts of the deletes are dismissed first: the screenshot is of the trash. (One at a time
+  // from the top: closing one renumbers the rest, and a toast may also leave by itself meanwhile.)
+  while ((await page.locator('.toast-close').count()) > 0)
+    await page
+      .locator('.toast-close')
+      .first()
+      .click({ timeout: 5_000 })
+      .catch(() => {});
   await expect(page.getByTestId('toast')).toHaveCount(0);
   await page.getByTestId('nav-settings').click();
   await page.getByTestId('settings-data').click();
