@@ -90,6 +90,20 @@ export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false, animations: 'disabled' });
 }
 
+/**
+ * Closes every toast, so a screenshot or a click is not covered by one. One at a time from the top:
+ * closing one renumbers the rest, and a toast may also leave by itself meanwhile.
+ */
+export async function dismissToasts(page: Page): Promise<void> {
+  while ((await page.locator('.toast-close').count()) > 0)
+    await page
+      .locator('.toast-close')
+      .first()
+      .click({ timeout: 5_000 })
+      .catch(() => {});
+  await expect(page.getByTestId('toast')).toHaveCount(0);
+}
+
 // ---- Content-Security-Policy violations fail the test -----------------------------------------
 
 /**

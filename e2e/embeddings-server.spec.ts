@@ -3,7 +3,7 @@
 // with hashed bag-of-words vectors (fake-llm/embeddings.ts). Choosing "Your model server" with a model
 // from the server's list, the backfill, search by meaning, the server gone (the status line says search
 // is paused and by words) and back. Screenshots in English/light and Chinese/dark.
-import { callApi, expect, newDataDir, shot, startApp, test, type RunningApp } from './app.js';
+import { callApi, expect, newDataDir, shot, startApp, test, type RunningApp, dismissToasts } from './app.js';
 import { serveEmbeddings, type FakeEmbeddings } from './fake-llm/embeddings.js';
 import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
 import type { Page } from '@playwright/test';
@@ -37,8 +37,7 @@ test.afterEach(async ({}, testInfo) => {
 
 /** Scrolls the settings pane (only it) to put `testId` at its top. */
 async function scrollPaneTo(page: Page, testId: string): Promise<void> {
-  const toasts = page.getByTestId('toast');
-  while ((await toasts.count()) > 0) await toasts.first().locator('.toast-close').click();
+  await dismissToasts(page);
   await page.getByTestId(testId).evaluate((el) => {
     const pane = el.closest('.settings-content')!;
     pane.scrollTop += el.getBoundingClientRect().top - pane.getBoundingClientRect().top - 24;

@@ -3,7 +3,7 @@
 // leave recall but stay in the conversation, and the toast's Undo brings back the memory and them.
 import type { Page } from '@playwright/test';
 import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
-import { callApi, expect, newDataDir, shot, startApp, test, type RunningApp } from './app.js';
+import { callApi, expect, newDataDir, shot, startApp, test, type RunningApp, dismissToasts } from './app.js';
 
 let fake: FakeLlm;
 let app: RunningApp;
@@ -55,14 +55,7 @@ test('Forget offers to hide the messages it came from; they leave recall, stay i
   expect((await recalledMessages('saffron balcony')).filter((id) => sources.includes(id)).length).toBeGreaterThan(0);
 
   // The companion's "I saved a memory" toasts are dismissed: the screenshots are of the confirmation.
-  // (One at a time from the top: a toast may also leave by itself while this runs.)
-  while ((await page.locator('.toast-close').count()) > 0)
-    await page
-      .locator('.toast-close')
-      .first()
-      .click({ timeout: 5_000 })
-      .catch(() => {});
-  await expect(page.getByTestId('toast')).toHaveCount(0);
+  await dismissToasts(page);
   await page.getByTestId('nav-memories').click();
   await page.getByTestId('memory-card').filter({ hasText: 'saffron' }).click();
   await page.getByTestId('memory-forget').click();

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { TEST_CHAT_MODEL_ID, TEST_MODEL_ID } from '../electron/models/catalog.js';
 import { startModelHost, type FakeModelHost } from '../electron/models/testing/model-host.js';
-import { callApi, newDataDir, shot, startApp, type RunningApp } from './app.js';
+import { callApi, newDataDir, shot, startApp, type RunningApp, dismissToasts } from './app.js';
 
 const WEIGHTS = 'onnx/model.onnx';
 
@@ -53,11 +53,6 @@ async function scrollPaneTo(page: Page, testId: string): Promise<void> {
 }
 
 const scrollToLocalModels = (page: Page) => scrollPaneTo(page, 'local-models');
-
-async function dismissToasts(page: Page): Promise<void> {
-  const toasts = page.getByTestId('toast');
-  while ((await toasts.count()) > 0) await toasts.first().locator('.toast-close').click();
-}
 
 test('on-device models: download with progress, memory search, cancel and resume, errors, delete, the model host', async ({ page }) => {
   test.setTimeout(180_000);

@@ -3,7 +3,7 @@
 // start a conversation off the record (badge in the list, banner in the chat) and put it back on.
 import type { Page } from '@playwright/test';
 import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
-import { callApi, expect, newDataDir, shot, startApp, test, type RunningApp } from './app.js';
+import { callApi, expect, newDataDir, shot, startApp, test, type RunningApp, dismissToasts } from './app.js';
 
 let fake: FakeLlm;
 let app: RunningApp;
@@ -32,15 +32,8 @@ async function talk(page: Page, text: string): Promise<void> {
 const item = (page: Page, title: string) => page.getByTestId('conversation-item').filter({ hasText: title });
 
 async function openTrash(page: Page): Promise<void> {
-  // The toasts of the deletes are dismissed first: the screenshot is of the trash. (One at a time
-  // from the top: closing one renumbers the rest, and a toast may also leave by itself meanwhile.)
-  while ((await page.locator('.toast-close').count()) > 0)
-    await page
-      .locator('.toast-close')
-      .first()
-      .click({ timeout: 5_000 })
-      .catch(() => {});
-  await expect(page.getByTestId('toast')).toHaveCount(0);
+  // The toasts of the deletes are dismissed first: the screenshot is of the trash.
+  await dismissToasts(page);
   await page.getByTestId('nav-settings').click();
   await page.getByTestId('settings-data').click();
   await expect(page.getByTestId('trash-panel')).toBeVisible();

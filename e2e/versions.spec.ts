@@ -5,7 +5,7 @@
 // en/light and zh-CN/dark go to e2e/screenshots/.
 import type { Page } from '@playwright/test';
 import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
-import { callApi as api, expect, newDataDir, shot, startApp, test, type RunningApp } from './app.js';
+import { callApi as api, expect, newDataDir, shot, startApp, test, type RunningApp, dismissToasts } from './app.js';
 
 let fake: FakeLlm;
 const apps: RunningApp[] = [];
@@ -153,15 +153,8 @@ test('delete with undo, continue a cut-off reply, branch from here', async ({ pa
   expect(lastSent()).toEqual(['My sister is Ana', 'She plays chess', 'Chess is a fine game.', 'Is she good?']);
   await shot(page, 'versions-branch');
 
-  // (A toast's words are the language it was shown in: let them go first. One at a time from the
-  // top, as closing one renumbers the rest and a toast may also leave by itself meanwhile.)
-  while ((await page.locator('.toast-close').count()) > 0)
-    await page
-      .locator('.toast-close')
-      .first()
-      .click({ timeout: 5_000 })
-      .catch(() => {});
-  await expect(page.getByTestId('toast')).toHaveCount(0);
+  // (A toast's words are the language it was shown in: let them go first.)
+  await dismissToasts(page);
   await api(app, 'settings.update', { theme: 'dark', language: 'zh-CN' });
   await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
   await assistant(page).last().hover();
