@@ -53,6 +53,11 @@ const en = {
     sleep: 'Sleep',
     settings: 'Settings',
     shortcut: '{{key}}+{{n}}',
+    more: 'More',
+    moreLabel: 'More views',
+    openConversations: 'Conversations',
+    closeConversations: 'Close the conversation list',
+    back: 'Back',
   },
   conversations: {
     label: 'Conversations',
@@ -1393,6 +1398,7 @@ const en = {
   },
   graph: {
     title: 'Graph — a map of your world',
+    phoneNote: 'The map is easiest on a larger screen; here, pinch to zoom and tap a dot to open it.',
     canvasLoading: 'The map of your world, loading',
     canvasLabel: 'Map of your world: {{nodes}} people, places and things, {{edges}} connections.',
     canvasMost: 'Most mentioned: {{names}}.',

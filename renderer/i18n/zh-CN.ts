@@ -54,6 +54,11 @@ const zhCN: Messages = {
     sleep: '睡眠',
     settings: '设置',
     shortcut: '{{key}}+{{n}}',
+    more: '更多',
+    moreLabel: '更多视图',
+    openConversations: '对话列表',
+    closeConversations: '关闭对话列表',
+    back: '返回',
   },
   conversations: {
     label: '对话列表',
@@ -1362,6 +1367,7 @@ const zhCN: Messages = {
   },
   graph: {
     title: '图谱——你的世界地图',
+    phoneNote: '这张地图在大屏幕上最好看；在这里可以双指缩放，点一下圆点打开它。',
     canvasLoading: '你的世界地图，正在加载',
     canvasLabel: '你的世界地图：{{nodes}} 个人、地方和事物，{{edges}} 条联系。',
     canvasMost: '提到最多的：{{names}}。',
