@@ -69,7 +69,9 @@ function mergeIncoming(existing: Message | undefined, incoming: Message, pending
   if (incoming.status === 'streaming') {
     let content = incoming.content;
     if (existing && existing.content.length > content.length && existing.content.startsWith(content)) content = existing.content;
-    if (pending) content += pending;
+    // Text that came before this copy was read holds it all when it began with the reply (another
+    // window's reply, watched from its first word): the saved part is not added twice.
+    if (pending) content = pending.startsWith(content) ? pending : content + pending;
     return content === incoming.content ? incoming : { ...incoming, content };
   }
   return incoming;

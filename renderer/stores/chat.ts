@@ -32,6 +32,11 @@ export interface ChatState extends ChatData {
   openNew(conversation: Conversation): void;
   close(): void;
   refreshOpen(): Promise<void>;
+  /**
+   * A conversation changed on the host — maybe by another window (a message sent from the phone, a
+   * rename, a delete): the open one is read again, at most one read at a time and one more after it.
+   */
+  noteChanged(conversationId: string): Promise<void>;
   send(content: string, images?: string[]): Promise<void>;
   stop(): Promise<void>;
   /** Writes a reply again: the last one, or this one (a reply on the chosen line). */
@@ -57,6 +62,24 @@ export interface ChatState extends ChatData {
 export type ReplyStatus = Pick<ApiEvents['chat.status'], 'status' | 'text'>;
 
 let openSeq = 0;
+/** The read noteChanged has under way, and whether another change came while it ran. */
+let changedRead: Promise<void> | null = null;
+let changedAgain = false;
+/** Calls of this window under way that answer with the conversation's new state themselves, by conversation. */
+const ownCalls = new Map<string, number>();
+/** Conversations whose reply just finished here: the change the host announces with it brings nothing new. */
+const justFinished = new Set<string>();
+
+async function own<T>(conversationId: string, call: () => Promise<T>): Promise<T> {
+  ownCalls.set(conversationId, (ownCalls.get(conversationId) ?? 0) + 1);
+  try {
+    return await call();
+  } finally {
+    const left = (ownCalls.get(conversationId) ?? 1) - 1;
+    if (left > 0) ownCalls.set(conversationId, left);
+    else ownCalls.delete(conversationId);
+  }
+}
 
 /**
  * Tells the host the person left a conversation (it may note what was said there now). Never
@@ -165,10 +188,28 @@ export const useChat = create<ChatState>()((set, get) => {
       }
     },
 
+    noteChanged(conversationId) {
+      // The host announces a finished reply, then the change: the reply came with the first.
+      if (justFinished.delete(conversationId)) return Promise.resolve();
+      if (get().openId !== conversationId || ownCalls.has(conversationId)) return Promise.resolve();
+      if (changedRead) {
+        changedAgain = true;
+        return changedRead;
+      }
+      const read = async () => {
+        do {
+          changedAgain = false;
+          await get().refreshOpen();
+        } while (changedAgain);
+      };
+      changedRead = read().finally(() => (changedRead = null));
+      return changedRead;
+    },
+
     async send(content, images) {
       const id = get().openId;
       if (!id) throw new Error('No conversation is open');
-      await runSend('send', () => api().call('chat.send', { conversationId: id, content, ...(images?.length ? { images } : {}) }));
+      await own(id, () => runSend('send', () => api().call('chat.send', { conversationId: id, content, ...(images?.length ? { images } : {}) })));
     },
 
     async stop() {
@@ -227,7 +268,7 @@ export const useChat = create<ChatState>()((set, get) => {
     async editLast(content) {
       const id = get().openId;
       if (!id) return;
-      await runSend('edit', () => api().call('chat.editLast', { conversationId: id, content }));
+      await own(id, () => runSend('edit', () => api().call('chat.editLast', { conversationId: id, content })));
     },
 
     applyDeltas(deltas) {
@@ -245,6 +286,7 @@ export const useChat = create<ChatState>()((set, get) => {
     },
 
     applyFinished(payload) {
+      justFinished.add(payload.conversationId);
       set({ ...applyFinished(data(), payload), replyStatus: withoutKeys(get().replyStatus, [payload.message.id]) });
     },
 
@@ -268,5 +310,8 @@ export const useChat = create<ChatState>()((set, get) => {
 /** Tests start from a clean slate. */
 export function resetChatStore(): void {
   openSeq++;
+  changedAgain = false;
+  ownCalls.clear();
+  justFinished.clear();
   useChat.setState({ ...emptyChatData(), openId: null, conversation: null, loadingId: null, loadError: null, focusRequest: 0, replyStatus: {} });
 }

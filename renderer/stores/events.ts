@@ -56,8 +56,10 @@ export function connectEvents(client: RendererClient): () => void {
     client.on('chat.status', (payload) => {
       useChat.getState().applyStatus(payload);
     }),
-    client.on('conversations.changed', () => {
+    // Another window may have written here (a message sent from the phone): the open conversation is read again.
+    client.on('conversations.changed', ({ conversationId }) => {
       useConversations.getState().noteChanged();
+      void useChat.getState().noteChanged(conversationId);
     }),
     client.on('settings.changed', (settings) => {
       useApp.getState().applySettings(settings);
