@@ -7,7 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { finishInterruptedSwitch } from '../backups/switch.js';
-import { asPGlite, type Database } from './database.js';
+import { asPGlite, engineOf, type Database } from './database.js';
 import { pgvectorSupport } from './pgvector.js';
 import { migrate } from './migrate.js';
 import { PostgresDatabase } from './postgres.js';
@@ -54,6 +54,20 @@ export async function openPostgres(url: string, options: Pick<OpenOptions, 'befo
 
 /** Opens (and migrates) a PGlite folder anywhere: the data folder's `db`, or a restore's new folder. */
 export async function openDatabaseDir(dir: string, options: OpenOptions = {}): Promise<Database> {
+/**
+ * The WAL a PGlite folder keeps. PGlite runs Postgres single-user: no checkpointer, so the WAL grows
+ * through a bulk load whatever max_wal_size says, and a checkpoint (CHECKPOINT, or the one close
+ * makes) keeps up to max_wal_size of old segments for reuse. At the default 1 GB a 100k-message folder
+ * kept 705 MB of WAL after a restart; at 32 MB it keeps two segments (docs/recall-tuning.md, "Size
+ * and speed at scale"). Nothing is slower: without a checkpointer no limit triggers a checkpoint.
+ */
+const WAL_LIMITS = ['-c', 'max_wal_size=32MB', '-c', 'min_wal_size=32MB'];
+
+/** After bulk work (an import): a checkpoint, so the WAL it wrote goes now rather than at close. PGlite only (a server checkpoints itself). */
+export async function checkpoint(db: Database): Promise<void> {
+  if (engineOf(db) === 'pglite' && !db.closed) await db.exec('CHECKPOINT');
+}
+
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const fresh = isNewDatabase(dir);
   const vectors = pgvectorSupport().usable;
@@ -62,6 +76,7 @@ export async function openDatabaseDir(dir: string, options: OpenOptions = {}): P
     extensions: vectors ? { pg_trgm, vector } : { pg_trgm },
     ...(fresh && options.template ? { loadDataDir: options.template } : {}),
   });
+    startParams: [...PGlite.defaultStartParams, ...WAL_LIMITS],
   try {
     await options.beforeMigrate?.(db);
     await db.exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm${vectors ? '; CREATE EXTENSION IF NOT EXISTS vector' : ''}`);
