@@ -52,8 +52,6 @@ export async function openPostgres(url: string, options: Pick<OpenOptions, 'befo
   return db;
 }
 
-/** Opens (and migrates) a PGlite folder anywhere: the data folder's `db`, or a restore's new folder. */
-export async function openDatabaseDir(dir: string, options: OpenOptions = {}): Promise<Database> {
 /**
  * The WAL a PGlite folder keeps. PGlite runs Postgres single-user: no checkpointer, so the WAL grows
  * through a bulk load whatever max_wal_size says, and a checkpoint (CHECKPOINT, or the one close
@@ -68,15 +66,17 @@ export async function checkpoint(db: Database): Promise<void> {
   if (engineOf(db) === 'pglite' && !db.closed) await db.exec('CHECKPOINT');
 }
 
+/** Opens (and migrates) a PGlite folder anywhere: the data folder's `db`, or a restore's new folder. */
+export async function openDatabaseDir(dir: string, options: OpenOptions = {}): Promise<Database> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const fresh = isNewDatabase(dir);
   const vectors = pgvectorSupport().usable;
   const db = await PGlite.create({
     dataDir: dir,
     extensions: vectors ? { pg_trgm, vector } : { pg_trgm },
+    startParams: [...PGlite.defaultStartParams, ...WAL_LIMITS],
     ...(fresh && options.template ? { loadDataDir: options.template } : {}),
   });
-    startParams: [...PGlite.defaultStartParams, ...WAL_LIMITS],
   try {
     await options.beforeMigrate?.(db);
     await db.exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm${vectors ? '; CREATE EXTENSION IF NOT EXISTS vector' : ''}`);
