@@ -16,6 +16,7 @@ export const POSTGRES_TESTS = [
   'electron/forgetting/trash.test.ts',
   'electron/agent/chat.test.ts',
   'electron/host/host.test.ts',
+  'electron/archive/migrate-store.pg.test.ts',
 ];
 
 process.env.ANIMA_TEST_ENGINE = 'postgres';

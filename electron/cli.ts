@@ -2,12 +2,15 @@
 // bridge on 127.0.0.1, printing the one URL (with its per-run token) to open.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { isIP } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { ApiError, IMPORT_CHUNK_BYTES, MAX_IMPORT_BYTES, type ImportPreview, type ImportProgress } from '../shared/api.js';
 import { exportFolder } from './archive/export-folder.js';
+import { describeEnd, migrateStore, parseStoreEnd } from './archive/migrate-store.js';
 import { defaultDataDir } from './host/data-dir.js';
 import { describeApplied } from './imports/apply-summary.js';
 import { createHost } from './host/index.js';
@@ -17,10 +20,11 @@ import { BrowserLink } from './serve/link.js';
 import { startServer } from './serve/server.js';
 import { describeReport, hasAnimaData } from './vault/command.js';
 
-const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--database postgres://…] [--no-open]
+const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--database postgres://…] [--listen ADDR [--lan-port N]] [--no-open]
        anima import FILE [--data-dir DIR] [--yes]
        anima export --out FILE [--data-dir DIR] [--force]
        anima vault sync --dir DIR [--dry-run] [--data-dir DIR]
+       anima migrate-store --from DIR|postgres://… --to postgres://…|DIR
 
   serve     Run Anima in your browser: prints the address to open.
             --port       port on 127.0.0.1 (default: ANIMA_PORT, else the one this data folder used last time,
@@ -29,6 +33,11 @@ const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--database postgr
             --database   keep the data on a PostgreSQL server (15 or newer, with pg_trgm) instead, e.g.
                          postgres://anima@localhost:5432/anima (default: ANIMA_DATABASE); the data folder
                          still holds the keys and the link. One Anima per database at a time.
+            --listen     also serve your phone and other devices on the local network, over HTTPS only,
+                         on ADDR: 0.0.0.0 (every network of this machine) or one of its addresses, e.g.
+                         192.168.1.20. Never without it. Pair a device in Settings → Devices (each gets
+                         its own token, revocable there); the certificate is made for this data folder.
+            --lan-port   its port (default: the port above + 1, or a free one when that is taken)
             --no-open    do not try to open a browser window
   import    Bring in conversations from another app's export: ChatGPT's or Claude's conversations.json,
             a SillyTavern chat (.jsonl), an Open WebUI or LibreChat export, or a character card (.png, .json);
@@ -49,7 +58,13 @@ const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--database postgr
             not write, or cannot read, are reported and left alone.
             --dir        the folder (made if missing)
             --dry-run    only list what would change; nothing is changed
-            --data-dir   as for serve (Anima must not be running on it)`;
+            --data-dir   as for serve (Anima must not be running on it)
+  migrate-store  Move the companion's data between a data folder and a PostgreSQL server, either way:
+            every table is copied into an EMPTY target (a folder without a database, or a new
+            database: createdb), checked (rows per table, recall's answers) and removed again if it
+            does not match. The source is only read, and never changed; Anima must not be running on it.
+            Images, pictures and keys are files and stay in the data folder: run the server engine
+            with it (anima serve --data-dir DIR --database postgres://…).`;
 
 /** The built renderer: next to this bundle (dist/renderer), or dist/ at the repo root when run from source. */
 function findStaticDir(): string {
@@ -73,6 +88,32 @@ function openBrowser(url: string): void {
   }
 }
 
+/** This machine's IPv4 addresses on its networks (not loopback). */
+function lanAddresses(): string[] {
+  return Object.values(os.networkInterfaces())
+    .flatMap((list) => list ?? [])
+    .filter((nic) => nic.family === 'IPv4' && !nic.internal)
+    .map((nic) => nic.address);
+}
+
+/** --listen and --lan-port, checked before anything starts. */
+function lanOption(listen: string | undefined, lanPort: string | undefined): { address: string; port?: number } | undefined {
+  if (listen === undefined) {
+    if (lanPort !== undefined) throw new Error('--lan-port goes with --listen ADDR (for example --listen 0.0.0.0).');
+    return undefined;
+  }
+  const address = listen.trim();
+  if (isIP(address) !== 4) {
+    throw new Error(
+      `--listen takes an IPv4 address of this machine: 0.0.0.0 for every network, or one such as ${lanAddresses()[0] ?? '192.168.1.20'} — not “${listen}”.`,
+    );
+  }
+  if (lanPort === undefined) return { address };
+  const port = Number(lanPort);
+  if (!/^\d+$/.test(lanPort) || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--lan-port must be a port number, not “${lanPort}”.`);
+  return { address, port };
+}
+
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -80,9 +121,12 @@ async function serve(argv: string[]): Promise<void> {
       port: { type: 'string' },
       'data-dir': { type: 'string' },
       database: { type: 'string' },
+      listen: { type: 'string' },
+      'lan-port': { type: 'string' },
       'no-open': { type: 'boolean', default: false },
     },
   });
+  const lan = lanOption(values.listen, values['lan-port']);
   // A PostgreSQL URL, checked before anything starts; only its redacted form is ever printed.
   const database = values.database ?? (process.env.ANIMA_DATABASE || undefined);
   if (database !== undefined) checkDatabaseUrl(database);
@@ -102,7 +146,13 @@ async function serve(argv: string[]): Promise<void> {
   const link = new BrowserLink(dataDir, log);
   const host = await createHost({ dataDir, mode: 'browser', log, browserLink: link, database });
   await link.load();
-  const server = await startServer({ host, staticDir, port, log, link });
+  const server = await startServer({ host, staticDir, port, log, link, lan }).catch(async (err: NodeJS.ErrnoException) => {
+    await host.close().catch(() => {});
+    if (lan && err.code === 'EADDRNOTAVAIL')
+      throw new Error(`--listen ${lan.address} is not an address of this machine. Use 0.0.0.0, or one of: ${lanAddresses().join(', ') || 'none found'}.`);
+    if (lan && err.code === 'EADDRINUSE' && lan.port !== undefined) throw new Error(`Port ${lan.port} (--lan-port) is taken by another program.`);
+    throw err;
+  });
   console.log(`Anima is running at ${server.url}`);
   if (server.movedFrom !== null) {
     console.log(
@@ -114,6 +164,10 @@ async function serve(argv: string[]): Promise<void> {
       ? `Your companion's data is in the PostgreSQL database ${redactDatabaseUrl(database)} (keys and link in ${dataDir}). Press Ctrl+C to stop.`
       : `Your companion's data is in ${dataDir}. Press Ctrl+C to stop.`,
   );
+  if (server.lan) {
+    console.log(`On your local network (HTTPS only): ${server.lan.origin} — pair a phone or laptop in Settings → Devices.`);
+    console.log(`Its certificate's fingerprint (SHA-256): ${server.lan.fingerprint}`);
+  }
   if (!values['no-open'] && !process.env.CI) openBrowser(server.url);
   // The terminal's link is the one to open: after a reset in Settings, the new one.
   link.onReset(() => console.log(`The browser link was reset. Anima is now at ${server.url}`));
@@ -417,6 +471,28 @@ async function vaultCommand(argv: string[]): Promise<number> {
   }
 }
 
+async function migrateStoreCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { from: { type: 'string' }, to: { type: 'string' } } });
+  if (!values.from || !values.to || positionals.length) {
+    console.error(`anima migrate-store needs --from and --to.\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    const from = parseStoreEnd(values.from);
+    const to = parseStoreEnd(values.to);
+    console.log(`Moving ${describeEnd(from)} → ${describeEnd(to)}`);
+    const result = await migrateStore({ from, to, log: (line) => console.log(line) });
+    for (const note of result.notes) console.log(`Note: ${note}`);
+    console.log(
+      `Done: ${result.rows.toLocaleString('en-US')} rows in ${result.tables.length} tables copied and checked in ${(result.ms / 1000).toFixed(1)} s. ${describeEnd(from)} was not changed.`,
+    );
+    return 0;
+  } catch (err) {
+    console.error(`Anima could not move the data: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
@@ -430,6 +506,9 @@ async function main(): Promise<void> {
       return;
     case 'vault':
       process.exitCode = await vaultCommand(rest);
+      return;
+    case 'migrate-store':
+      process.exitCode = await migrateStoreCommand(rest);
       return;
     case undefined:
     case 'help':

@@ -21,6 +21,8 @@ export interface OpenOptions {
   beforeMigrate?: (db: Database) => Promise<void>;
   /** A postgres:// URL: the data lives on that PostgreSQL server instead of `<dataDir>/db`. */
   database?: string;
+  /** Open an existing folder as it is: no extension created, no migration (a copy's source is read, never changed). */
+  asIs?: boolean;
 }
 
 export function databaseDir(dataDir: string): string {
@@ -77,6 +79,7 @@ export async function openDatabaseDir(dir: string, options: OpenOptions = {}): P
     startParams: [...PGlite.defaultStartParams, ...WAL_LIMITS],
     ...(fresh && options.template ? { loadDataDir: options.template } : {}),
   });
+  if (options.asIs) return db;
   try {
     await options.beforeMigrate?.(db);
     await db.exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm${vectors ? '; CREATE EXTENSION IF NOT EXISTS vector' : ''}`);
