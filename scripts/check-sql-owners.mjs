@@ -41,6 +41,11 @@ const OWNERS = [
     reason: "the companion's self layer (its identity blocks) and its morning greetings are written by the companion alone",
   },
   { tables: ['schema_migrations'], folder: 'electron/db/', reason: "the migration runner's bookkeeping" },
+  {
+    tables: ['devices'],
+    folder: 'electron/devices/',
+    reason: "a paired device's token is checked, used and revoked in one place, which keeps only its digest",
+  },
 ];
 
 /** Folders that may READ (FROM / JOIN) tables they do not own. Writes stay with the owner. */

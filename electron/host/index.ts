@@ -12,6 +12,7 @@ import { createTurnMemory } from '../agent/memory-turn.js';
 import { SelfLayer } from '../companion/self-layer.js';
 import { restoreAvatar } from '../companion/avatar.js';
 import { Conversations } from '../conversations/conversations.js';
+import { Devices } from '../devices/devices.js';
 import { TranscriptImports } from '../conversations/import-transcript.js';
 import { acquireLock } from '../db/lock.js';
 import { openDatabase, type Database } from '../db/open.js';
@@ -88,7 +89,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
         reverted = true;
         db = await openDatabase(dataDir, { database: options.database });
       }
-      s = buildServices(db, options, log, switchData);
+      s = buildServices(db, options, log, switchData, devices);
       unforward = s.events.on(forward);
       await startServices(s);
       handlers = createHandlers(s);
@@ -98,7 +99,9 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
     switching = run.catch(() => {}).finally(() => (switching = undefined));
     return run;
   };
-  let s = buildServices(db, options, log, switchData);
+  // Paired devices outlive a restore (the pairing secret, the LAN listener's address): they read the current database.
+  const devices = new Devices({ db: () => db, events: bus, now: options.now });
+  let s = buildServices(db, options, log, switchData, devices);
   let unforward = s.events.on(forward);
   await startServices(s);
   const closeGeneration = async () => {
@@ -135,6 +138,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
     api,
     dataDir,
     exportsDir: exportsDir(dataDir),
+    devices,
     async call(method: string, input: unknown) {
       if (!isApiMethod(method)) throw new ApiError('unknown_method', `There is no API method called “${method}”.`);
       if (closing) throw new ApiError('conflict', 'Anima is shutting down.');
@@ -158,6 +162,7 @@ function buildServices(
   options: HostOptions & HostModelOptions,
   log: Log,
   switchData: (swap: () => void, revert: () => void) => Promise<BackupService>,
+  devices: Devices,
 ): HostServices & { graphIndexer: GraphIndexer } {
   const { dataDir } = options;
   const now = options.now ?? (() => new Date());
@@ -339,6 +344,7 @@ function buildServices(
     imports,
     trash,
     vault,
+    devices,
     browserLink: options.browserLink,
   };
 }

@@ -1,7 +1,7 @@
 // The host: everything that is not UI — database, providers, chat — behind the API in shared/api.ts.
 // It never imports `electron`, so the same host runs in Electron's utility process, in the browser-mode
 // server, and in-process in tests.
-import type { AnimaApi } from '../../shared/api.js';
+import type { AnimaApi, DevicesListening, PairResult } from '../../shared/api.js';
 import type { BackupServiceOptions } from '../backups/service.js';
 import type { HostEventListener } from '../events/events.js';
 import type { SecretStore } from '../settings/secrets.js';
@@ -48,6 +48,16 @@ export interface BrowserLinkControl {
   reset(): Promise<string>;
 }
 
+/** What the LAN listener (serve/) asks of the paired devices (electron/devices/devices.ts). */
+export interface DeviceAccess {
+  /** The device a token belongs to; null for an unknown or revoked one. */
+  authenticate(token: string): Promise<string | null>;
+  /** Uses up a pairing secret; rejects with ApiError('unauthorized') for a wrong, used or expired one. */
+  pair(secret: string, name: string): Promise<PairResult>;
+  setListening(listening: DevicesListening | null): void;
+  onRevoke(listener: (deviceId: string) => void): () => void;
+}
+
 export interface Host {
   /** Every API method; input is validated inside (untrusted). Rejects with ApiError. */
   readonly api: AnimaApi;
@@ -60,4 +70,6 @@ export interface Host {
   readonly dataDir: string;
   /** Where finished exports are (the data folder's exports/): browser mode offers them as downloads. */
   readonly exportsDir?: string;
+  /** Paired devices, for the LAN listener (`anima serve --listen`). */
+  readonly devices?: DeviceAccess;
 }

@@ -13,14 +13,15 @@ export interface Connections {
   destroyAll(): void;
 }
 
-export function trackConnections(server: Server): Connections {
+/** `connectionEvent`: 'secureConnection' for an HTTPS server, whose requests ride the TLS socket, not the raw one. */
+export function trackConnections(server: Server | import('node:tls').Server, connectionEvent: 'connection' | 'secureConnection' = 'connection'): Connections {
   // Requests in progress per socket. close() destroys a socket the moment it has none: Node's own
   // idle tracking misses sockets whose client went away half-open (an aborted event stream), and
   // those would hold close() until the grace period ran out.
   const sockets = new Map<Socket, number>();
   let draining = false;
 
-  server.on('connection', (socket: Socket) => {
+  server.on(connectionEvent, (socket: Socket) => {
     sockets.set(socket, 0);
     socket.once('close', () => sockets.delete(socket));
   });

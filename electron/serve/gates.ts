@@ -11,6 +11,9 @@
 //   4. /api/*: the per-run token — `Authorization: Bearer` for calls, `?token=` for the event stream
 //      (EventSource cannot send headers) and for an export's download (a link cannot either).
 //      Compared in constant time. Never accepted in the query of a call: URLs end up in logs and history.
+//      The LAN listener (lan.ts) takes a paired device's token instead, never the per-run one, refuses
+//      a device the owner-only methods (403), and counts each refused token against the remote
+//      address (rate-limit.ts: 429 with Retry-After once too many failed).
 //   5. /api/call/*: Content-Length over the limit → 413; Content-Type must be application/json
 //      (415). Besides being the contract, a foreign page cannot send that type without a CORS
 //      preflight, which this server never grants. The body is read up to the limit only (413 the
@@ -21,17 +24,21 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
-import { MAX_BODY_BYTES, isApiMethod, type ApiMethod } from '../../shared/api.js';
+import { MAX_BODY_BYTES, OWNER_ONLY_METHODS, isApiMethod, type ApiMethod } from '../../shared/api.js';
+import type { RateLimiter } from './rate-limit.js';
 import { refusal, type Refusal } from './respond.js';
 
 /** What a request passed every gate for. */
 export type Admission =
   | Refusal
   | { kind: 'static'; path: string }
-  | { kind: 'events' }
+  | { kind: 'events'; device: string | null }
   /** GET /api/exports/<name>: `name` as the path spells it (undecoded); exports.ts decides whether it is one. */
-  | { kind: 'export'; name: string }
-  | { kind: 'call'; method: ApiMethod; body: Buffer }
+  | { kind: 'export'; name: string; device: string | null }
+  /** `device`: the paired device that called (LAN listener); null: the owner with the per-run token. */
+  | { kind: 'call'; method: ApiMethod; body: Buffer; device: string | null }
+  /** POST /api/pair on the LAN listener: no token, a JSON body (lan.ts reads the secret). */
+  | { kind: 'pair'; body: Buffer }
   /** The client went away while its body was being read: there is no one to answer. */
   | { kind: 'aborted' };
 
@@ -39,13 +46,27 @@ export type Admission =
 export interface GateKeys {
   hosts: ReadonlySet<string>;
   origins: ReadonlySet<string>;
-  tokenDigest: Buffer;
+  /** The per-run token's digest; null on the LAN listener, which never takes it. */
+  tokenDigest: Buffer | null;
+  /** What a wrong Host header is told. */
+  hostRefusal?: string;
+  /** LAN listener: the paired device a token belongs to (null: unknown or revoked). */
+  device?: (token: string) => Promise<string | null>;
+  /** LAN listener: POST /api/pair is open. */
+  pairing?: boolean;
+  /** LAN listener: failed tokens per remote address. */
+  limiter?: RateLimiter;
 }
 
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /** The methods each endpoint takes, as the Allow header lists them. HEAD costs nothing for files and HTTP expects it wherever GET works. */
-const ALLOW = { call: 'POST', events: 'GET', export: 'GET', static: 'GET, HEAD' } as const;
+const ALLOW = { call: 'POST', events: 'GET', export: 'GET', pair: 'POST', static: 'GET, HEAD' } as const;
+
+const OWNER_ONLY = refusal(403, {
+  code: 'unauthorized',
+  message: 'Only the computer Anima runs on can do this: a paired device cannot manage devices or the browser link.',
+});
 
 const UNAUTHORIZED = refusal(401, { code: 'unauthorized', message: 'Missing or wrong token. Open the address the launcher printed.' });
 
@@ -71,11 +92,11 @@ export async function admit(req: IncomingMessage, keys: GateKeys): Promise<Admis
   if (countHeader(req.rawHeaders, 'host') > 1) {
     return refusal(400, { code: 'invalid_input', message: 'A request must carry exactly one Host header.' });
   }
-  const wrongHost = checkHost(req.headers.host, keys.hosts);
+  const wrongHost = checkHost(req.headers.host, keys.hosts, keys.hostRefusal);
   if (wrongHost) return wrongHost;
 
   const { path, query } = splitUrl(req.url);
-  const endpoint = endpointOf(path);
+  const endpoint = endpointOf(path, keys.pairing === true);
   if (endpoint.kind !== 'static') {
     const foreign = checkOrigin(req.headers.origin, keys.origins);
     if (foreign) return foreign;
@@ -88,14 +109,33 @@ export async function admit(req: IncomingMessage, keys: GateKeys): Promise<Admis
   if (wrongMethod) return wrongMethod;
   if (endpoint.kind === 'static') return { kind: 'static', path };
 
-  const bearer = bearerToken(req.headers.authorization);
-  const presented = endpoint.kind === 'events' || endpoint.kind === 'export' ? (query.get('token') ?? bearer) : bearer;
-  if (!checkToken(presented, keys.tokenDigest)) return UNAUTHORIZED;
-  if (endpoint.kind === 'events') return { kind: 'events' };
-  if (endpoint.kind === 'export') return { kind: 'export', name: endpoint.rawName };
+  const remote = req.socket.remoteAddress ?? '';
+  const waitSeconds = keys.limiter?.blockedFor(remote) ?? 0;
+  if (waitSeconds > 0) return tooManyFailures(waitSeconds);
 
-  const method = apiMethod(endpoint.rawMethod);
-  if (typeof method !== 'string') return method;
+  let device: string | null = null;
+  if (endpoint.kind !== 'pair') {
+    const bearer = bearerToken(req.headers.authorization);
+    const presented = endpoint.kind === 'events' || endpoint.kind === 'export' ? (query.get('token') ?? bearer) : bearer;
+    const owner = keys.tokenDigest !== null && checkToken(presented, keys.tokenDigest);
+    if (!owner) {
+      device = presented && keys.device && TOKEN68.test(presented) ? await keys.device(presented) : null;
+      if (device === null) {
+        keys.limiter?.fail(remote);
+        return UNAUTHORIZED;
+      }
+    }
+  }
+  if (endpoint.kind === 'events') return { kind: 'events', device };
+  if (endpoint.kind === 'export') return { kind: 'export', name: endpoint.rawName, device };
+
+  let method: ApiMethod | 'pair' = 'pair';
+  if (endpoint.kind === 'call') {
+    const named = apiMethod(endpoint.rawMethod);
+    if (typeof named !== 'string') return named;
+    if (device !== null && OWNER_ONLY_METHODS.has(named)) return OWNER_ONLY;
+    method = named;
+  }
 
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return payloadTooLarge(req);
@@ -105,14 +145,24 @@ export async function admit(req: IncomingMessage, keys: GateKeys): Promise<Admis
   const body = await readBody(req, MAX_BODY_BYTES);
   if (body === 'too_large') return payloadTooLarge(req);
   if (body === 'aborted') return { kind: 'aborted' };
-  return { kind: 'call', method, body };
+  return method === 'pair' ? { kind: 'pair', body } : { kind: 'call', method, body, device };
+}
+
+/** 429 for an address that failed too often; Retry-After says when it may try again. */
+export function tooManyFailures(waitSeconds: number): Refusal {
+  return refusal(
+    429,
+    { code: 'unauthorized', message: `Too many failed attempts from this device. Try again in ${waitSeconds} seconds.` },
+    { 'Retry-After': String(waitSeconds) },
+  );
 }
 
 // -----------------------------------------------------------------------------------------------
 // The gates
 // -----------------------------------------------------------------------------------------------
 
-type Endpoint = { kind: 'call'; rawMethod: string } | { kind: 'events' } | { kind: 'export'; rawName: string } | { kind: 'unknown' } | { kind: 'static' };
+type Endpoint =
+  { kind: 'call'; rawMethod: string } | { kind: 'events' } | { kind: 'export'; rawName: string } | { kind: 'pair' } | { kind: 'unknown' } | { kind: 'static' };
 
 function splitUrl(url: string | undefined): { path: string; query: URLSearchParams } {
   const rawUrl = url ?? '/';
@@ -123,7 +173,8 @@ function splitUrl(url: string | undefined): { path: string; query: URLSearchPara
   };
 }
 
-function endpointOf(path: string): Endpoint {
+function endpointOf(path: string, pairing: boolean): Endpoint {
+  if (pairing && path === '/api/pair') return { kind: 'pair' };
   if (path.startsWith('/api/call/')) return { kind: 'call', rawMethod: path.slice('/api/call/'.length) };
   if (path === '/api/events') return { kind: 'events' };
   if (path.startsWith('/api/exports/')) return { kind: 'export', rawName: path.slice('/api/exports/'.length) };
@@ -138,10 +189,10 @@ function countHeader(rawHeaders: string[], name: string): number {
 }
 
 /** Gate 1: DNS rebinding. */
-function checkHost(header: string | undefined, hosts: ReadonlySet<string>): Refusal | null {
+function checkHost(header: string | undefined, hosts: ReadonlySet<string>, message = 'This server answers only to 127.0.0.1 and localhost.'): Refusal | null {
   const host = header?.toLowerCase();
   if (host && hosts.has(host)) return null;
-  return refusal(403, { code: 'unauthorized', message: 'This server answers only to 127.0.0.1 and localhost.' });
+  return refusal(403, { code: 'unauthorized', message });
 }
 
 /** Gate 2: other web pages. */

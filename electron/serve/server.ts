@@ -16,6 +16,8 @@ import type { BrowserLink } from './link.js';
 import { defaultLog, describe, pathOnly, type ServeLogLevel } from './log.js';
 import { INTERNAL_MESSAGE, refusal, refuse, sendError, setCommonHeaders } from './respond.js';
 import { answerCall, resolveStaticRoot, serveStatic } from './routes.js';
+import { startLanListener, type LanListener } from './lan.js';
+import type { RateLimiter } from './rate-limit.js';
 import { createEventStreams } from './sse.js';
 
 export { statusForErrorCode } from './errors.js';
@@ -37,6 +39,12 @@ export interface ServeOptions {
   log?: (level: ServeLogLevel, message: string) => void;
   /** Interval of the `: keepalive` comment on event streams. Default 15 s; tests shorten it. */
   keepAliveMs?: number;
+  /**
+   * `--listen ADDR`: a second listener, HTTPS only, on ADDR for paired devices (lan.ts). Its port:
+   * `port` (0: a free one); default the loopback port + 1, or a free one when that is taken.
+   * `names`: the server's own names (default: lan.ts serverNames).
+   */
+  lan?: { address: string; port?: number; names?: string[]; limiter?: RateLimiter };
 }
 
 export interface RunningServer {
@@ -48,6 +56,8 @@ export interface RunningServer {
   readonly token: string;
   /** The folder's remembered port was taken by another program: it, and this run's port instead. */
   movedFrom: number | null;
+  /** The LAN listener, when `lan` was given. */
+  lan: LanListener | null;
   /** Ends event streams and closes the server. Does not close the host: the caller owns it. */
   close(): Promise<void>;
 }
@@ -89,6 +99,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         return refuse(res, admission);
       case 'aborted':
         return;
+      case 'pair': // only the LAN listener opens /api/pair
+        return refuse(res, refusal(404, { code: 'unknown_method', message: 'There is no such API endpoint.' }));
       case 'call':
         return answerCall(res, admission, host, log);
       case 'events':
@@ -132,18 +144,39 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const origin = `http://127.0.0.1:${port}`;
   log('info', `serve: listening on ${origin}`);
 
+  let lan: LanListener | null = null;
+  if (opts.lan) {
+    const { address, names, limiter } = opts.lan;
+    const common = { host, staticRoot, address, names, limiter, log, keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEPALIVE_MS };
+    try {
+      lan = await startLanListener({ ...common, port: opts.lan.port ?? (port < 65535 ? port + 1 : 0) }).catch((err: unknown) => {
+        if (opts.lan!.port !== undefined || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+        return startLanListener({ ...common, port: 0 });
+      });
+    } catch (err) {
+      offReset?.();
+      events.closeAll();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      connections.destroyAll();
+      throw err;
+    }
+  }
+
   let closed: Promise<void> | undefined;
   function close(): Promise<void> {
     closed ??= new Promise<void>((resolve) => {
       closing = true;
       offReset?.();
+      const lanClosed = lan?.close();
       events.closeAll();
       connections.drain();
       const cutOff = setTimeout(() => connections.destroyAll(), CLOSE_GRACE_MS);
       server.close(() => {
         clearTimeout(cutOff);
-        log('info', 'serve: closed');
-        resolve();
+        void Promise.resolve(lanClosed).then(() => {
+          log('info', 'serve: closed');
+          resolve();
+        });
       });
     });
     return closed;
@@ -159,6 +192,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       return token;
     },
     movedFrom,
+    lan,
     close,
   };
 }

@@ -35,7 +35,7 @@ interface Stored {
   names: string[];
 }
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
@@ -103,7 +103,7 @@ function stillFresh(certPem: string, now: Date): boolean {
 
 async function makeCertificate(names: string[], now: Date): Promise<Certificate> {
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-  const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const serial = randomBytes(16);
   serial[0]! &= 0x7f; // a positive serial number
   const cert = await x509.X509CertificateGenerator.createSelfSigned({

@@ -47,6 +47,8 @@ export interface ApiEvents {
   'imports.progress': ImportProgress;
   /** A safety copy being written or a restore under way moved on (each phase). */
   'backups.progress': BackupProgress;
+  /** A device was paired, renamed or revoked (Settings → Devices reads the list again). */
+  'devices.changed': { deviceId: string };
 }
 export type ApiEventName = keyof ApiEvents;
 export const EVENT_NAMES: ApiEventName[] = [
@@ -68,4 +70,5 @@ export const EVENT_NAMES: ApiEventName[] = [
   'archive.progress',
   'imports.progress',
   'backups.progress',
+  'devices.changed',
 ];

@@ -6,6 +6,7 @@ import { archiveInputs, type ArchiveOutputs } from './archive.js';
 import { attachmentsInputs, type AttachmentsOutputs } from './attachments.js';
 import { backupsInputs, type BackupsOutputs } from './backups.js';
 import { conversationsInputs, type ConversationsOutputs } from './conversations.js';
+import { devicesInputs, type DevicesOutputs } from './devices.js';
 import { diaryInputs, type DiaryOutputs } from './diary.js';
 import { storableValue, TooDeeplyNested } from '../text.js';
 import { ApiError } from './errors.js';
@@ -35,6 +36,7 @@ export const inputs = {
   ...importsInputs,
   ...backupsInputs,
   ...vaultInputs,
+  ...devicesInputs,
 } as const;
 
 export type ApiMethod = keyof typeof inputs;
@@ -57,7 +59,8 @@ export interface ApiOutputs
     GraphOutputs,
     ImportsOutputs,
     BackupsOutputs,
-    VaultOutputs {}
+    VaultOutputs,
+    DevicesOutputs {}
 
 // Compile-time check that every method has an output type and vice versa.
 type _SameKeys = [ApiMethod] extends [keyof ApiOutputs] ? ([keyof ApiOutputs] extends [ApiMethod] ? true : never) : never;

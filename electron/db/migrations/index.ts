@@ -23,6 +23,7 @@ import messageImages from './024_message_images.sql';
 import generationSettings from './025_generation_settings.sql';
 import companionGreetings from './026_companion_greetings.sql';
 import entityTrgmFastupdate from './028_entity_trgm_fastupdate.sql';
+import devices from './030_devices.sql';
 
 export interface Migration {
   version: number;
@@ -55,4 +56,5 @@ export const migrations: Migration[] = [
   { version: 25, name: 'generation_settings', sql: generationSettings },
   { version: 26, name: 'companion_greetings', sql: companionGreetings },
   { version: 28, name: 'entity_trgm_fastupdate', sql: entityTrgmFastupdate },
+  { version: 30, name: 'devices', sql: devices },
 ];

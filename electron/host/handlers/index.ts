@@ -6,6 +6,7 @@ import { attachmentsHandlers } from './attachments.js';
 import { backupsHandlers } from './backups.js';
 import { chatHandlers } from './chat.js';
 import { conversationsHandlers } from './conversations.js';
+import { devicesHandlers } from './devices.js';
 import { graphHandlers } from './graph.js';
 import { importsHandlers } from './imports.js';
 import { memoriesHandlers } from './memories.js';
@@ -37,5 +38,6 @@ export function createHandlers(s: HostServices): Handlers {
     ...importsHandlers(s),
     ...backupsHandlers(s),
     ...vaultHandlers(s),
+    ...devicesHandlers(s),
   };
 }

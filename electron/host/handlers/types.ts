@@ -8,6 +8,7 @@ import type { EraseEverything } from '../../backups/erase.js';
 import type { SelfLayer } from '../../companion/self-layer.js';
 import type { Conversations } from '../../conversations/conversations.js';
 import type { Database } from '../../db/open.js';
+import type { Devices } from '../../devices/devices.js';
 import type { SearchByMeaning } from '../../embed/search-by-meaning.js';
 import type { HostEvents } from '../../events/events.js';
 import type { Trash } from '../../forgetting/trash.js';
@@ -74,6 +75,8 @@ export interface HostServices {
   trash: Trash;
   /** The vault folder kept in step with memory. */
   vault: VaultService;
+  /** Devices paired over the local network: their tokens, the pairing secret, where the LAN listener is. */
+  devices: Devices;
   /** Browser mode's link (port and token of the data folder); absent in the desktop app and tests. */
   browserLink?: BrowserLinkControl;
 }

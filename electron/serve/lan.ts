@@ -1,0 +1,238 @@
+// The LAN listener (`anima serve --listen ADDR`): a second server, HTTPS only, on ADDR, for paired
+// phones and laptops. The loopback listener (server.ts) stays as it is for this machine's window.
+//
+// It passes the same gates (gates.ts) with its own keys: the Host and Origin headers must name the
+// server's own names (the same list the certificate carries, tls.ts) at this port; the token must be
+// a paired device's (electron/devices/), never the per-run one; owner-only methods are refused to a
+// device; POST /api/pair takes {secret, name} without a token. A wrong token or secret counts
+// against the remote address (rate-limit.ts). A revoked device's open event streams are cut at once.
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+
+import { pairRequest } from '../../shared/api.js';
+import type { Host } from '../host/types.js';
+import { answerClientError, trackConnections } from './connections.js';
+import { asApiError, statusForErrorCode } from './errors.js';
+import { serveExport } from './exports.js';
+import { admit, type GateKeys } from './gates.js';
+import { describe, pathOnly, type ServeLog } from './log.js';
+import { createRateLimiter, type RateLimiter } from './rate-limit.js';
+import { INTERNAL_MESSAGE, refusal, refuse, sendError, sendJson, setCommonHeaders } from './respond.js';
+import { answerCall, serveStatic } from './routes.js';
+import { createEventStreams } from './sse.js';
+import { ensureCertificate } from './tls.js';
+
+export interface LanOptions {
+  host: Host;
+  staticRoot: string;
+  /** What --listen named: 0.0.0.0 (every IPv4 network), or one address of this machine. */
+  address: string;
+  /** 0: a free one. */
+  port: number;
+  /** The server's own names; default: serverNames(address). */
+  names?: string[];
+  log: ServeLog;
+  keepAliveMs: number;
+  limiter?: RateLimiter;
+}
+
+export interface LanListener {
+  address: string;
+  port: number;
+  /** https://<first LAN name>:<port> */
+  origin: string;
+  names: string[];
+  fingerprint: string;
+  close(): Promise<void>;
+}
+
+const CLOSE_GRACE_MS = 1_000;
+const SHUTTING_DOWN = refusal(503, { code: 'internal', message: 'Anima is shutting down.' }, { Connection: 'close' });
+const DNS_LABELS = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * The names this machine is reached by: the address itself (or, for 0.0.0.0, every IPv4 address of
+ * its interfaces), its host name and hostname.local (when they are DNS names), localhost, 127.0.0.1.
+ */
+export function serverNames(address: string): string[] {
+  const names = new Set<string>();
+  if (address === '0.0.0.0') {
+    for (const list of Object.values(os.networkInterfaces())) {
+      for (const nic of list ?? []) if (nic.family === 'IPv4') names.add(nic.address);
+    }
+  } else {
+    names.add(address.toLowerCase());
+  }
+  const hostname = os.hostname().toLowerCase().replace(/\.$/, '');
+  if (DNS_LABELS.test(hostname)) {
+    names.add(hostname);
+    if (!hostname.includes('.')) names.add(`${hostname}.local`);
+  }
+  names.add('localhost');
+  names.add('127.0.0.1');
+  return [...names].sort();
+}
+
+const hostPart = (name: string) => (name.includes(':') ? `[${name}]` : name);
+
+export async function startLanListener(opts: LanOptions): Promise<LanListener> {
+  const { host, log } = opts;
+  const devices = host.devices;
+  if (!devices) throw new Error('serve: this host keeps no paired devices');
+  const names = opts.names ?? serverNames(opts.address);
+  const certificate = await ensureCertificate(host.dataDir, names);
+  const limiter = opts.limiter ?? createRateLimiter();
+  const events = createEventStreams(host, log, opts.keepAliveMs);
+  const streams = new Map<string, Set<ServerResponse>>();
+  let keys: GateKeys = { hosts: new Set(), origins: new Set(), tokenDigest: null };
+  let closing = false;
+
+  const server = createServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
+    connections.track(req, res);
+    handle(req, res).catch((err: unknown) => {
+      log('error', `serve (LAN): unhandled error for ${req.method} ${pathOnly(req.url)}: ${describe(err)}`);
+      if (!res.headersSent && !res.destroyed) sendError(res, 500, { code: 'internal', message: INTERNAL_MESSAGE });
+      else res.destroy();
+    });
+  });
+  const connections = trackConnections(server, 'secureConnection');
+  server.on('clientError', answerClientError);
+  // A client that refuses the certificate (as it should until it has compared the fingerprint) is not an error here.
+  server.on('tlsClientError', (err) => log('info', `serve (LAN): a TLS handshake failed: ${err.message}`));
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    setCommonHeaders(res);
+    // Only ever served over HTTPS: a browser may remember that for this name and port.
+    res.setHeader('Strict-Transport-Security', 'max-age=31536000');
+    if (closing) return refuse(res, SHUTTING_DOWN);
+    const admission = await admit(req, keys);
+    switch (admission.kind) {
+      case 'refused':
+        return refuse(res, admission);
+      case 'aborted':
+        return;
+      case 'pair':
+        return answerPair(req, res, admission.body);
+      case 'call':
+        return answerCall(res, admission, host, log);
+      case 'events':
+        events.open(res);
+        if (admission.device !== null) watchStream(admission.device, res);
+        return;
+      case 'export':
+        return serveExport(res, host.exportsDir, admission.name, log);
+      case 'static':
+        return serveStatic(res, opts.staticRoot, admission.path, log);
+    }
+  }
+
+  async function answerPair(req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+    let parsed;
+    try {
+      parsed = pairRequest.safeParse(JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body)));
+    } catch {
+      parsed = null;
+    }
+    if (!parsed?.success) {
+      sendError(res, 400, {
+        code: 'invalid_input',
+        message: 'Pairing needs JSON {"secret": "…", "name": "…"}: the code shown in Settings → Devices and a name for this device.',
+      });
+      return;
+    }
+    try {
+      const result = await devices!.pair(parsed.data.secret, parsed.data.name);
+      log('info', `serve (LAN): paired a device (${result.deviceId})`);
+      sendJson(res, 200, JSON.stringify(result));
+    } catch (err) {
+      const apiError = asApiError(err);
+      if (apiError?.code === 'unauthorized') limiter.fail(req.socket.remoteAddress ?? '');
+      if (!apiError || apiError.code === 'internal') {
+        log('error', `serve (LAN): pairing failed: ${describe(err)}`);
+        sendError(res, 500, { code: 'internal', message: INTERNAL_MESSAGE });
+        return;
+      }
+      sendError(res, statusForErrorCode(apiError.code), apiError.toJSON());
+    }
+  }
+
+  function watchStream(device: string, res: ServerResponse): void {
+    let set = streams.get(device);
+    if (!set) streams.set(device, (set = new Set()));
+    set.add(res);
+    res.on('close', () => {
+      set.delete(res);
+      if (set.size === 0 && streams.get(device) === set) streams.delete(device);
+    });
+  }
+
+  // Revoked: its open streams end now (EventSource reconnects, and is refused).
+  const offRevoke = devices.onRevoke((device) => {
+    for (const res of streams.get(device) ?? []) res.destroy();
+    streams.delete(device);
+  });
+
+  try {
+    await listen(server, opts.address, opts.port);
+  } catch (err) {
+    offRevoke();
+    events.closeAll();
+    throw err;
+  }
+  server.on('error', (err) => log('error', `serve (LAN): server error: ${describe(err)}`));
+  const port = (server.address() as AddressInfo).port;
+  keys = {
+    hosts: new Set(names.map((n) => `${hostPart(n)}:${port}`)),
+    origins: new Set(names.map((n) => `https://${hostPart(n)}:${port}`)),
+    tokenDigest: null,
+    hostRefusal: `This server answers only to its own names: ${names.join(', ')}.`,
+    device: (token) => devices.authenticate(token),
+    pairing: true,
+    limiter,
+  };
+  const listening = { address: opts.address, port, names, fingerprint: certificate.fingerprint };
+  devices.setListening(listening);
+  const first = names.find((n) => n !== 'localhost' && !n.startsWith('127.')) ?? names[0]!;
+  const origin = `https://${hostPart(opts.address === '0.0.0.0' ? first : opts.address)}:${port}`;
+  log('info', `serve (LAN): listening on ${origin}`);
+
+  let closed: Promise<void> | undefined;
+  function close(): Promise<void> {
+    closed ??= new Promise<void>((resolve) => {
+      closing = true;
+      offRevoke();
+      devices!.setListening(null);
+      events.closeAll();
+      connections.drain();
+      const cutOff = setTimeout(() => {
+        connections.destroyAll();
+        server.closeAllConnections();
+      }, CLOSE_GRACE_MS);
+      server.close(() => {
+        clearTimeout(cutOff);
+        resolve();
+      });
+    });
+    return closed;
+  }
+
+  return { address: opts.address, port, origin, names, fingerprint: certificate.fingerprint, close };
+}
+
+function listen(server: Server, address: string, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => {
+      server.off('listening', onListening);
+      reject(err);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen({ host: address, port });
+  });
+}
