@@ -14,11 +14,14 @@ import {
   type TrashedConversation,
 } from '../../shared/api.js';
 import type { ImageRef } from '../../shared/api/attachments.js';
+import { storableText } from '../../shared/text.js';
 import type { Database } from '../db/open.js';
 import { segmentForIndex } from '../memory/segment.js';
 import { buildTree, currentLeaf, lineChanges, lineThrough, versionsOf, type TreeRow } from './versions.js';
 
 export const DEFAULT_TITLE = 'New conversation';
+/** Rows per INSERT statement of `appendMany` (all of them in its one transaction). */
+export const APPEND_BATCH_ROWS = 500;
 
 interface ConversationRow {
   id: string;
@@ -765,6 +768,76 @@ export class Conversations {
     const message = toMessage(row);
     // A streaming placeholder has no words yet; finish() reports it.
     return message.status === 'streaming' ? message : this.stored(message);
+  }
+
+  /**
+   * Appends messages to one conversation as the bulk paths need it (a long history loaded at once):
+   * one transaction for all of them, APPEND_BATCH_ROWS rows an INSERT, instead of a transaction per
+   * message. The rows are the ones `append` would write one by one — the same columns, the
+   * segmentation, the conversation's record status, seq in the given order and each message
+   * following the one before it (the parent trigger sees the rows of its own statement) — with the
+   * text made storable (shared/text.ts), as an import's is. `onStored` hears of each message once,
+   * after the commit. A conversation that is gone or in the trash gets nothing (not_found).
+   */
+  async appendMany(
+    conversationId: string,
+    messages: readonly {
+      role: 'user' | 'assistant';
+      content: string;
+      status?: Exclude<MessageStatus, 'streaming'>;
+      model?: string | null;
+      speaker?: string | null;
+      createdAt?: Date;
+    }[],
+  ): Promise<Message[]> {
+    if (!messages.length) return [];
+    const rows = messages.map((m) => {
+      const content = storableText(m.content);
+      return {
+        id: randomUUID(),
+        role: m.role,
+        content,
+        status: m.status ?? 'complete',
+        model: m.model ?? null,
+        speaker: m.speaker == null ? null : storableText(m.speaker),
+        segmented: segmentForIndex(content),
+        at: m.createdAt?.toISOString() ?? null,
+      };
+    });
+    const latest = messages.reduce((t, m) => Math.max(t, m.createdAt?.getTime() ?? Date.now()), 0);
+    const stored = await this.db.transaction(async (tx) => {
+      const out: MessageRow[] = [];
+      for (let i = 0; i < rows.length; i += APPEND_BATCH_ROWS) {
+        const batch = rows.slice(i, i + APPEND_BATCH_ROWS);
+        const inserted = await tx.query<MessageRow>(
+          `INSERT INTO messages (id, conversation_id, role, content, status, model, speaker, fts_segmented, created_at, off_record)
+           SELECT t.id, c.id, t.role, t.content, t.status, t.model, t.speaker, t.segmented, coalesce(t.at, now()), c.off_record
+             FROM conversations c,
+                  unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
+                    WITH ORDINALITY AS t (id, role, content, status, model, speaker, segmented, at, n)
+            WHERE c.id = $1 AND c.deleted_at IS NULL
+            ORDER BY t.n
+           RETURNING ${MESSAGE_COLUMNS}`,
+          [
+            conversationId,
+            batch.map((r) => r.id),
+            batch.map((r) => r.role),
+            batch.map((r) => r.content),
+            batch.map((r) => r.status),
+            batch.map((r) => r.model),
+            batch.map((r) => r.speaker),
+            batch.map((r) => r.segmented),
+            batch.map((r) => r.at),
+          ],
+        );
+        if (inserted.rows.length !== batch.length) throw new ApiError('not_found', 'That conversation does not exist.', 'conversationId');
+        out.push(...inserted.rows);
+      }
+      await tx.query('UPDATE conversations SET updated_at = greatest(updated_at, $2::timestamptz) WHERE id = $1', [conversationId, new Date(latest)]);
+      return out;
+    });
+    const byId = new Map(stored.map((r) => [r.id, toMessage(r)]));
+    return rows.map((r) => this.stored(byId.get(r.id)!));
   }
 
   /** "Continue": a finished reply is written to again (its text so far kept, what comes next appended). */

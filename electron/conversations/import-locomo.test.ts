@@ -38,7 +38,7 @@ describe('importLocomo', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('stores each session as a dated conversation through Conversations.append, never the annotations', async () => {
+  it('stores each session as a dated conversation through Conversations.appendMany, never the annotations', async () => {
     const conversations = new Conversations(db);
     const file = {
       speaker_a: 'Ana',

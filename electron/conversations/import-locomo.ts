@@ -1,6 +1,7 @@
 // Loads a LoCoMo conversation file (Maharana et al., 2024) through the app's own write path,
-// `Conversations.append`, so what the benchmark searches is exactly what the app would have stored:
-// the same columns, the same jieba segmentation, the same generated tsvector.
+// `Conversations.appendMany` (a session in one transaction; the same rows `append` writes one by one),
+// so what the benchmark searches is exactly what the app would have stored: the same columns, the
+// same jieba segmentation, the same generated tsvector.
 //
 // Shape of the import:
 // - each `session_N` becomes one conversation, titled "A & B — session N", its messages dated
@@ -115,24 +116,24 @@ export async function importLocomo(conversations: Conversations, raw: unknown): 
     previous = date;
     const conversation = await conversations.create(`${a} & ${b} — session ${n}`);
     result.conversationIds.push(conversation.id);
+    const kept: { content: string; speaker: string | null; diaId: string | null }[] = [];
     for (const t of turns) {
       if (!t || typeof t !== 'object') continue;
       const turn = t as Record<string, unknown>;
       const content = turnContent(turn);
       if (!content.trim()) continue;
       const speaker = typeof turn.speaker === 'string' && turn.speaker.trim() ? turn.speaker.trim() : null;
-      const message = await conversations.append({
-        conversationId: conversation.id,
-        role: 'user',
-        content,
-        status: 'complete',
-        speaker,
-        createdAt: date,
-      });
-      result.messageCount++;
-      const diaId = normaliseDiaId(turn.dia_id);
-      if (diaId && !result.turns.has(diaId)) result.turns.set(diaId, { conversationId: conversation.id, messageId: message.id });
+      kept.push({ content, speaker, diaId: normaliseDiaId(turn.dia_id) });
     }
+    // The session's turns in one transaction (the rows one append per turn would write).
+    const stored = await conversations.appendMany(
+      conversation.id,
+      kept.map((k) => ({ role: 'user' as const, content: k.content, status: 'complete' as const, speaker: k.speaker, createdAt: date })),
+    );
+    kept.forEach((k, i) => {
+      result.messageCount++;
+      if (k.diaId && !result.turns.has(k.diaId)) result.turns.set(k.diaId, { conversationId: conversation.id, messageId: stored[i]!.id });
+    });
   }
 
   const qa = Array.isArray(outer.qa) ? outer.qa : Array.isArray(data.qa) ? data.qa : [];
