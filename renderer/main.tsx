@@ -30,6 +30,8 @@ import './styles/sleep/digest-audit.css';
 import './styles/night-status.css';
 import './styles/graph/map.css';
 import './styles/graph/panel.css';
+// Last: the phone layout only overrides what comes before it.
+import './styles/phone.css';
 
 async function main() {
   await initI18n();

@@ -15,6 +15,7 @@ import { SettingsView } from '../views/settings/SettingsView.js';
 import { SleepView } from '../views/sleep/SleepView.js';
 import { startNewConversation } from './actions.js';
 import { NavRail } from './NavRail.js';
+import { useVisualViewport } from './phone.js';
 import { useMorningGreeting } from './useMorningGreeting.js';
 
 function useShortcuts() {
@@ -81,6 +82,7 @@ export function Shell() {
   const view = useApp((s) => s.view);
   useShortcuts();
   useMorningGreeting();
+  useVisualViewport();
 
   useEffect(() => {
     // Needed everywhere: the chat input checks for a model, Settings lists them.

@@ -12,6 +12,10 @@ export function useAppearance(): void {
 
   useEffect(() => {
     document.documentElement.dataset.theme = resolved;
+    // The phone's status bar in the page's colour (--bg of the theme in styles/base.css), for the
+    // theme chosen in Settings rather than the system's.
+    const bar = resolved === 'dark' ? '#1a1917' : '#f7f5f1';
+    for (const meta of document.querySelectorAll<HTMLMetaElement>('meta[name="theme-color"]')) meta.content = bar;
   }, [resolved]);
 
   useEffect(() => {

@@ -1,5 +1,6 @@
-import { useEffect } from 'react';
+import { useEffect, useState, type MouseEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
+import { useIsPhone } from '../../app/phone.js';
 import { Icon } from '../../components/Icon.js';
 import { RetryNote } from '../../components/LoadPanel.js';
 import { reportError } from '../../stores/app.js';
@@ -9,7 +10,7 @@ import { Composer } from './Composer.js';
 import { ConversationList } from './ConversationList.js';
 import { MessageList } from './MessageList.js';
 
-function ConversationHeader() {
+function ConversationHeader({ menu }: { menu: ReactNode }) {
   const { t } = useTranslation();
   const openId = useChat((s) => s.openId);
   const conversation = useChat((s) => s.conversation);
@@ -17,10 +18,11 @@ function ConversationHeader() {
   const title = (listed?.title ?? conversation?.title ?? '').trim() || t('conversations.untitled');
   const archived = listed?.archived ?? conversation?.archived ?? false;
   const offRecord = Boolean(listed ? listed.offRecord : conversation?.offRecord);
-  if (!openId) return <header className="conv-header" />;
+  if (!openId) return <header className="conv-header">{menu}</header>;
   return (
     <>
       <header className="conv-header">
+        {menu}
         <h1 className="conv-header-title" id="conversation-title" data-testid="conversation-title">
           {title}
         </h1>
@@ -95,11 +97,51 @@ export function ChatView() {
 
   const isEmpty = Boolean(openId && messages && messages.length === 0);
 
+  // On a phone the conversation list is a sheet over the chat, opened from the header.
+  const phone = useIsPhone();
+  const [listOpen, setListOpen] = useState(false);
+  const sheet = phone && listOpen;
+  useEffect(() => setListOpen(false), [openId]);
+  useEffect(() => {
+    if (!sheet) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') setListOpen(false);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [sheet]);
+  // Picking a conversation (even the open one) or starting one closes the sheet.
+  const onListClick = (e: MouseEvent) => {
+    if (sheet && (e.target as Element).closest('.conv-open, [data-testid="new-conversation"], [data-testid="new-off-record"]')) setListOpen(false);
+  };
+  const { t } = useTranslation();
+  const menu = phone ? (
+    <button
+      type="button"
+      className="icon-button conv-menu"
+      data-testid="conversations-open"
+      aria-label={t('nav.openConversations')}
+      aria-expanded={listOpen}
+      onClick={() => setListOpen(true)}
+    >
+      <Icon name="menu" size={22} />
+    </button>
+  ) : null;
+
   return (
-    <div className="chat-view">
+    <div className="chat-view" data-list={sheet ? 'open' : undefined} onClick={phone ? onListClick : undefined}>
       <ConversationList />
+      {sheet ? (
+        <button
+          type="button"
+          className="conv-sheet-backdrop"
+          aria-label={t('nav.closeConversations')}
+          data-testid="conversations-close"
+          onClick={() => setListOpen(false)}
+        />
+      ) : null}
       <section className="conversation" aria-labelledby="conversation-title">
-        <ConversationHeader />
+        <ConversationHeader menu={menu} />
         {loadError && !messages ? (
           <div className="conv-load-error">
             <RetryNote error={loadError} onRetry={() => openId && void useChat.getState().open(openId)} />

@@ -210,6 +210,8 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
       .regenerate(isLastReply ? undefined : m.id)
       .catch(reportError);
   };
+  // Every message takes focus from a tap (tabIndex -1 when ←/→ have nothing to flip): on a touch
+  // screen, where nothing hovers, a tap on a message shows its actions through :focus-within.
   const onKeyDown = onMessageKey(m, busy);
   const versions = m.versionIds && m.versionIds.length > 1 ? <VersionSwitch message={m} disabled={busy} /> : null;
 
@@ -222,7 +224,7 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
         data-status={m.status}
         data-id={m.id}
         aria-label={t('chat.messageFrom', { who, when: fullWhen })}
-        tabIndex={versions ? 0 : undefined}
+        tabIndex={versions ? 0 : -1}
         onKeyDown={versions ? onKeyDown : undefined}
       >
         {editing ? (
@@ -267,7 +269,7 @@ export const MessageBubble = memo(function MessageBubble({ message: m, isLastUse
       data-id={m.id}
       aria-label={t('chat.messageFrom', { who, when: fullWhen })}
       aria-busy={streaming || undefined}
-      tabIndex={versions ? 0 : undefined}
+      tabIndex={versions ? 0 : -1}
       onKeyDown={versions ? onKeyDown : undefined}
     >
       <div className="msg-from" data-testid="message-from" aria-hidden="true">

@@ -5,6 +5,7 @@ import { useEffect, useId, useMemo, useRef, useState, type KeyboardEvent } from 
 import { useTranslation } from 'react-i18next';
 import type { Entity } from '../../../shared/api.js';
 import { useMediaQuery } from '../../app/hooks.js';
+import { useIsPhone } from '../../app/phone.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { Loading, RetryNote } from '../../components/LoadPanel.js';
@@ -262,6 +263,7 @@ export function GraphView() {
   const focus = useGraph((s) => s.focus);
   const theme = useApp((s) => s.theme);
   const reducedMotion = useMediaQuery('(prefers-reduced-motion: reduce)');
+  const phone = useIsPhone();
   const relationLabel = useRelationLabel();
   const searchRef = useRef<HTMLInputElement>(null);
   const keysId = useId();
@@ -336,6 +338,11 @@ export function GraphView() {
             <div className="graph-error">
               <RetryNote error={slice.error} compact onRetry={() => void useGraph.getState().refresh()} />
             </div>
+          ) : null}
+          {phone && data && !empty && selectedId === null ? (
+            <p className="graph-phone-note" data-testid="graph-phone-note">
+              {t('graph.phoneNote')}
+            </p>
           ) : null}
           {data && !data.nodes.length && (kinds.length || at) ? (
             <div className="graph-note" role="status">
