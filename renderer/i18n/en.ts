@@ -41,6 +41,49 @@ const en = {
     expiredTitle: 'This link has expired',
     expiredBody:
       'The browser link was reset in Settings, or this page is from another data folder, so its key no longer works. Open the link Anima printed in the terminal.',
+    deviceExpiredTitle: 'This device is no longer paired',
+    deviceExpiredBody:
+      'It was unpaired in Settings → Devices on the computer Anima runs on, so its key no longer works. To use it again, pair it anew there and scan the new code.',
+  },
+  devices: {
+    intro:
+      'Your phone and other computers on your home network can open Anima too. Each is paired once and gets its own key; you can unpair any of them here at any time.',
+    notListening: 'Anima is not listening on your local network. To reach it from your phone, start it with:',
+    notListeningAfter: 'Then come back here to pair a device. Only devices you pair can use it, and only over HTTPS.',
+    listeningAt: 'Listening on your local network at {{address}} (HTTPS only).',
+    pair: 'Pair a device',
+    pairSteps:
+      'On the phone, scan this code with the camera, or type the address. Its browser will warn that nobody vouches for the certificate: check that the certificate’s SHA-256 fingerprint is the one below, then continue and tap Pair.',
+    qrLabel: 'QR code of the pairing address',
+    address: 'Address',
+    fingerprint: 'Certificate fingerprint (SHA-256)',
+    expiresIn: 'This code works once, for {{time}} more.',
+    expired: 'This code has expired.',
+    newCode: 'Show a new code',
+    close: 'Done',
+    listTitle: 'Paired devices',
+    empty: 'No device is paired yet.',
+    pairedOn: 'paired {{date}}',
+    lastUsed: 'last used {{date}}',
+    neverUsed: 'not used yet',
+    revokedOn: 'unpaired {{date}}',
+    rename: 'Rename',
+    renameLabel: 'Name of this device',
+    save: 'Save',
+    revoke: 'Unpair',
+    revokeConfirm:
+      'Unpair “{{name}}”? Its key is refused at once, also in any window open on it right now. For safety this cannot be undone: to use the device again, pair it anew.',
+    revokeButton: 'Unpair now',
+  },
+  pairPage: {
+    title: 'Pair this device',
+    body: 'This device is about to become a window onto Anima at {{host}}. Give it a name you will recognise in Settings → Devices.',
+    fingerprint:
+      'First check that your browser’s certificate details for this page show this SHA-256 fingerprint (the one Settings → Devices shows next to the code):',
+    nameLabel: 'Name of this device',
+    button: 'Pair',
+    pairing: 'Pairing…',
+    failed: 'Pairing did not work: {{message}}',
   },
   nav: {
     label: 'Main navigation',
@@ -502,6 +545,7 @@ const en = {
       companion: 'Companion',
       memory: 'Memory',
       data: 'Data',
+      devices: 'Devices',
       language: 'Language',
       theme: 'Theme',
     },
