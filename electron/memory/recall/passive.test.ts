@@ -5,7 +5,8 @@ import { openDatabase, type Database } from '../../db/open.js';
 import { dbTemplate, tempDataDir } from '../../testing/host.js';
 import { MemoryStore } from '../store.js';
 import { Recall } from './index.js';
-import { ONE_LINE_CHARS, formatPassive } from './passive.js';
+import { ONE_LINE_CHARS, PASSIVE_RELEVANCE, formatPassive } from './passive.js';
+import { chooseRelevant, readMessage } from './relevance.js';
 
 const long = `Mara's garden plan:\n${'tomatoes, beans and squash along the south fence; '.repeat(6).trim()}`;
 const flatLong = long.replace(/\s+/g, ' ');
@@ -173,7 +174,18 @@ describe('passive recall: the relevance rule', () => {
   const injected = async (query: string) => (await recall.passive({ ...defaults, query })).memories.map((m) => m.id);
 
   it('small talk injects nothing, even when a memory holds its one word', async () => {
-    for (const query of ['cheers!', "how's it going?", "what's new with you today?", 'Thanks, good night!', 'hey there', 'ok, sounds good']) {
+    for (const query of [
+      'cheers!',
+      "how's it going?",
+      "what's new with you today?",
+      'Thanks, good night!',
+      'hey there',
+      'ok, sounds good',
+      // "weekend" is a word of the Benfica memory; here it is a farewell.
+      'have a great weekend!',
+      'nothing much, just chilling',
+      'evening, how was your day?',
+    ]) {
       expect(await recall.passive({ ...defaults, query })).toEqual({ memories: [], text: '' });
     }
     // The coverage rule alone (before this one) let the lone shared word through.
@@ -210,6 +222,31 @@ describe('passive recall: the relevance rule', () => {
   });
 });
 
+describe('chooseRelevant: which admitted memories keep', () => {
+  const opts = { minScore: 0, minRelativeScore: 0.5, limit: 5 };
+  const message = readMessage('What did Nate win at the tournament?');
+  const won = { text: 'Nate won a video game tournament last week.', score: 1, coverage: 0.6, shared: 3 };
+  const movies = { text: 'Nate enjoys sci-fi movies after a tournament day.', score: 0.95, coverage: 0.4, shared: 2 };
+  const streams = { text: 'Nate streams his tournament games.', score: 0.5, coverage: 0.3, shared: 2 };
+
+  it('a second memory that ranks close to the first comes along, though it answers less of the message', () => {
+    // Order keys: 1 + 0.6 + 0.4 = 2.0, 0.95 + 0.4 + 0.4 = 1.75 (≥ 0.85 × 2.0), 0.5 + 0.3 + 0.4 = 1.2.
+    // Coverage alone (0.4 < 0.7 × 0.6) would leave the second out.
+    expect(chooseRelevant([won, movies, streams], message, PASSIVE_RELEVANCE, opts)).toEqual([won, movies]);
+    expect(chooseRelevant([won, movies, streams], message, { ...PASSIVE_RELEVANCE, closeKey: Infinity }, opts)).toEqual([won]);
+  });
+
+  it('one that ranks far below the first stays out unless it answers nearly as much', () => {
+    const far = { ...streams, coverage: 0.42 };
+    expect(chooseRelevant([won, streams], message, PASSIVE_RELEVANCE, opts)).toEqual([won]);
+    expect(chooseRelevant([won, far], message, PASSIVE_RELEVANCE, opts)).toEqual([won, far]);
+  });
+
+  it('small talk keeps nothing, however well a memory scores', () => {
+    expect(chooseRelevant([won, movies], readMessage('have a great weekend!'), PASSIVE_RELEVANCE, opts)).toEqual([]);
+  });
+});
+
 describe('passive recall: the default settings on memories of two people', () => {
   let db: Database;
   let recall: Recall;
@@ -229,6 +266,9 @@ describe('passive recall: the default settings on memories of two people', () =>
     await save('nateTurtles', 'world', 'Nate has three turtles and feeds them vegetables and insects.');
     await save('sea', 'experience', 'Joanna swims in the sea every morning in summer.');
     await save('hours', 'world', 'Nate streams his games 23 hours a week.');
+    await save('nateGames', 'world', "Nate's main hobbies are playing video games and watching movies.");
+    await save('nateSciFi', 'preference', 'Nate enjoys action and sci-fi movies for their cool effects.');
+    await save('joannaHobbies', 'world', 'Joanna enjoys reading, watching movies, and exploring nature as hobbies.');
     await save('zhWeather', 'preference', '这个人不喜欢下雨的天气，下雨天总在家看书。');
     await save('zhTea', 'preference', '小明喜欢喝绿茶，不喜欢咖啡。');
   });
@@ -252,6 +292,10 @@ describe('passive recall: the default settings on memories of two people', () =>
     expect(await injected('What does Nate feed his turtles?')).toEqual([ids.nateTurtles]);
     expect(await injected('Where did Joanna send her screenplay?')).toEqual([ids.joannaScript]);
     expect(await injected('小明喜欢喝什么？')).toEqual([ids.zhTea]);
+  });
+
+  it('a second memory about the same someone that answers the question comes along; one about someone else does not', async () => {
+    expect(await injected('What kind of movies does Nate like?')).toEqual([ids.nateGames, ids.nateSciFi]);
   });
 
   it('small talk and unrelated tasks bring nothing in either language, even when they share a word with a memory', async () => {

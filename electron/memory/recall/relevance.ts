@@ -7,7 +7,7 @@
 //   too makes that memory about the same someone;
 // - each hit: its score against the best hit's (the gap: a memory far below the best rides along on
 //   common words), how much of the message it answers (coverage, lexical-index.ts), how many of the
-//   message's words it shares, and its coverage against the best chosen one's;
+//   message's words it shares, and its coverage and order key against the best chosen one's;
 // - the order the admitted hits are kept in: their score, their coverage, and whether the memory is
 //   about someone the message names ("What did Nate win?" is about Nate's doings more than about
 //   what Joanna said to Nate).
@@ -38,8 +38,13 @@ export interface RelevanceRule {
   self: Tier[];
   /** Anything else. */
   other: Tier[];
-  /** A chosen memory keeps only if its coverage is at least this share of the best chosen one's. */
+  /** A chosen memory keeps only if its coverage is at least this share of the best chosen one's… */
   coverageGap: number;
+  /**
+   * …or its order key (below) is at least this share of the best chosen one's: a second memory that
+   * ranks close to the first comes along even when it answers fewer of the message's words.
+   */
+  closeKey: number;
   /**
    * The order the admitted memories are taken in (the first `limit` are kept): score + coverageWeight ×
    * coverage + aboutWeight when the memory is about someone the message names (its first word is that
@@ -67,7 +72,7 @@ const SMALL_TALK_WORDS: ReadonlySet<string> = new Set(
     'hi hello hey hiya howdy yo sup morning afternoon evening night good great nice fine ok okay cool awesome amazing perfect ' +
     'lovely thanks thank thx ty cheers appreciate appreciated help helped helpful much lot lots sorry bye goodbye later see soon ' +
     'talk chat tomorrow tonight today going doing up new news lol haha hahaha lmao wow yes yeah yep no nope sure please welcome ' +
-    'well really pretty bored busy there back again'
+    'well really pretty bored busy there back again day weekend nothing chill chilling'
   ).split(' '),
 );
 
@@ -198,5 +203,6 @@ export function chooseRelevant<T extends Candidate>(
   // A stable sort: equal keys keep the search's order.
   const chosen = [...admitted].sort((a, b) => keys.get(b)! - keys.get(a)!).slice(0, Math.max(0, o.limit));
   const bestCoverage = Math.max(0, ...chosen.map((h) => h.coverage));
-  return chosen.filter((h) => h.coverage >= rule.coverageGap * bestCoverage);
+  const bestKey = chosen.length ? keys.get(chosen[0]!)! : 0;
+  return chosen.filter((h) => h.coverage >= rule.coverageGap * bestCoverage || keys.get(h)! >= rule.closeKey * bestKey);
 }
