@@ -21,7 +21,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Transaction } from '../db/database.js';
 import { storableText } from '../../shared/text.js';
-import type { Database } from '../db/open.js';
+import { checkpoint, type Database } from '../db/open.js';
 import { segmentForIndex } from '../memory/segment.js';
 import { READABLE_MESSAGE, titleFrom, type TranscriptMessage } from './conversations.js';
 
@@ -415,6 +415,14 @@ export class TranscriptImports {
       out.set(key, { kind, added: kind === 'grown' ? theirs.length - at : 0, inTrash: here.inTrash });
     }
     return out;
+  }
+
+  /**
+   * After an import has stored its conversations: a checkpoint, so the WAL the import wrote leaves
+   * the data folder now rather than at the next close (db/open.ts; PGlite only).
+   */
+  async settle(): Promise<void> {
+    await checkpoint(this.db);
   }
 
   /** Where an imported conversation came from, or null for one had in Anima (or no such conversation). */

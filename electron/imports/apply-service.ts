@@ -314,7 +314,9 @@ export class ImportService {
         progress.error = { code: 'internal', message: (err as Error).message };
         return progress;
       })
-      .finally(() => {
+      .finally(async () => {
+        // A big import wrote as much WAL again as it stored: let it go before the import is done.
+        if (storedIds.length) await this.transcripts.settle().catch((err: Error) => this.deps.log('warn', `after an import: ${err.message}`));
         this.stored(storedIds);
         progress.finishedAt = this.deps.now().toISOString();
         this.last = { ...progress };
