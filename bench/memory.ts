@@ -3,6 +3,7 @@
 // Recall.passive (electron/memory/recall/index.ts) with the default memory settings for every read.
 //   npm run bench:memory -- [--data DIR] [--pairs FILE] [--offtopic FILE] [--json OUT]
 //                           [--pair-db reset|fresh] [--observation-writes create|sleep] [--holdout FILE,FILE]
+//                           [--candidates OUT]
 // DIR defaults to ../shared/bench/locomo/dev, FILE to ../shared/bench/memory/pairs-dev.json and
 // bench/data/offtopic.json.
 //
@@ -38,6 +39,12 @@
 // figures are then also printed for those files and for the rest apart (tune on one group, check on
 // the other); the JSON stays the figures of all files.
 //
+// --candidates OUT writes, for every question and off-topic run, the first CANDIDATES_DEPTH memory hits
+// of the search passive recall runs, as its relevance rule sees them (score, coverage, shared words,
+// text) with whether each is evidence: a rule (relevance.ts chooseRelevant over `hits.slice(0, limit +
+// PASSIVE_CANDIDATES_EXTRA)`) can then be measured offline in seconds instead of a run of this bench.
+// docs/recall-tuning.md ("Passive recall") was measured that way.
+//
 // Input files are checked first: a pairs or off-topic file that is missing, not JSON or not in its
 // format stops the bench (exit 2, with the place of the problem); a LoCoMo file that is not in the
 // format is skipped with the reason (exit 2 when none is left). Exit 1 when nothing could be
@@ -64,7 +71,16 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-let values: { data: string; pairs: string; offtopic: string; json?: string; 'pair-db': string; 'observation-writes': string; holdout?: string };
+let values: {
+  data: string;
+  pairs: string;
+  offtopic: string;
+  json?: string;
+  'pair-db': string;
+  'observation-writes': string;
+  holdout?: string;
+  candidates?: string;
+};
 try {
   values = parseArgs({
     options: {
@@ -75,11 +91,12 @@ try {
       'pair-db': { type: 'string', default: 'reset' },
       'observation-writes': { type: 'string', default: 'create' },
       holdout: { type: 'string' },
+      candidates: { type: 'string' },
     },
   }).values as typeof values;
 } catch (err) {
   fail(
-    `${(err as Error).message}\nusage: npm run bench:memory -- [--data DIR] [--pairs FILE] [--offtopic FILE] [--json OUT] [--pair-db reset|fresh] [--observation-writes create|sleep] [--holdout FILE,FILE]`,
+    `${(err as Error).message}\nusage: npm run bench:memory -- [--data DIR] [--pairs FILE] [--offtopic FILE] [--json OUT] [--pair-db reset|fresh] [--observation-writes create|sleep] [--holdout FILE,FILE] [--candidates OUT]`,
   );
 }
 const pairDb = values['pair-db'];
@@ -291,6 +308,35 @@ const cleanUp = async () => {
 };
 
 const m = DEFAULT_MEMORY_SETTINGS;
+let candidatesMs = 0;
+/** How many memory hits --candidates keeps per run. */
+const CANDIDATES_DEPTH = 40;
+interface CandidateHit {
+  id: number;
+  score: number;
+  coverage: number;
+  shared: number;
+  text: string;
+  evidence: boolean;
+}
+/** --candidates: per file, each question's and off-topic message's first hits. */
+const candidateDump: {
+  file: string;
+  questions: { question: string; category: number; hits: CandidateHit[] }[];
+  offtopic: { message: string; hits: CandidateHit[] }[];
+}[] = [];
+/** The first CANDIDATES_DEPTH memory hits of the search passive recall runs, as the relevance rule sees them. */
+async function candidatesOf(recall: Recall, query: string, excludeIds: number[], isEvidence: (id: number) => boolean): Promise<CandidateHit[]> {
+  const start = performance.now();
+  const hits = await recall.detailed({ query, sources: ['semantic'], limit: CANDIDATES_DEPTH, excludeMemoryIds: excludeIds, withCoverage: true });
+  // Not part of the passive and off-topic times printed.
+  candidatesMs += performance.now() - start;
+  return hits.flatMap((d) => {
+    if (d.hit.link.kind !== 'memory') return [];
+    const id = d.hit.link.memoryId;
+    return [{ id, score: d.hit.score, coverage: d.coverage ?? 0, shared: d.shared ?? 0, text: d.hit.text, evidence: isEvidence(id) }];
+  });
+}
 /** Passive recall as a turn runs it (electron/agent/memory-turn.ts), with the default settings and no time limit. */
 async function passive(recall: Recall, query: string, excludeIds: number[]) {
   const start = performance.now();
@@ -452,13 +498,18 @@ try {
 
     const excludeIds = m.passiveExcludeResident ? (await buildResident(db, { topN: m.residentTopN })).ids : [];
     await recall.warm(['semantic']);
+    const dumped = values.candidates !== undefined;
+    const dumpedQuestions: { question: string; category: number; hits: CandidateHit[] }[] = [];
+    const dumpedOfftopic: { message: string; hits: CandidateHit[] }[] = [];
     start = performance.now();
     for (const q of c.questions) {
       if (q.category < 1 || q.category > 4 || !q.evidence.some((e) => observed.has(e))) continue;
       const result = await passive(recall, q.question, excludeIds);
       questionMs.push(result.ms);
       const wanted = new Set(q.evidence);
-      const evidence = result.memories.filter((x) => [...(evidenceOf.get(x.id) ?? [])].some((e) => wanted.has(e))).length;
+      const isEvidence = (id: number) => [...(evidenceOf.get(id) ?? [])].some((e) => wanted.has(e));
+      const evidence = result.memories.filter((x) => isEvidence(x.id)).length;
+      if (dumped) dumpedQuestions.push({ question: q.question, category: q.category, hits: await candidatesOf(recall, q.question, excludeIds, isEvidence) });
       let cat = byCategory.get(q.category);
       if (!cat) byCategory.set(q.category, (cat = { questions: 0, hits: 0, injected: 0, evidenceInjected: 0 }));
       for (const s of [r, cat]) {
@@ -468,7 +519,8 @@ try {
         if (evidence > 0) s.hits++;
       }
     }
-    passiveMs += performance.now() - start;
+    passiveMs += performance.now() - start - candidatesMs;
+    candidatesMs = 0;
 
     // An empty store injects nothing by construction: only stores with memories count as runs.
     start = performance.now();
@@ -476,6 +528,7 @@ try {
       for (const [i, message] of offtopic.entries()) {
         const result = await passive(recall, message, excludeIds);
         offtopicMs.push(result.ms);
+        if (dumped) dumpedOfftopic.push({ message, hits: await candidatesOf(recall, message, excludeIds, () => false) });
         r.offtopicRuns++;
         r.offtopicInjected += result.memories.length;
         const row = offtopicByMessage[i]!;
@@ -487,7 +540,9 @@ try {
         }
       }
     }
-    offtopicTotalMs += performance.now() - start;
+    offtopicTotalMs += performance.now() - start - candidatesMs;
+    candidatesMs = 0;
+    if (dumped) candidateDump.push({ file: c.file, questions: dumpedQuestions, offtopic: dumpedOfftopic });
     await close(db);
     fileResults.push(r);
   }
@@ -659,6 +714,12 @@ if (values.json) {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   console.log(`written to ${shown(file)}`);
+}
+if (values.candidates) {
+  const file = path.resolve(values.candidates);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify({ depth: CANDIDATES_DEPTH, limit: m.passiveLimit, minRelativeScore: m.passiveMinRelativeScore, files: candidateDump }));
+  console.log(`candidates written to ${shown(file)}`);
 }
 if (measured.length === 0 && observations === 0) {
   console.error('No pair and no observation could be saved: nothing was measured.');
