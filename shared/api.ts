@@ -14,6 +14,7 @@ export { type AnimaApi, type ApiInput, type ApiMethod, type ApiOutputs, inputs, 
 export { type ApiEventName, type ApiEvents, EVENT_NAMES } from './api/events.js';
 
 export type { AppInfo } from './api/app.js';
+export type { ExtensionState, StorageProbe, StorageStatus } from './api/storage.js';
 export type { Device, DevicesList, DevicesListening, PairingStart, PairResult } from './api/devices.js';
 export { MAX_DEVICE_NAME_CHARS, OWNER_ONLY_METHODS, PAIRING_SECRET_MS, pairRequest } from './api/devices.js';
 export type { ArchiveExportState, ArchiveExportStatus } from './api/archive.js';

@@ -14,6 +14,7 @@ import { restoreAvatar } from '../companion/avatar.js';
 import { Conversations } from '../conversations/conversations.js';
 import { Devices } from '../devices/devices.js';
 import { TranscriptImports } from '../conversations/import-transcript.js';
+import { chosenDatabaseUrl, chosenServerFailed } from '../db/choice.js';
 import { acquireLock } from '../db/lock.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { VectorSlot } from '../embed/active.js';
@@ -57,10 +58,16 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
     log('warn', `taking over a stale lock${previous ? ` left by process ${previous.pid}` : ''} (it is no longer running)`),
   );
   let db: Database;
+  let database = options.database;
   try {
     // An "Erase everything" killed part way is finished (or dropped, if its switch never began) first.
     finishInterruptedErase(dataDir, log);
-    db = await openDatabase(dataDir, { template: options.template, database: options.database });
+    // Settings → Data → Storage: the server this folder chose, unless the start named a database.
+    database ??= await chosenDatabaseUrl(dataDir, options.secrets ?? new OwnerOnlyFileSecretStore(dataDir));
+    db = await openDatabase(dataDir, { template: options.template, database }).catch((err: unknown) => {
+      if (options.database !== undefined || database === undefined) throw err;
+      throw chosenServerFailed(dataDir, err);
+    });
   } catch (err) {
     lock.release();
     throw err;
@@ -82,12 +89,12 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
         log('error', `restore: the switch stopped part way (${(err as Error).message}); it is finished from its journal`);
       }
       try {
-        db = await openDatabase(dataDir, { database: options.database });
+        db = await openDatabase(dataDir, { database });
       } catch (err) {
         log('error', `restore: the restored data would not open (${(err as Error).message}); putting the data from before it back`);
         revert();
         reverted = true;
-        db = await openDatabase(dataDir, { database: options.database });
+        db = await openDatabase(dataDir, { database });
       }
       s = buildServices(db, options, log, switchData, devices);
       unforward = s.events.on(forward);
@@ -322,6 +329,7 @@ function buildServices(
     now,
     log,
     db,
+    databaseFixed: options.database !== undefined,
     events,
     secrets,
     settings,

@@ -904,6 +904,42 @@ const en = {
     backupsTitle: 'Backups',
     backupsBody: 'Restoring backups comes in a later version. Until then, copying the folder above while Anima is closed is a complete backup.',
   },
+  storage: {
+    title: 'Where the data is kept',
+    nowFolder: 'Now: in this data folder,',
+    nowServer: 'Now: on the PostgreSQL server',
+    fixed: 'Anima was started with a database named on the command line (--database or ANIMA_DATABASE); that wins over the setting below.',
+    useServer: 'Keep my data on a PostgreSQL server',
+    useServerHelp:
+      'For a home server you already run: PostgreSQL 15 or newer with pg_trgm; search by meaning needs pgvector there. Keys, pictures and attached images stay in this folder.',
+    urlLabel: 'PostgreSQL URL',
+    test: 'Test',
+    choose: 'Use this server',
+    passwordHelp: 'A password in the URL is kept with your API keys, never in plain settings, and not shown again.',
+    passwordKept: 'The password for this server is kept with your API keys.',
+    restartServer: 'Anima uses this server from its next start. Until then it goes on with the data it has open now.',
+    restartFolder: 'Anima uses this data folder again from its next start.',
+    moveHelp: 'Your data is not moved by this. To take it along, quit Anima and run (the server’s database must be empty):',
+    check: {
+      version: 'PostgreSQL {{version}}',
+      versionOld: 'PostgreSQL {{version}}: Anima needs 15 or newer',
+      trgm: {
+        installed: 'pg_trgm installed',
+        available: 'pg_trgm available: Anima creates it on first start',
+        missing: 'pg_trgm missing: install PostgreSQL’s contrib extensions on the server',
+      },
+      vector: {
+        installed: 'pgvector installed: search by meaning works there',
+        available: 'pgvector available: Anima creates it on first start',
+        missing: 'No pgvector: search by meaning is unavailable on this server',
+      },
+      contents: {
+        empty: 'The database is empty',
+        anima: 'The database holds Anima’s data',
+        other: 'The database holds other tables: choose an empty one',
+      },
+    },
+  },
   export: {
     title: 'Export everything',
     intro:

@@ -874,6 +874,41 @@ const zhCN: Messages = {
     backupsTitle: '备份',
     backupsBody: '从备份恢复的功能将在之后的版本中提供。在那之前，在 Anima 关闭时复制上面的文件夹，就是一份完整的备份。',
   },
+  storage: {
+    title: '数据存放在哪里',
+    nowFolder: '当前：在这个数据文件夹中，',
+    nowServer: '当前：在 PostgreSQL 服务器上',
+    fixed: 'Anima 启动时在命令行中指定了数据库（--database 或 ANIMA_DATABASE），它优先于下面的设置。',
+    useServer: '把我的数据保存在 PostgreSQL 服务器上',
+    useServerHelp: '适用于你已在运行的家用服务器：PostgreSQL 15 或更高版本，带 pg_trgm；按意思搜索还需要 pgvector。密钥、头像和附带的图片仍留在这个文件夹中。',
+    urlLabel: 'PostgreSQL 地址',
+    test: '测试',
+    choose: '使用这台服务器',
+    passwordHelp: '地址中的密码会与你的 API 密钥保存在一起，绝不写入普通设置，之后也不会再显示。',
+    passwordKept: '这台服务器的密码已与你的 API 密钥保存在一起。',
+    restartServer: 'Anima 下次启动时开始使用这台服务器。在此之前，它继续使用现在打开的数据。',
+    restartFolder: 'Anima 下次启动时重新使用这个数据文件夹。',
+    moveHelp: '这不会搬移你的数据。要把数据一起带过去，请退出 Anima 后运行（服务器上的数据库必须为空）：',
+    check: {
+      version: 'PostgreSQL {{version}}',
+      versionOld: 'PostgreSQL {{version}}：Anima 需要 15 或更高版本',
+      trgm: {
+        installed: '已安装 pg_trgm',
+        available: '可以使用 pg_trgm：Anima 首次启动时会创建它',
+        missing: '缺少 pg_trgm：请在服务器上安装 PostgreSQL 的 contrib 扩展',
+      },
+      vector: {
+        installed: '已安装 pgvector：可以按意思搜索',
+        available: '可以使用 pgvector：Anima 首次启动时会创建它',
+        missing: '没有 pgvector：这台服务器上无法按意思搜索',
+      },
+      contents: {
+        empty: '数据库是空的',
+        anima: '数据库中有 Anima 的数据',
+        other: '数据库中有其他表：请选择一个空数据库',
+      },
+    },
+  },
   export: {
     title: '导出全部数据',
     intro:

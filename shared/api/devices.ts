@@ -76,5 +76,5 @@ export interface DevicesOutputs {
 /** The body of POST /api/pair. */
 export const pairRequest = z.object({ secret: z.string().min(1).max(200), name: deviceName }).strict();
 
-/** Methods a paired device may not call: managing devices, and the folder's own browser link. */
-export const OWNER_ONLY_METHODS: ReadonlySet<string> = new Set([...Object.keys(devicesInputs), 'app.resetBrowserLink']);
+/** Methods a paired device may not call: managing devices, the folder's own browser link, where the data is kept (and testing servers from here). */
+export const OWNER_ONLY_METHODS: ReadonlySet<string> = new Set([...Object.keys(devicesInputs), 'app.resetBrowserLink', 'storage.test', 'storage.choose']);

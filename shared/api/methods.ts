@@ -18,6 +18,7 @@ import { providersInputs, type ProvidersOutputs } from './providers.js';
 import { selfInputs, type SelfOutputs } from './self.js';
 import { settingsInputs, type SettingsOutputs } from './settings.js';
 import { sleepInputs, type SleepOutputs } from './sleep.js';
+import { storageInputs, type StorageOutputs } from './storage.js';
 import { vaultInputs, type VaultOutputs } from './vault.js';
 
 export const inputs = {
@@ -37,6 +38,7 @@ export const inputs = {
   ...backupsInputs,
   ...vaultInputs,
   ...devicesInputs,
+  ...storageInputs,
 } as const;
 
 export type ApiMethod = keyof typeof inputs;
@@ -60,7 +62,8 @@ export interface ApiOutputs
     ImportsOutputs,
     BackupsOutputs,
     VaultOutputs,
-    DevicesOutputs {}
+    DevicesOutputs,
+    StorageOutputs {}
 
 // Compile-time check that every method has an output type and vice versa.
 type _SameKeys = [ApiMethod] extends [keyof ApiOutputs] ? ([keyof ApiOutputs] extends [ApiMethod] ? true : never) : never;

@@ -15,6 +15,7 @@ import { providersHandlers } from './providers.js';
 import { selfHandlers } from './self.js';
 import { settingsHandlers } from './settings.js';
 import { diaryHandlers, sleepHandlers } from './sleep.js';
+import { storageHandlers } from './storage.js';
 import type { Handlers, HostServices } from './types.js';
 import { vaultHandlers } from './vault.js';
 
@@ -39,5 +40,6 @@ export function createHandlers(s: HostServices): Handlers {
     ...backupsHandlers(s),
     ...vaultHandlers(s),
     ...devicesHandlers(s),
+    ...storageHandlers(s),
   };
 }

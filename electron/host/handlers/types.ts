@@ -46,6 +46,8 @@ export interface HostServices {
   log: Log;
   /** For the sleep room's read functions (sleep/read.ts), which own their SQL. */
   db: Database;
+  /** A database named when starting (serve --database, ANIMA_DATABASE): it wins over the choice in Settings → Data. */
+  databaseFixed: boolean;
   events: HostEvents;
   secrets: SecretStore;
   settings: SettingsStore;

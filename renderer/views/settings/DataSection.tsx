@@ -8,6 +8,7 @@ import { BrowserLinkPanel } from './BrowserLinkPanel.js';
 import { ErasePanel } from './ErasePanel.js';
 import { ExportPanel } from './ExportPanel.js';
 import { ImportPanel } from './ImportPanel.js';
+import { StoragePanel } from './StoragePanel.js';
 import { TrashPanel } from './TrashPanel.js';
 import { VaultPanel } from './VaultPanel.js';
 
@@ -40,6 +41,7 @@ export function DataSection() {
           <dd className="mono">{info.version}</dd>
         </div>
       </dl>
+      <StoragePanel dataDir={info.dataDir} />
       {info.mode === 'browser' ? <BrowserLinkPanel /> : null}
       <Fragment key={erased}>
         <ExportPanel />
