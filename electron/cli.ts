@@ -159,9 +159,11 @@ async function serve(argv: string[]): Promise<void> {
       `Port ${server.movedFrom}, where this data folder usually runs, is taken by another program: Anima runs on ${server.port} this time and from now on. Tabs still open on the old address need this new one.`,
     );
   }
+  // The database named here, or the server this folder chose in Settings → Data (its URL already redacted).
+  const storage = await host.api['storage.status']({});
   console.log(
-    database
-      ? `Your companion's data is in the PostgreSQL database ${redactDatabaseUrl(database)} (keys and link in ${dataDir}). Press Ctrl+C to stop.`
+    storage.engine === 'postgres'
+      ? `Your companion's data is in the PostgreSQL database ${database ? redactDatabaseUrl(database) : storage.where} (keys and link in ${dataDir}). Press Ctrl+C to stop.`
       : `Your companion's data is in ${dataDir}. Press Ctrl+C to stop.`,
   );
   if (server.lan) {
