@@ -1,6 +1,6 @@
 // Several devices on one home server: three clients chat, each in its own conversation, against the
 // loopback fake model while a sleep cycle runs.
-//   npm run bench:devices [-- --clients 3 --sends 40 --every-ms 250 --json OUT]
+//   npm run bench:devices [-- --clients 3 --sends 40 --every-ms 250 --http --json OUT]
 //
 // - The server runs in its own process (bench/devices-host.ts): a fresh data folder, the host, the
 //   loopback listener (the owner's window) and, when this build has it, the HTTPS LAN listener on
@@ -43,6 +43,8 @@ const { values } = parseArgs({
     'every-ms': { type: 'string', default: '250' },
     warmup: { type: 'string', default: '4' },
     json: { type: 'string' },
+    /** The loopback HTTP listener even when there is an HTTPS one (to see what TLS costs). */
+    http: { type: 'boolean', default: false },
   },
 });
 const CLIENTS = Number(values.clients);
@@ -205,7 +207,7 @@ function transportOver(kind: Transport['kind'], base: string, token: string, age
  * fingerprint the pairing gave; else the loopback listener with the owner's token.
  */
 async function openTransport(info: DevicesHostInfo, owner: Transport, name: string): Promise<Transport> {
-  if (!info.lan) return transportOver('http', info.origin, info.token, new http.Agent({ keepAlive: true }), new http.Agent());
+  if (!info.lan || values.http) return transportOver('http', info.origin, info.token, new http.Agent({ keepAlive: true }), new http.Agent());
   const pairing = await owner.call<{ secret: string; fingerprint: string }>('devices.pairingStart', {});
   if (pairing.fingerprint !== info.lan.fingerprint) fail(`the pairing names certificate ${pairing.fingerprint}, the listener serves ${info.lan.fingerprint}`);
   const trust: https.AgentOptions = {
@@ -316,8 +318,10 @@ async function turn(c: Client, n: number): Promise<Omit<Sample, 'duringCycle'>> 
 
 const t0 = performance.now();
 const fake = await startChild(['--import', 'tsx', path.join('e2e', 'fake-llm', 'cli.ts'), '--port', '0', '--sleep', '--chunk-delay-ms', '1'], 'FAKE_LLM_URL');
+// BENCH_SERVER_NODE_ARGS: extra flags for the server's node (e.g. --cpu-prof --cpu-prof-dir=DIR to see where its time goes).
 const server = await startChild(
   [
+    ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
     '--import',
     'tsx',
     '--import',
@@ -332,9 +336,12 @@ const server = await startChild(
 );
 const info = JSON.parse(server.value) as DevicesHostInfo;
 const owner = transportOver('http', info.origin, info.token, new http.Agent({ keepAlive: true }), new http.Agent());
-const transportLine = info.lan
-  ? `transport: https (paired devices, LAN listener ${info.lan.origin})`
-  : `transport: http (HTTPS listener not available: ${info.lanMissing})`;
+const transportLine = !info.lan
+  ? `transport: http (HTTPS listener not available: ${info.lanMissing})`
+  : values.http
+    ? 'transport: http (loopback listener, as asked with --http)'
+    : `transport: https (paired devices, LAN listener ${info.lan.origin})`;
+const loadBefore = os.loadavg()[0]!;
 console.log(transportLine);
 
 const clients: Client[] = [];
@@ -457,7 +464,7 @@ const sameOrder = keyed.every((keys) => keys.join('\u0000') === keyed[0]!.join('
 const stats = (xs: number[]) => ({ p50: xs.length ? round(percentile(xs, 50), 1) : null, p95: xs.length ? round(percentile(xs, 95), 1) : null });
 const result = {
   benchmark: 'three devices chatting on one server while a sleep cycle runs',
-  transport: info.lan ? 'https' : 'http',
+  transport: info.lan && !values.http ? 'https' : 'http',
   ...(info.lan ? {} : { transport_note: `HTTPS listener not available: ${info.lanMissing}` }),
   clients: CLIENTS,
   chat_write_ms: stats(writes),
@@ -474,6 +481,8 @@ const result = {
   targets: { chat_write_ms_p95: 100, event_lag_ms_p95: 250, lost_events: 0 },
   node: process.version,
   cpus: os.cpus().length,
+  /** The machine's 1-minute load average before and after: on a shared machine the figures follow it. */
+  load_average: [round(loadBefore, 1), round(os.loadavg()[0]!, 1)],
 };
 
 console.log('');
@@ -482,6 +491,7 @@ console.log(`clients: ${CLIENTS}, turns measured while a cycle ran: ${measured.l
 console.log(`chat_write_ms  p50 ${result.chat_write_ms.p50}  p95 ${result.chat_write_ms.p95}  (target p95 ≤ 100)`);
 console.log(`event_lag_ms   p50 ${result.event_lag_ms.p50}  p95 ${result.event_lag_ms.p95}  (target p95 ≤ 250)`);
 console.log(`lost_events    ${result.lost_events}  (must be 0; streams in the same order: ${sameOrder ? 'yes' : 'no'})`);
+console.log(`load average   ${result.load_average.join(' → ')} on ${result.cpus} CPUs`);
 
 const out = [path.resolve('bench', 'results', 'devices.json'), ...(values.json ? [path.resolve(values.json)] : [])];
 for (const file of out) {
