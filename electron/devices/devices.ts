@@ -109,6 +109,7 @@ export class Devices {
     if (now.getTime() - last >= TOUCH_EVERY_MS) {
       this.touched.set(row.id, now.getTime());
       await this.db.query('UPDATE devices SET last_used_at = $2 WHERE id = $1', [row.id, now]);
+      this.opts.events.emit('devices.changed', { deviceId: row.id });
     }
     return row.id;
   }

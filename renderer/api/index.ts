@@ -1,14 +1,14 @@
 // Picks the transport once at start and hands the same client to every store.
 import { createHttpClient } from './http.js';
 import { createIpcClient } from './ipc.js';
-import { takeToken } from './token.js';
+import { pairingFromHash, takeToken } from './token.js';
 import type { RendererClient } from './types.js';
 
 export type { RendererClient, ConnectionState } from './types.js';
 
 let current: RendererClient | null = null;
 
-export type StartResult = { ok: true; client: RendererClient } | { ok: false; reason: 'no-token' };
+export type StartResult = { ok: true; client: RendererClient } | { ok: false; reason: 'no-token' | 'pair' };
 
 export function startClient(): StartResult {
   if (current) return { ok: true, client: current };
@@ -16,10 +16,13 @@ export function startClient(): StartResult {
     current = createIpcClient(window.anima);
     return { ok: true, client: current };
   }
+  // Opened from a pairing code (Settings → Devices): the pair page first, even on a device paired before.
+  if (pairingFromHash(window.location.hash)) return { ok: false, reason: 'pair' };
   const token = takeToken({
     href: window.location.href,
     storage: window.sessionStorage,
     replaceUrl: (url) => window.history.replaceState(window.history.state, '', url),
+    deviceStorage: safeLocalStorage(),
   });
   if (!token) return { ok: false, reason: 'no-token' };
   current = createHttpClient({
@@ -30,6 +33,14 @@ export function startClient(): StartResult {
     },
   });
   return { ok: true, client: current };
+}
+
+function safeLocalStorage(): Storage | undefined {
+  try {
+    return window.localStorage;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The client chosen at start; stores call through this. */

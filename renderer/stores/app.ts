@@ -7,7 +7,7 @@ import type { UiLanguage } from '../i18n/resolve.js';
 
 export const VIEWS = ['chat', 'diary', 'dreams', 'graph', 'pins', 'memories', 'sleep', 'settings'] as const;
 export type View = (typeof VIEWS)[number];
-export const SETTINGS_SECTIONS = ['models', 'companion', 'memory', 'data', 'language', 'theme'] as const;
+export const SETTINGS_SECTIONS = ['models', 'companion', 'memory', 'data', 'devices', 'language', 'theme'] as const;
 export type SettingsSection = (typeof SETTINGS_SECTIONS)[number];
 
 export interface Toast {

@@ -4,6 +4,7 @@ import { SETTINGS_SECTIONS, useApp, type SettingsSection } from '../../stores/ap
 import { LanguageSection, ThemeSection } from './AppearanceSections.js';
 import { CompanionSection } from './CompanionSection.js';
 import { DataSection } from './DataSection.js';
+import { DevicesSection } from './DevicesSection.js';
 import { MemorySection } from './MemorySection.js';
 import { ModelsSection } from './ModelsSection.js';
 
@@ -12,6 +13,7 @@ const icons: Record<SettingsSection, IconName> = {
   companion: 'person',
   memory: 'brain',
   data: 'folder',
+  devices: 'phone',
   language: 'globe',
   theme: 'sun',
 };
@@ -52,6 +54,8 @@ export function SettingsView() {
             <MemorySection />
           ) : section === 'data' ? (
             <DataSection />
+          ) : section === 'devices' ? (
+            <DevicesSection />
           ) : section === 'language' ? (
             <LanguageSection />
           ) : (
