@@ -99,6 +99,9 @@ const SMALL_TARGETS = `(() => {
     if (r.width === 0 || r.height === 0 || r.bottom < 0 || r.top > innerHeight) continue;
     if (el.classList.contains('link-button') || el.classList.contains('visually-hidden') || el.type === 'file') continue;
     if (el.closest('[aria-hidden="true"], .markdown')) continue;
+    // A switch or a box sits in a row that takes the tap with it.
+    const row = el.type === 'checkbox' ? el.closest('label, .switch-field') : null;
+    if (row && row.getBoundingClientRect().height >= 44) continue;
     if (r.width < 43.5 || r.height < 43.5)
       out.push(el.tagName.toLowerCase() + '[' + (el.dataset.testid || el.className) + '] "' + (el.textContent || el.getAttribute('aria-label') || '').trim().slice(0, 30) + '" ' + Math.round(r.width) + '×' + Math.round(r.height));
   }
@@ -111,7 +114,7 @@ const SETTLED = `document.getAnimations().every((a) => a.playState !== 'running'
 /** Checks the screen as it is now (nothing sideways; finger-sized targets) and takes its picture. */
 async function look(page: Page, name: string): Promise<void> {
   await page.evaluate('document.fonts.ready');
-  await page.waitForFunction(SETTLED);
+  await expect.poll(() => page.evaluate<boolean>(SETTLED)).toBe(true);
   expect(await page.evaluate<string[]>(SIDEWAYS), `${name}: nothing wider than the screen`).toEqual([]);
   const small = await page.evaluate<string[]>(SMALL_TARGETS);
   if (small.length) console.log(`${name}: small targets:\n  ${small.join('\n  ')}`);
@@ -173,6 +176,20 @@ test('chat on a phone: the tab bar, send and reply, a tap shows a message’s ac
   const edit = (await mine.getByTestId('edit-last').boundingBox())!;
   expect(edit.height).toBeGreaterThanOrEqual(44);
   await look(page, 'phone-chat-actions');
+
+  // An on-screen keyboard takes the bottom of the screen (as Android resizes the page for it): the
+  // composer stays in sight above it and the tab bar steps aside.
+  await input.focus();
+  await page.setViewportSize({ width: 390, height: 480 });
+  await expect(page.locator('html')).toHaveAttribute('data-keyboard', 'open');
+  await expect(bar).toBeHidden();
+  await expect(input).toBeInViewport();
+  const typing = (await page.locator('.composer').boundingBox())!;
+  expect(typing.y + typing.height).toBeLessThanOrEqual(480);
+  expect(typing.y + typing.height).toBeGreaterThan(480 - 40);
+  await look(page, 'phone-chat-keyboard');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect(bar).toBeVisible();
 
   // The conversation list is a sheet over the chat; starting a conversation or picking one closes it.
   const list = page.getByRole('complementary', { name: 'Conversations' });
@@ -275,8 +292,16 @@ test('Memories, the Diary and the rest on a phone: tabs, More, a detail as a ful
       await page.getByTestId(`nav-${view}`).tap();
       await expect(page.getByTestId('nav-more-sheet')).toHaveCount(0);
       await expect(page.locator(`[data-view="${view}"]`)).toBeVisible();
-      await page.waitForTimeout(300); // the graph's layout settles
+      if (view === 'graph') {
+        await expect(page.getByTestId('graph-canvas')).toHaveAttribute('data-layout', 'done', { timeout: 60_000 });
+        await expect(page.getByTestId('graph-phone-note')).toBeVisible();
+      }
       await look(page, `phone-${view}${suffix}`);
+    }
+    for (const section of ['memory', 'data', 'devices'] as const) {
+      await page.getByTestId(`settings-${section}`).tap();
+      await expect(page.getByTestId(`settings-${section}`)).toHaveAttribute('aria-current', 'page');
+      await look(page, `phone-settings-${section}${suffix}`);
     }
   }
 });

@@ -20,17 +20,30 @@ export function useVisualViewport(): void {
     const vv = window.visualViewport;
     if (!vv) return;
     const root = document.documentElement;
+    // The tallest the visible area has been at this width: a keyboard takes a quarter of that or
+    // more (a browser bar folding away takes far less), and only while one types in a field.
+    let tallest = 0;
+    let width = 0;
     const update = () => {
       root.style.setProperty('--app-h', `${Math.round(vv.height)}px`);
-      // A keyboard takes a quarter of the screen or more; a browser bar folding away takes far less.
-      const keyboard = vv.height < window.innerHeight * 0.75 || window.innerHeight < screen.height * 0.6;
-      if (keyboard && matchMedia(`${PHONE_QUERY} and (pointer: coarse)`).matches) root.dataset.keyboard = 'open';
+      if (vv.width !== width) {
+        width = vv.width; // turned: start again
+        tallest = 0;
+      }
+      tallest = Math.max(tallest, vv.height);
+      const typing = document.activeElement?.matches('input, textarea, [contenteditable="true"]') ?? false;
+      const keyboard = typing && vv.height < tallest * 0.75 && matchMedia(`${PHONE_QUERY} and (pointer: coarse)`).matches;
+      if (keyboard) root.dataset.keyboard = 'open';
       else delete root.dataset.keyboard;
     };
     update();
     vv.addEventListener('resize', update);
+    document.addEventListener('focusin', update);
+    document.addEventListener('focusout', update);
     return () => {
       vv.removeEventListener('resize', update);
+      document.removeEventListener('focusin', update);
+      document.removeEventListener('focusout', update);
       root.style.removeProperty('--app-h');
       delete root.dataset.keyboard;
     };
