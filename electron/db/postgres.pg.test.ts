@@ -11,7 +11,8 @@ import { startTestHost, tempDataDir, testPostgresUrl } from '../testing/host.js'
 import { engineOf, type Database } from './database.js';
 import { openPostgres } from './open.js';
 import { vectorSupport } from './pgvector.js';
-import { checkDatabaseUrl, redactDatabaseUrl } from './postgres.js';
+import pg from 'pg';
+import { checkDatabaseUrl, PostgresDatabase, redactDatabaseUrl } from './postgres.js';
 
 const skip = inject('postgresSkip');
 if (skip) console.log(`postgres.pg.test: skipped — ${skip}.`);
@@ -125,6 +126,74 @@ describe.skipIf(!!skip)('PostgreSQL as the store', () => {
     const refused = await rejection(openPostgres('postgres://anima:s3cret@127.0.0.1:1/anima'), 'invalid_input');
     expect(refused.message).toMatch(/^Could not connect to the PostgreSQL server at postgres:\/\/anima:\*\*\*@127\.0\.0\.1:1\/anima/);
     expect(refused.message).not.toContain('s3cret');
+  });
+
+  /** Ends a session from another connection, as a server restart or an administrator would; waits until it is gone. */
+  async function terminate(d: Database): Promise<void> {
+    const pid = (await d.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    const admin = new pg.Client({ connectionString: inject('postgresUrl') });
+    await admin.connect();
+    try {
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      for (let i = 0; i < 600; i++) {
+        const r = await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid]);
+        if (!r.rows.length) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await admin.end();
+    }
+  }
+
+  /** The next call that gets through (one racing the drop may fail; a later one reconnects). */
+  async function nextAnswer<T>(call: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await call();
+      } catch (err) {
+        if (attempt >= 2) throw err;
+      }
+    }
+  }
+
+  it('connects again after the server ended its session, with the host lock taken again', async () => {
+    const where = await testPostgresUrl();
+    const d = (await openPostgres(where)) as PostgresDatabase;
+    try {
+      await d.exec('CREATE TABLE kept (a int); INSERT INTO kept VALUES (1)');
+      const before = (await d.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      await terminate(d);
+      const rows = await nextAnswer(() => d.query<{ a: number }>('SELECT a FROM kept'));
+      expect(rows.rows).toEqual([{ a: 1 }]);
+      expect(d.reconnects).toBe(1);
+      expect((await d.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid).not.toBe(before);
+      // The lock is held again: a second host is refused, and the session is UTC as before.
+      expect((await rejection(openPostgres(where), 'data_dir_locked')).message).toMatch(/^Anima is already open with this database/);
+      expect((await d.query<{ tz: string }>('SHOW TimeZone')).rows[0]).toEqual({ TimeZone: 'UTC' });
+      await d.transaction(async (tx) => void (await tx.query('INSERT INTO kept VALUES (2)')));
+      expect((await d.query<{ n: number }>('SELECT count(*)::int AS n FROM kept')).rows[0]!.n).toBe(2);
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('stops using the database, in words, when another Anima took it while the connection was down', async () => {
+    const where = await testPostgresUrl();
+    const d = await openPostgres(where);
+    let other: Database | undefined;
+    try {
+      await terminate(d);
+      other = await openPostgres(where);
+      const err = await nextAnswer(() => rejection(d.query('SELECT 1'), 'data_dir_locked'));
+      expect(err.message).toMatch(/was lost, and another Anima opened that database meanwhile/);
+      // Refused from then on, even once the other has gone: this one must be started again.
+      await other.close();
+      other = undefined;
+      await rejection(d.query('SELECT 1'), 'data_dir_locked');
+    } finally {
+      await other?.close();
+      await d.close();
+    }
   });
 
   it('runs a host: a conversation written through the API is read back, and the data folder holds no db', async () => {

@@ -5,6 +5,11 @@
 // connection also holds the session's advisory lock — one host per database, so the in-memory recall
 // index stays exact — which the server drops by itself when the connection goes.
 //
+// A dropped connection (the server restarted, the backend was terminated): the call in flight fails,
+// and the next call connects again (retrying while the server comes back, up to RECONNECT_MS) and
+// takes the lock again before it runs. If another Anima took the database meanwhile, this one is
+// refused from then on, in words: it must be started again.
+//
 // Rows look exactly like PGlite's: PGlite's own parsers and array parser are used for every type
 // (int8 is a number when it fits and a BigInt otherwise, numeric a string, date and timestamp a
 // Date, bytea a Uint8Array, interval and point as text). Parameters are turned into text as PGlite
@@ -22,6 +27,8 @@ const HOST_LOCK_KEY = '418464230753';
 const MIN_SERVER_VERSION = 150000;
 const DESCRIBE_CACHE_MAX = 2000;
 const AFFECTING = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
+/** How long the next call after a dropped connection keeps trying to connect again (a server restart). */
+const RECONNECT_MS = 20_000;
 
 type Parser = (value: string, type?: number) => unknown;
 type Serializer = (value: unknown) => string;
@@ -83,9 +90,14 @@ export interface ServerVectors {
 export class PostgresDatabase implements Database {
   readonly engine = 'postgres' as const;
   #client: pg.Client;
+  readonly #url: string;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
   #lost: Error | undefined;
+  /** Set when the lock could not be taken again after a dropped connection: every call is refused with it. */
+  #gone: ApiError | undefined;
+  /** How many times the connection was made again (for the log and the tests). */
+  reconnects = 0;
   /** Array type → its element type (pg_type), read at open as PGlite does. */
   #arrays = new Map<number, number>();
   #paramTypes = new Map<string, number[]>();
@@ -94,16 +106,25 @@ export class PostgresDatabase implements Database {
 
   private constructor(url: string, where: string) {
     this.where = where;
-    this.#client = new pg.Client({
-      connectionString: url,
+    this.#url = url;
+    this.#client = this.#newClient();
+  }
+
+  #newClient(): pg.Client {
+    const client = new pg.Client({
+      connectionString: this.#url,
       application_name: applicationName(),
       connectionTimeoutMillis: 30_000,
       types: { getTypeParser: ((oid: number) => (value: string) => this.parse(value, oid)) as never },
     });
-    // A dropped connection: every later call says so in words (and the server has dropped the lock).
-    this.#client.on('error', (err) => {
-      this.#lost = err;
+    // A dropped connection (and with it the lock, which the server let go): the next call connects again.
+    client.on('error', (err) => {
+      if (client === this.#client) this.#lost ??= err;
     });
+    client.on('end', () => {
+      if (client === this.#client && !this.#closed) this.#lost ??= new Error('the connection ended');
+    });
+    return client;
   }
 
   get closed(): boolean {
@@ -128,6 +149,41 @@ export class PostgresDatabase implements Database {
       throw err;
     }
     return db;
+  }
+
+  /** After a dropped connection: a new one, the session set up and the host lock taken again, retried while the server comes back. */
+  async #reconnect(): Promise<void> {
+    const cause = this.#lost;
+    const deadline = Date.now() + RECONNECT_MS;
+    for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
+      const client = this.#newClient();
+      try {
+        await client.connect();
+        await client.query(`SET TimeZone = 'UTC'; SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'`);
+        const lock = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${HOST_LOCK_KEY}) AS ok`);
+        if (!lock.rows[0]?.ok) {
+          await client.end().catch(() => {});
+          this.#gone = new ApiError(
+            'data_dir_locked',
+            `The connection to the PostgreSQL server at ${this.where} was lost, and another Anima opened that database meanwhile. ` +
+              'This Anima stopped using it so the two do not write over each other: close one, then start Anima again.',
+          );
+          throw this.#gone;
+        }
+        this.#client = client;
+        this.#lost = undefined;
+        this.reconnects++;
+        return;
+      } catch (err) {
+        await client.end().catch(() => {});
+        if (this.#gone) throw this.#gone;
+        if (Date.now() + wait > deadline) {
+          this.#lost = cause ?? (err as Error);
+          throw this.#lostError();
+        }
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   async #setUp(): Promise<void> {
@@ -240,9 +296,10 @@ export class PostgresDatabase implements Database {
   }
 
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(() => {
+    const run = this.#queue.then(async () => {
       if (this.#closed) throw new Error('The database is closed.');
-      if (this.#lost) throw this.#lostError();
+      if (this.#gone) throw this.#gone;
+      if (this.#lost) await this.#reconnect();
       return fn();
     });
     this.#queue = run.catch(() => {});
@@ -252,7 +309,7 @@ export class PostgresDatabase implements Database {
   #lostError(): ApiError {
     return new ApiError(
       'internal',
-      `The connection to the PostgreSQL server at ${this.where} was lost (${this.#lost?.message ?? 'closed'}). Start Anima again once the server is reachable.`,
+      `The connection to the PostgreSQL server at ${this.where} was lost (${this.#lost?.message ?? 'closed'}) and could not be made again yet; Anima tries again with the next step.`,
     );
   }
 
