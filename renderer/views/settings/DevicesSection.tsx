@@ -61,11 +61,7 @@ export function DevicesSection() {
       <p className="help data-intro">{t('devices.intro')}</p>
       {list.listening ? (
         <>
-          <p data-testid="devices-listening">
-            {t('devices.listeningAt', {
-              address: `${list.listening.address === '0.0.0.0' ? list.listening.names.join(', ') : list.listening.address}:${list.listening.port}`,
-            })}
-          </p>
+          <p data-testid="devices-listening">{t('devices.listeningAt', { address: listeningAt(list.listening) })}</p>
           {pairing ? (
             <PairingCard pairing={pairing} onNew={() => void startPairing()} onClose={() => setPairing(null)} />
           ) : (
@@ -282,4 +278,11 @@ function DeviceRow({ device }: { device: Device }) {
       {error ? <ErrorNote compact error={error} /> : null}
     </li>
   );
+}
+
+/** The addresses a device on the network reaches: the one --listen named, or each LAN address for 0.0.0.0. */
+function listeningAt({ address, port, names }: NonNullable<DevicesList['listening']>): string {
+  if (address !== '0.0.0.0') return `${address}:${port}`;
+  const lan = names.filter((n) => /^\d+(\.\d+){3}$/.test(n) && !n.startsWith('127.'));
+  return (lan.length ? lan : names).map((n) => `${n}:${port}`).join(', ');
 }
