@@ -297,6 +297,20 @@ test('Memories, the Diary and the rest on a phone: tabs, More, a detail as a ful
         await expect(page.getByTestId('graph-phone-note')).toBeVisible();
       }
       await look(page, `phone-${view}${suffix}`);
+      if (view === 'sleep') {
+        // A background call in full: the dialog takes the whole screen, and closes.
+        await page.getByTestId('audit-row').first().scrollIntoViewIfNeeded();
+        await look(page, `phone-sleep-log${suffix}`);
+        await page.getByTestId('audit-row').first().tap();
+        const detail = page.getByTestId('audit-detail');
+        await expect(detail).toBeVisible();
+        const box = (await detail.boundingBox())!;
+        expect(box.width).toBeLessThanOrEqual(390);
+        expect(box.x).toBeGreaterThanOrEqual(0);
+        await look(page, `phone-sleep-audit${suffix}`);
+        await page.keyboard.press('Escape');
+        await expect(detail).toHaveCount(0);
+      }
     }
     for (const section of ['memory', 'data', 'devices'] as const) {
       await page.getByTestId(`settings-${section}`).tap();
