@@ -1,7 +1,7 @@
 // The server side of bench:devices, in its own process as a home server is: the host on a fresh data
 // folder with the loopback fake model as its connection, the loopback listener (this machine's
-// window, where the owner starts pairings) and — when this build has it — the HTTPS LAN listener on
-// 127.0.0.1 for the paired devices. Prints one line, DEVICES_HOST={json}, then serves until SIGTERM.
+// window, where the owner starts pairings) and the HTTPS LAN listener on 127.0.0.1 for the paired
+// devices. Prints one line, DEVICES_HOST={json}, then serves until SIGTERM.
 //   node --import tsx --import ./scripts/register-sql.mjs bench/devices-host.ts --data-dir DIR --model URL
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -9,30 +9,16 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createHost } from '../electron/host/index.js';
 import { startServer } from '../electron/serve/server.js';
+import { ensureCertificate } from '../electron/serve/tls.js';
 
 export interface DevicesHostInfo {
   /** The loopback listener and its owner token. */
   origin: string;
   token: string;
-  /** The HTTPS listener for devices; null when this build has none (then the clients use the loopback one). */
+  /** The HTTPS listener for devices; null when it did not start (then the clients use the loopback one). */
   lan: { origin: string; certPem: string; fingerprint: string } | null;
   /** Why there is no HTTPS listener, in words. */
   lanMissing: string | null;
-}
-
-/** What bench:devices needs of electron/serve/lan.ts, looked up at run time (it may not be built yet). */
-interface LanModule {
-  startLanListener(opts: {
-    host: unknown;
-    staticRoot: string;
-    address: string;
-    port: number;
-    log: (level: string, message: string) => void;
-    keepAliveMs: number;
-  }): Promise<{ origin: string; port: number; names: string[]; fingerprint: string; close(): Promise<void> }>;
-}
-interface TlsModule {
-  ensureCertificate(dataDir: string, names: string[]): Promise<{ cert: string; fingerprint: string }>;
 }
 
 const { values } = parseArgs({ options: { 'data-dir': { type: 'string' }, model: { type: 'string' } } });
@@ -55,31 +41,20 @@ await host.api['settings.update']({ chatProviderId: provider.id });
 const staticDir = path.join(dataDir, 'bench-static');
 fs.mkdirSync(staticDir, { recursive: true });
 fs.writeFileSync(path.join(staticDir, 'index.html'), '<!doctype html><title>Anima</title>');
-const server = await startServer({ host, staticDir, port: 0, token: randomBytes(32).toString('base64url'), log });
-
-let lan: Awaited<ReturnType<LanModule['startLanListener']>> | null = null;
+// As `anima serve --listen 127.0.0.1` runs it: the LAN listener on loopback (a bench never opens a port to the network).
+const server = await startServer({ host, staticDir, port: 0, token: randomBytes(32).toString('base64url'), log, lan: { address: '127.0.0.1', port: 0 } });
+const lan = server.lan;
 let info: DevicesHostInfo;
-const lanPath = '../electron/serve/lan.js';
-const tlsPath = '../electron/serve/tls.js';
-const lanModule = (await import(lanPath).catch(() => null)) as Partial<LanModule> | null;
-const tlsModule = (await import(tlsPath).catch(() => null)) as Partial<TlsModule> | null;
-if (!lanModule?.startLanListener || !tlsModule?.ensureCertificate) {
-  info = { origin: server.origin, token: server.token, lan: null, lanMissing: 'this build has no LAN listener (electron/serve/lan.ts)' };
-} else if (typeof (host.api as unknown as Record<string, unknown>)['devices.pairingStart'] !== 'function') {
-  info = { origin: server.origin, token: server.token, lan: null, lanMissing: 'this build has no pairing (devices.pairingStart)' };
+if (!lan) {
+  info = { origin: server.origin, token: server.token, lan: null, lanMissing: 'the server started without its LAN listener' };
 } else {
-  try {
-    lan = await lanModule.startLanListener({ host, staticRoot: fs.realpathSync(staticDir), address: '127.0.0.1', port: 0, log, keepAliveMs: 15_000 });
-    const certificate = await tlsModule.ensureCertificate(dataDir, lan.names);
-    info = {
-      origin: server.origin,
-      token: server.token,
-      lan: { origin: `https://127.0.0.1:${lan.port}`, certPem: certificate.cert, fingerprint: lan.fingerprint },
-      lanMissing: null,
-    };
-  } catch (err) {
-    info = { origin: server.origin, token: server.token, lan: null, lanMissing: `the LAN listener did not start: ${(err as Error).message}` };
-  }
+  const certificate = await ensureCertificate(dataDir, lan.names);
+  info = {
+    origin: server.origin,
+    token: server.token,
+    lan: { origin: `https://127.0.0.1:${lan.port}`, certPem: certificate.cert, fingerprint: lan.fingerprint },
+    lanMissing: null,
+  };
 }
 console.log(`DEVICES_HOST=${JSON.stringify(info)}`);
 
@@ -87,7 +62,6 @@ let closing = false;
 async function close(): Promise<void> {
   if (closing) return;
   closing = true;
-  await lan?.close().catch(() => {});
   await server.close().catch(() => {});
   await host.close().catch(() => {});
   if (warnings.length) console.error(`host warnings (${warnings.length}):\n  ${warnings.slice(0, 10).join('\n  ')}`);

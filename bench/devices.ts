@@ -3,13 +3,14 @@
 //   npm run bench:devices [-- --clients 3 --sends 40 --every-ms 250 --http --json OUT]
 //
 // - The server runs in its own process (bench/devices-host.ts): a fresh data folder, the host, the
-//   loopback listener (the owner's window) and, when this build has it, the HTTPS LAN listener on
-//   127.0.0.1. The fake model runs in a third process (e2e/fake-llm/cli.ts --sleep: chat echoes,
-//   sleep prompts get schema-valid answers), so neither's work is counted as the clients' waiting.
+//   loopback listener (the owner's window) and the HTTPS LAN listener on 127.0.0.1, as `anima serve
+//   --listen` starts them. The fake model runs in a third process (e2e/fake-llm/cli.ts --sleep: chat
+//   echoes, sleep prompts get schema-valid answers), so neither's work is counted as the clients'.
 // - Transport (`openTransport`, the one place that knows it): HTTPS to the LAN listener, each client a
 //   paired device (the owner starts a pairing on the loopback listener, the device brings the secret
-//   to POST /api/pair and gets its own token; the certificate is trusted by its fingerprint). Without
-//   a LAN listener: the loopback HTTP listener with the folder's token, said in the output.
+//   to POST /api/pair and gets its own token; the certificate is trusted by the fingerprint the
+//   pairing gave). With --http (or if the LAN listener did not start, said in the output): the
+//   loopback HTTP listener with the folder's token.
 // - Each client opens its event stream, then chats: a message every --every-ms (or as soon as its
 //   last reply finished, if later), waiting for its own reply to finish before the next. A warm-up of
 //   a few turns each gives the night something to read; then the owner starts "sleep now" and the
@@ -461,6 +462,24 @@ const union = new Set(keyed.flat());
 const lostEvents = keyed.reduce((lost, keys) => lost + (union.size - new Set(keys).size), 0);
 const sameOrder = keyed.every((keys) => keys.join('\u0000') === keyed[0]!.join('\u0000'));
 
+/** The sleep steps running when `t` came, as `c`'s stream told it. */
+function stepsAt(c: Client, t: number): string {
+  const running = new Set<string>();
+  for (const e of c.received) {
+    if (e.at > t) break;
+    if (e.name !== 'sleep.progress') continue;
+    const p = JSON.parse(e.data) as { stepId: string; status: string };
+    if (p.status === 'running') running.add(p.stepId);
+    else running.delete(p.stepId);
+  }
+  return [...running].sort().join('+') || '(between steps)';
+}
+const byStep = new Map<string, number[]>();
+for (const s of measured) {
+  const step = stepsAt(clients[s.client]!, s.t0);
+  byStep.set(step, [...(byStep.get(step) ?? []), s.writeMs]);
+}
+
 const stats = (xs: number[]) => ({ p50: xs.length ? round(percentile(xs, 50), 1) : null, p95: xs.length ? round(percentile(xs, 95), 1) : null });
 const result = {
   benchmark: 'three devices chatting on one server while a sleep cycle runs',
@@ -471,6 +490,8 @@ const result = {
   event_lag_ms: stats(lags),
   lost_events: lostEvents + unannounced,
   streams_in_same_order: sameOrder,
+  /** chat_write_ms by the sleep step(s) running when the send started: where the slow writes come from. */
+  chat_write_ms_by_step: Object.fromEntries([...byStep].map(([step, xs]) => [step, { n: xs.length, ...stats(xs) }])),
   events_per_stream: windows[0]!.length,
   turns_measured: measured.length,
   turns_outside_a_cycle: samples.length - measured.length,
@@ -491,6 +512,7 @@ console.log(`clients: ${CLIENTS}, turns measured while a cycle ran: ${measured.l
 console.log(`chat_write_ms  p50 ${result.chat_write_ms.p50}  p95 ${result.chat_write_ms.p95}  (target p95 ≤ 100)`);
 console.log(`event_lag_ms   p50 ${result.event_lag_ms.p50}  p95 ${result.event_lag_ms.p95}  (target p95 ≤ 250)`);
 console.log(`lost_events    ${result.lost_events}  (must be 0; streams in the same order: ${sameOrder ? 'yes' : 'no'})`);
+for (const [step, xs] of byStep) console.log(`  during ${step}: n ${xs.length}, write p50 ${stats(xs).p50}, p95 ${stats(xs).p95}`);
 console.log(`load average   ${result.load_average.join(' → ')} on ${result.cpus} CPUs`);
 
 const out = [path.resolve('bench', 'results', 'devices.json'), ...(values.json ? [path.resolve(values.json)] : [])];
