@@ -9,7 +9,7 @@ import type { GraphContext, Log, Queryable } from './context.js';
 import { detectMentionsAsync, type MentionKind } from './mentions.js';
 import { rowsAsJson } from './rows.js';
 import { cleanName } from './names.js';
-import { createEntities, kindOfName, resolveKeys } from './resolution.js';
+import { exactKeysSql, kindOfName, resolveKeysWith, TRIGRAM_SETTINGS, type ExactRow, type Resolution } from './resolution.js';
 
 /** More names than this in one text are a list or a pasted document; the rest are not recorded. */
 export const MAX_NAMES_PER_SOURCE = 50;
@@ -110,14 +110,38 @@ export async function recordMentionsBatch(ctx: GraphContext, inputs: RecordInput
   const recorded = await ctx.db.transaction(async (tx) => {
     const messageIds = prepared.filter((p) => p.column === 'message_id').map((p) => String(p.sourceId));
     const memoryIds = prepared.filter((p) => p.column === 'memory_id').map((p) => Number(p.sourceId));
-    const existingRows = (
-      await tx.query<{ id: number; entity_id: number; surface_key: string; src: string }>(
-        `SELECT id, entity_id, surface_key, message_id AS src FROM entity_mentions WHERE message_id = ANY($1::text[])
+    // One read: what the sources already name, and what every name means by its key or an alias
+    // (and the trigram probe's settings, should one follow): each round trip to the database costs
+    // more than the lookups in it. Texts that name nothing (most chat turns) are also marked read
+    // here when they never named anything either, and need no second statement.
+    const allKeys = [...new Set(prepared.flatMap((p) => p.wanted.map((w) => w.key)))];
+    const scanOnly = allKeys.length === 0;
+    const existingSql = `SELECT id, entity_id, surface_key, message_id AS src FROM entity_mentions WHERE message_id = ANY($1::text[])
          UNION ALL
-         SELECT id, entity_id, surface_key, 'memory:' || memory_id FROM entity_mentions WHERE memory_id = ANY($2::bigint[])`,
-        [messageIds, memoryIds],
+         SELECT id, entity_id, surface_key, 'memory:' || memory_id FROM entity_mentions WHERE memory_id = ANY($2::bigint[])`;
+    const read = (
+      await tx.query<{ existing: { id: number; entity_id: number; surface_key: string; src: string }[]; exact: ExactRow[] }>(
+        scanOnly
+          ? `WITH existing AS (${existingSql}),
+             message_scans AS (
+               INSERT INTO entity_scans (message_id, scanned_at) SELECT id, now() FROM unnest($1::text[]) AS u(id)
+               WHERE NOT EXISTS (SELECT 1 FROM existing)
+               ON CONFLICT (message_id) DO UPDATE SET scanned_at = now()
+             ), memory_scans AS (
+               INSERT INTO entity_scans (memory_id, scanned_at) SELECT id, now() FROM unnest($2::bigint[]) AS u(id)
+               WHERE NOT EXISTS (SELECT 1 FROM existing)
+               ON CONFLICT (memory_id) DO UPDATE SET scanned_at = now()
+             )
+             SELECT (SELECT coalesce(json_agg(x), '[]'::json) FROM existing x) AS existing, '[]'::json AS exact`
+          : `SELECT (SELECT coalesce(json_agg(x), '[]'::json) FROM (${existingSql}) x) AS existing,
+                    (SELECT coalesce(json_agg(y), '[]'::json) FROM (${exactKeysSql('$3')}) y) AS exact,
+                    ${TRIGRAM_SETTINGS}`,
+        scanOnly ? [messageIds, memoryIds] : [messageIds, memoryIds, allKeys],
       )
-    ).rows;
+    ).rows[0]!;
+    // Nothing named, before or now: the read marked the texts read.
+    if (scanOnly && !read.existing.length) return prepared.map(() => []);
+    const existingRows = read.existing;
     const srcKey = (p: Prepared) => (p.column === 'message_id' ? String(p.sourceId) : `memory:${p.sourceId}`);
     const existingBySource = new Map<string, typeof existingRows>();
     for (const r of existingRows) {
@@ -132,7 +156,7 @@ export async function recordMentionsBatch(ctx: GraphContext, inputs: RecordInput
       const kept = new Set((existingBySource.get(srcKey(p)) ?? []).map((r) => r.surface_key));
       for (const w of p.wanted) if (!kept.has(w.key) && !fresh.has(w.key)) fresh.set(w.key, w);
     }
-    const resolved = await resolveKeys(tx, [...fresh.values()]);
+    const resolved = await resolveKeysWith(tx, [...fresh.values()], read.exact, true);
     // A low-confidence name (a lone unknown word at a sentence start) counts when the graph has the
     // name already (its key or an alias), or from its second text on.
     // (A name some text of the batch gives with confidence is made by that text: not low here.)
@@ -160,17 +184,13 @@ export async function recordMentionsBatch(ctx: GraphContext, inputs: RecordInput
       for (const p of prepared) p.wanted = p.wanted.filter((w) => !w.low || !lowKeys.has(w.key) || accepted.has(w.key));
       for (const key of lowKeys) if (!accepted.has(key)) fresh.delete(key);
     }
-    // Names nothing matched: one entity per key for the whole batch, made in one statement.
+    // Names nothing matched: one entity per key for the whole batch, made by the write below. Until
+    // then each has a stand-in id, -1, -2…, in `toCreate` order.
     const toCreate = [...fresh.values()].filter((w) => resolved.get(w.key)!.entityId === null);
-    const firstAt = new Map<string, Date>();
-    for (const p of prepared) for (const w of p.wanted) if (!firstAt.has(w.key)) firstAt.set(w.key, p.at);
-    const createdIds = await createEntities(
-      tx,
-      toCreate.map((w) => ({ ...w, at: firstAt.get(w.key) ?? null, candidates: resolved.get(w.key)!.candidates })),
-    );
     const idOfKey = new Map<string, number>();
     for (const [key, r] of resolved) if (r.entityId !== null) idOfKey.set(key, r.entityId);
-    toCreate.forEach((w, i) => idOfKey.set(w.key, createdIds[i]!));
+    toCreate.forEach((w, i) => idOfKey.set(w.key, -(i + 1)));
+    const createdSet = new Set(toCreate.map((_, i) => -(i + 1)));
 
     const results: RecordedMention[][] = [];
     const rows = { entity: [] as number[], message: [] as (string | null)[], memory: [] as (number | null)[], surface: [] as string[], key: [] as string[] };
@@ -179,7 +199,6 @@ export async function recordMentionsBatch(ctx: GraphContext, inputs: RecordInput
     const added = new Map<number, { n: number; first: Date; last: Date }>();
     const removedEntities = new Set<number>();
     const pairDelta = new Map<string, number>();
-    const createdSet = new Set(createdIds);
     const creditedCreation = new Set<number>();
     for (const p of prepared) {
       const existing = existingBySource.get(srcKey(p)) ?? [];
@@ -237,65 +256,189 @@ export async function recordMentionsBatch(ctx: GraphContext, inputs: RecordInput
       if (d > 0) plus.push([a, b, d]);
       else if (d < 0) minus.push([a, b, -d]);
     }
-    // The mention rows, the counts, the new co-mention weights and the scans in one statement: each
-    // round trip to the database costs more than the work of a batch.
+    // The new entities, the mention rows, the counts, the new co-mention weights and the scans in
+    // one statement, with only the parts this batch needs.
     const list = [...added];
-    await tx.query(
-      `WITH mentions AS (
-         INSERT INTO entity_mentions (entity_id, message_id, memory_id, surface, surface_key, span_start, span_end, origin, seen_at)
-         SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::int[], $7::int[], $8::text[], $9::timestamptz[])
-         RETURNING 1
-       ), counts AS (
-         UPDATE entities e SET mention_count = e.mention_count + u.n, first_seen = least(e.first_seen, u.first), last_seen = greatest(e.last_seen, u.last), updated_at = now()
-         FROM unnest($10::bigint[], $11::int[], $12::timestamptz[], $13::timestamptz[]) AS u(id, n, first, last) WHERE e.id = u.id
-         RETURNING 1
-       ), edges AS (
-         INSERT INTO entity_edges (source_id, target_id, relation, weight)
-         SELECT s, t, 'co_mention', w FROM unnest($14::bigint[], $15::bigint[], $16::real[]) AS p(s, t, w)
-         ON CONFLICT (source_id, target_id) WHERE relation = 'co_mention'
-         DO UPDATE SET weight = entity_edges.weight + EXCLUDED.weight, updated_at = now()
-         RETURNING 1
-       ), message_scans AS (
-         INSERT INTO entity_scans (message_id, scanned_at) SELECT id, now() FROM unnest($17::text[]) AS u(id)
-         ON CONFLICT (message_id) DO UPDATE SET scanned_at = now()
-         RETURNING 1
-       ), memory_scans AS (
-         INSERT INTO entity_scans (memory_id, scanned_at) SELECT id, now() FROM unnest($18::bigint[]) AS u(id)
-         ON CONFLICT (memory_id) DO UPDATE SET scanned_at = now()
-         RETURNING 1
-       )
-       SELECT (SELECT count(*) FROM mentions) + (SELECT count(*) FROM counts) + (SELECT count(*) FROM edges)
-            + (SELECT count(*) FROM message_scans) + (SELECT count(*) FROM memory_scans) AS n`,
-      [
-        rows.entity,
-        rows.message,
-        rows.memory,
-        rows.surface,
-        rows.key,
-        spans.start,
-        spans.end,
-        spans.origin,
-        spans.at,
-        list.map(([id]) => id),
-        list.map(([, a]) => a.n),
-        list.map(([, a]) => a.first),
-        list.map(([, a]) => a.last),
-        plus.map((p) => p[0]),
-        plus.map((p) => p[1]),
-        plus.map((p) => p[2]),
-        messageIds,
-        memoryIds,
-      ],
-    );
+    const created = await writeMentions(tx, {
+      create: toCreate.map((w, i) => {
+        const a = added.get(-(i + 1))!;
+        const candidates = resolved.get(w.key)!.candidates;
+        return { name: w.name, key: w.key, kind: w.kind === 'self' || w.kind === 'user' ? 'person' : w.kind, n: a.n, first: a.first, last: a.last, candidates };
+      }),
+      rows,
+      spans,
+      counts: list.filter(([id]) => id > 0),
+      plus,
+      messageIds,
+      memoryIds,
+    });
+    const realId = (id: number) => (id < 0 ? created[-id - 1]! : id);
+    for (const result of results) for (const m of result) m.entityId = realId(m.entityId);
     // An entity one text dropped may have been named by another text of the batch: counted from its
     // rows, after the new rows are in.
     if (removedEntities.size) await refreshStats(tx, [...removedEntities]);
     await bumpCoMentions(tx, minus, -1);
-    touched = new Set([...added.keys(), ...removedEntities]);
+    touched = new Set([...[...added.keys()].map(realId), ...removedEntities]);
     return results;
   });
   ctx.changed(touched);
   return recorded;
+}
+
+interface MentionWrite {
+  /** New entities, stand-in ids -1, -2… in this order, with their counts over the batch. */
+  create: { name: string; key: string; kind: EntityKind; n: number; first: Date; last: Date; candidates: Resolution['candidates'] }[];
+  rows: { entity: number[]; message: (string | null)[]; memory: (number | null)[]; surface: string[]; key: string[] };
+  spans: { start: (number | null)[]; end: (number | null)[]; origin: string[]; at: Date[] };
+  /** Entities that were there before: texts added, first and last seen. */
+  counts: [number, { n: number; first: Date; last: Date }][];
+  /** Co-mention pairs (stand-in ids allowed) and the weight each gains. */
+  plus: [number, number, number][];
+  messageIds: string[];
+  memoryIds: number[];
+}
+
+/**
+ * The writes of a recording in one statement, each part only when the batch has something for it
+ * (PGlite plans every statement afresh: a part with nothing to do still costs its planning). New
+ * entities are inserted with their counts; ids below zero stand for them (-1 the first) and are
+ * looked up in what the insert returned. Returns the new entities' ids, in `create` order.
+ */
+async function writeMentions(tx: Transaction, w: MentionWrite): Promise<number[]> {
+  const params: unknown[] = [];
+  const p = (value: unknown, type: string) => {
+    params.push(value);
+    return `$${params.length}::${type}`;
+  };
+  const parts: string[] = [];
+  const created = w.create.length > 0;
+  // A stand-in id as the real one.
+  const real = (col: string) => (created ? `CASE WHEN ${col} < 0 THEN (SELECT id FROM made WHERE stand_in = ${col}) ELSE ${col} END` : col);
+  if (created) {
+    parts.push(
+      `fresh AS (
+         INSERT INTO entities (kind, name, name_key, mention_count, first_seen, last_seen)
+         SELECT * FROM unnest(${p(
+           w.create.map((c) => c.kind),
+           'text[]',
+         )}, ${p(
+           w.create.map((c) => c.name),
+           'text[]',
+         )}, ${p(
+           w.create.map((c) => c.key),
+           'text[]',
+         )}, ${p(
+           w.create.map((c) => c.n),
+           'int[]',
+         )}, ${p(
+           w.create.map((c) => c.first),
+           'timestamptz[]',
+         )}, ${p(
+           w.create.map((c) => c.last),
+           'timestamptz[]',
+         )})
+         RETURNING id, name_key
+       )`,
+      `made AS (
+         SELECT -u.n AS stand_in, f.id FROM unnest(${p(
+           w.create.map((c) => c.key),
+           'text[]',
+         )}) WITH ORDINALITY AS u(key, n) JOIN fresh f ON f.name_key = u.key
+       )`,
+    );
+    const ambiguous = w.create.flatMap((c, i) =>
+      c.candidates.length
+        ? [{ stand_in: -(i + 1), surface: c.name, candidate_ids: c.candidates.map((x) => x.id), similarities: c.candidates.map((x) => x.similarity) }]
+        : [],
+    );
+    if (ambiguous.length)
+      parts.push(
+        `ambiguities AS (
+           INSERT INTO entity_ambiguities (entity_id, surface, candidate_ids, similarities)
+           SELECT (SELECT id FROM made WHERE stand_in = (a->>'stand_in')::bigint), a->>'surface',
+                  ARRAY(SELECT jsonb_array_elements_text(a->'candidate_ids')::bigint), ARRAY(SELECT jsonb_array_elements_text(a->'similarities')::real)
+           FROM jsonb_array_elements(${p(JSON.stringify(ambiguous), 'jsonb')}) AS a
+           RETURNING 1
+         )`,
+      );
+  }
+  if (w.rows.entity.length)
+    parts.push(
+      `mentions AS (
+         INSERT INTO entity_mentions (entity_id, message_id, memory_id, surface, surface_key, span_start, span_end, origin, seen_at)
+         SELECT ${real('m.e')}, m.msg, m.mem, m.surface, m.key, m.s, m.t, m.origin, m.at
+         FROM unnest(${p(w.rows.entity, 'bigint[]')}, ${p(w.rows.message, 'text[]')}, ${p(w.rows.memory, 'bigint[]')}, ${p(w.rows.surface, 'text[]')},
+                     ${p(w.rows.key, 'text[]')}, ${p(w.spans.start, 'int[]')}, ${p(w.spans.end, 'int[]')}, ${p(w.spans.origin, 'text[]')},
+                     ${p(w.spans.at, 'timestamptz[]')}) AS m(e, msg, mem, surface, key, s, t, origin, at)
+         RETURNING 1
+       )`,
+    );
+  if (w.counts.length)
+    parts.push(
+      `counts AS (
+         UPDATE entities e SET mention_count = e.mention_count + u.n, first_seen = least(e.first_seen, u.first), last_seen = greatest(e.last_seen, u.last), updated_at = now()
+         FROM unnest(${p(
+           w.counts.map(([id]) => id),
+           'bigint[]',
+         )}, ${p(
+           w.counts.map(([, a]) => a.n),
+           'int[]',
+         )}, ${p(
+           w.counts.map(([, a]) => a.first),
+           'timestamptz[]',
+         )}, ${p(
+           w.counts.map(([, a]) => a.last),
+           'timestamptz[]',
+         )}) AS u(id, n, first, last) WHERE e.id = u.id
+         RETURNING 1
+       )`,
+    );
+  if (w.plus.length)
+    parts.push(
+      `edges AS (
+         INSERT INTO entity_edges (source_id, target_id, relation, weight)
+         SELECT least(s, t), greatest(s, t), 'co_mention', w FROM (
+           SELECT ${real('p.s')} AS s, ${real('p.t')} AS t, p.w FROM unnest(${p(
+             w.plus.map((x) => x[0]),
+             'bigint[]',
+           )}, ${p(
+             w.plus.map((x) => x[1]),
+             'bigint[]',
+           )}, ${p(
+             w.plus.map((x) => x[2]),
+             'real[]',
+           )}) AS p(s, t, w)
+         ) p
+         ON CONFLICT (source_id, target_id) WHERE relation = 'co_mention'
+         DO UPDATE SET weight = entity_edges.weight + EXCLUDED.weight, updated_at = now()
+         RETURNING 1
+       )`,
+    );
+  if (w.messageIds.length)
+    parts.push(
+      `message_scans AS (
+         INSERT INTO entity_scans (message_id, scanned_at) SELECT id, now() FROM unnest(${p(w.messageIds, 'text[]')}) AS u(id)
+         ON CONFLICT (message_id) DO UPDATE SET scanned_at = now()
+         RETURNING 1
+       )`,
+    );
+  if (w.memoryIds.length)
+    parts.push(
+      `memory_scans AS (
+         INSERT INTO entity_scans (memory_id, scanned_at) SELECT id, now() FROM unnest(${p(w.memoryIds, 'bigint[]')}) AS u(id)
+         ON CONFLICT (memory_id) DO UPDATE SET scanned_at = now()
+         RETURNING 1
+       )`,
+    );
+  if (!parts.length) return [];
+  // Every part runs whether or not the final SELECT reads it; it reads the new ids.
+  const made = await tx.query<{ made: [number, number][] }>(
+    `WITH ${parts.join(',\n')}
+     SELECT ${created ? `(SELECT coalesce(json_agg(json_build_array(stand_in, id)), '[]'::json) FROM made)` : `'[]'::json`} AS made`,
+    params,
+  );
+  const ids = new Map(made.rows[0]!.made.map(([standIn, id]) => [Number(standIn), Number(id)]));
+  return w.create.map((_, i) => ids.get(-(i + 1))!);
 }
 
 /** Texts a low-confidence name must appear in before it becomes an entity. */

@@ -59,11 +59,25 @@ export function checkName(raw: unknown, field = 'name'): { name: string; key: st
   return { name, key };
 }
 
-/** Like checkName, but null instead of an error (for names found automatically). */
+/** Names cleanName remembers (the most recent; the oldest go first). */
+const CLEAN_CACHE_SIZE = 5_000;
+const cleanCache = new Map<string, { name: string; key: string } | null>();
+
+/**
+ * Like checkName, but null instead of an error (for names found automatically). The same names
+ * come back in message after message, and the credential scan is most of checkName's cost: the
+ * answer for a recent string is remembered (checkName depends on the string alone).
+ */
 export function cleanName(raw: string): { name: string; key: string } | null {
+  const known = cleanCache.get(raw);
+  if (known !== undefined) return known && { ...known };
+  let clean: { name: string; key: string } | null;
   try {
-    return checkName(raw);
+    clean = checkName(raw);
   } catch {
-    return null;
+    clean = null;
   }
+  cleanCache.set(raw, clean && { ...clean });
+  if (cleanCache.size > CLEAN_CACHE_SIZE) cleanCache.delete(cleanCache.keys().next().value!);
+  return clean;
 }

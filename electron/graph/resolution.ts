@@ -87,19 +87,45 @@ export async function resolveName(db: Database, name: string, kind?: EntityKind)
  * survivor's aliases). Hidden ones do: a hidden entity mentioned again stays one entity, still hidden.
  */
 export async function resolveKeys(tx: Transaction, items: { key: string; kind?: EntityKind }[]): Promise<Map<string, KeyResolution>> {
-  const out = new Map<string, KeyResolution>();
-  if (!items.length) return out;
-  const keys = [...new Set(items.map((i) => i.key))];
-  const exact = await tx.query<{ key: string; id: number; kind: EntityKind; name: string; mention_count: number; via: 'name' | 'alias' }>(
-    `SELECT e.name_key AS key, e.id, e.kind, e.name, e.mention_count, 'name' AS via FROM entities e
-     WHERE e.name_key = ANY($1::text[]) AND e.status <> 'merged'
+  if (!items.length) return new Map();
+  const exact = await tx.query<ExactRow>(exactKeysSql('$1'), [[...new Set(items.map((i) => i.key))]]);
+  return resolveKeysWith(tx, items, exact.rows);
+}
+
+/** A live entity whose name or alias has one of the keys asked (exactKeysSql). */
+export interface ExactRow {
+  key: string;
+  id: number;
+  kind: EntityKind;
+  name: string;
+  mention_count: number;
+  via: 'name' | 'alias';
+}
+
+/** The exact half of resolution as SQL: live entities whose name or alias key is in `param` (a text[]), as ExactRow rows. */
+export function exactKeysSql(param: string): string {
+  return `SELECT e.name_key AS key, e.id, e.kind, e.name, e.mention_count, 'name' AS via FROM entities e
+     WHERE e.name_key = ANY(${param}::text[]) AND e.status <> 'merged'
      UNION ALL
      SELECT a.alias_key, e.id, e.kind, e.name, e.mention_count, 'alias' FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
-     WHERE a.alias_key = ANY($1::text[]) AND e.status <> 'merged'`,
-    [keys],
-  );
+     WHERE a.alias_key = ANY(${param}::text[]) AND e.status <> 'merged'`;
+}
+
+/**
+ * resolveKeys with the exact lookup already read (a caller that reads it within a statement of
+ * its own): the trigram probe for the rest. `settings`: the caller's statement ran
+ * TRIGRAM_SETTINGS in this transaction already.
+ */
+export async function resolveKeysWith(
+  tx: Transaction,
+  items: { key: string; kind?: EntityKind }[],
+  exactRows: ExactRow[],
+  settings = false,
+): Promise<Map<string, KeyResolution>> {
+  const out = new Map<string, KeyResolution>();
+  if (!items.length) return out;
   const byKey = new Map<string, Candidate[]>();
-  for (const r of exact.rows) {
+  for (const r of exactRows) {
     const list = byKey.get(r.key) ?? [];
     if (!list.some((c) => c.id === Number(r.id))) {
       list.push({ id: Number(r.id), kind: r.kind, name: r.name, mentionCount: r.mention_count, similarity: 1, via: r.via });
@@ -124,6 +150,7 @@ export async function resolveKeys(tx: Transaction, items: { key: string; kind?: 
     const similar = await resolveSimilar(
       tx,
       rest.map((i) => i.key),
+      settings,
     );
     for (const item of rest) {
       if (out.has(item.key)) continue;
@@ -133,18 +160,23 @@ export async function resolveKeys(tx: Transaction, items: { key: string; kind?: 
   return out;
 }
 
+/**
+ * What the trigram probe needs, as two columns of a SELECT: its threshold, and sequential scans off.
+ * Local settings: the connection is shared, and recall tunes the threshold for its own queries.
+ * The planner cannot guess how many names a trigram probe of an unnest matches and chose to read
+ * every entity (0.5 s a probe at 20,000 entities): the trigram indexes are what bounds this, so
+ * sequential scans are off. (Both for the rest of the caller's transaction: resolution's callers
+ * run index lookups only.)
+ */
+export const TRIGRAM_SETTINGS = `set_config('pg_trgm.similarity_threshold', '${AMBIGUOUS_SIMILARITY}', true) AS trgm_threshold, set_config('enable_seqscan', 'off', true) AS seqscan`;
+
 /** The ten most similar live names (or aliases) for each key, by trigram similarity, in one query. */
-async function resolveSimilar(tx: Transaction, keys: string[]): Promise<Map<string, Candidate[]>> {
+async function resolveSimilar(tx: Transaction, keys: string[], settings = false): Promise<Map<string, Candidate[]>> {
   // Names of one or two characters have too few trigrams to compare ("jo", "王芳" are exact-only).
   const probed = [...new Set(keys)].filter((k) => [...k.replace(/\s/g, '')].length >= 3);
   const out = new Map<string, Candidate[]>();
   if (!probed.length) return out;
-  // Local settings: the connection is shared, and recall tunes the threshold for its own queries.
-  // The planner cannot guess how many names a trigram probe of an unnest matches and chose to read
-  // every entity (0.5 s a probe at 20,000 entities): the trigram indexes are what bounds this, so
-  // sequential scans are off.
-  // (Both for the rest of the caller's transaction: resolution's callers run index lookups only.)
-  await tx.query(`SELECT set_config('pg_trgm.similarity_threshold', '${AMBIGUOUS_SIMILARITY}', true), set_config('enable_seqscan', 'off', true)`);
+  if (!settings) await tx.query(`SELECT ${TRIGRAM_SETTINGS}`);
   const rows = await tx.query<{ key: string; id: number; kind: EntityKind; name: string; mention_count: number; sim: number }>(
     `SELECT q.key, c.* FROM unnest($1::text[]) AS q(key)
      CROSS JOIN LATERAL (

@@ -139,8 +139,8 @@ describe('recordMentionsBatch', () => {
     const plans: string[] = [];
     await db.transaction(async (tx) => {
       for (const s of seen) {
-        // Settings are applied as the store applies them; everything else is planned, not run.
-        if (/^\s*SELECT set_config/.test(s.sql)) await tx.query(s.sql, s.params);
+        // The statement that applies settings (a read) runs, as the store runs it; everything else is planned, not run.
+        if (/\bset_config\(/.test(s.sql)) await tx.query(s.sql, s.params);
         else plans.push((await tx.query<Record<string, string>>(`EXPLAIN ${s.sql}`, s.params)).rows.map((r) => Object.values(r)[0]).join('\n'));
       }
     });
