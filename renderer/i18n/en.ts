@@ -100,7 +100,6 @@ const en = {
     moreLabel: 'More views',
     openConversations: 'Conversations',
     closeConversations: 'Close the conversation list',
-    back: 'Back',
   },
   conversations: {
     label: 'Conversations',

@@ -97,7 +97,6 @@ const zhCN: Messages = {
     moreLabel: '更多视图',
     openConversations: '对话列表',
     closeConversations: '关闭对话列表',
-    back: '返回',
   },
   conversations: {
     label: '对话列表',
