@@ -1,8 +1,11 @@
-// Several windows on one host, over the real browser bridge: two clients chat in two conversations
-// at the same time while a sleep cycle runs, against the loopback fake model (chat echoes, sleep
-// prompts answered by sleepResponder). Every event reaches both event streams, in the same order;
-// nothing is written twice; what one client sends, the other reads after the event that announced it.
+// Several windows on one host, over the real bridge: this machine's window (loopback HTTP) and a
+// paired phone (HTTPS, the LAN listener on 127.0.0.1) chat in two conversations at the same time
+// while a sleep cycle runs, against the loopback fake model (chat echoes, sleep prompts answered by
+// sleepResponder). Every event reaches both event streams, in the same order; nothing is written
+// twice; what one client sends, the other reads after the event that announced it.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,10 +14,10 @@ import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
 import { findTask, sleepResponder } from '../../e2e/fake-llm/sleep-responder.js';
 import type { ApiEvents, Message, SendResult, SleepRun } from '../../shared/api.js';
 import type { Host } from '../host/types.js';
-import { PATIENCE_MS } from '../testing/patience.js';
 import { startTestHost } from '../testing/host.js';
 import { startServer, type RunningServer } from './server.js';
-import { openEvents, waitFor } from './testing/server-harness.js';
+import { waitFor } from './testing/server-harness.js';
+import { ensureCertificate } from './tls.js';
 
 const TOKEN = 'multi-client-token-0123456789';
 const SENDS = 3;
@@ -33,45 +36,75 @@ interface Seen {
   data: string;
 }
 
+/** How a client reaches the server: the loopback listener with the folder's token, or HTTPS as a paired device. */
+interface Wire {
+  base: string;
+  token: string;
+  /** The certificate a paired device trusts (HTTPS only). */
+  ca?: string;
+}
+
+function request(wire: Wire | { base: string; ca?: string }, method: string, urlPath: string, headers: Record<string, string>, body?: string) {
+  const url = new URL(urlPath, wire.base);
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const req = send(url, { method, headers, agent: false, ...(wire.ca ? { ca: wire.ca } : {}) }, resolve);
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function post<T>(wire: Wire | { base: string; ca?: string }, urlPath: string, input: unknown, token?: string): Promise<T> {
+  const body = JSON.stringify(input);
+  const res = await request(wire, 'POST', urlPath, { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) }, body);
+  let text = '';
+  for await (const chunk of res) text += (chunk as Buffer).toString('utf8');
+  if (res.statusCode !== 200) throw new Error(`${urlPath}: ${res.statusCode} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/** A phone: paired with the one-time secret the owner's window started, over the LAN listener. */
+async function pairedPhone(): Promise<Wire> {
+  const lan = server.lan!;
+  const { cert } = await ensureCertificate(host.dataDir, lan.names);
+  const wire = { base: `https://127.0.0.1:${lan.port}`, ca: cert };
+  const start = await host.api['devices.pairingStart']({});
+  expect(start.fingerprint).toBe(lan.fingerprint);
+  const { token } = await post<{ token: string }>(wire, '/api/pair', { secret: start.secret, name: 'Phone' });
+  return { ...wire, token };
+}
+
 /** One window: its event stream, read into a list as events arrive, and its calls. */
-async function client() {
-  const stream = await openEvents(`${server.origin}/api/events?token=${TOKEN}`);
+async function client(wire: Wire) {
+  const res = await request(wire, 'GET', `/api/events?token=${encodeURIComponent(wire.token)}`, {});
+  expect(res.statusCode).toBe(200);
   const events: Seen[] = [];
   let ended = false;
-  const reading = (async () => {
-    try {
-      for (;;) {
-        const ev = await stream.next(10 * PATIENCE_MS);
-        if (!ev) break;
-        events.push({ event: ev.event, data: ev.data });
-      }
-    } catch {
-      // Aborted at the end of the test.
-    } finally {
-      ended = true;
+  let buffer = '';
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const name = /^event: (.*)$/m.exec(block)?.[1];
+      const data = [...block.matchAll(/^data: (.*)$/gm)].map((m) => m[1]).join('\n');
+      if (name) events.push({ event: name, data });
     }
-  })();
+  });
+  res.on('close', () => (ended = true));
   await waitFor(() => events.some((e) => e.event === 'hello'));
   return {
     events,
     ended: () => ended,
-    async call<T>(method: string, input: unknown): Promise<T> {
-      const res = await fetch(`${server.origin}/api/call/${method}`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify(input),
-      });
-      const text = await res.text();
-      if (res.status !== 200) throw new Error(`${method}: ${res.status} ${text}`);
-      return JSON.parse(text) as T;
-    },
+    call: <T>(method: string, input: unknown) => post<T>(wire, `/api/call/${method}`, input, wire.token),
     /** The payloads of this name seen so far. */
     payloads<E extends keyof ApiEvents>(name: E): ApiEvents[E][] {
       return events.filter((e) => e.event === name).map((e) => JSON.parse(e.data) as ApiEvents[E]);
     },
     async close() {
-      stream.abort();
-      await reading;
+      res.destroy();
+      await waitFor(() => ended);
     },
   };
 }
@@ -98,7 +131,8 @@ beforeAll(async () => {
   staticDir = await mkdtemp(path.join(tmpdir(), 'anima-multi-client-'));
   await writeFile(path.join(staticDir, 'index.html'), '<!doctype html><title>Anima</title>');
   host = await startTestHost({ sleep: { tickMs: 0 } });
-  server = await startServer({ host, staticDir, token: TOKEN, log: () => {} });
+  // As `anima serve --listen 127.0.0.1`: the loopback listener for this machine's window, HTTPS for devices.
+  server = await startServer({ host, staticDir, token: TOKEN, log: () => {}, lan: { address: '127.0.0.1', port: 0 } });
   await host.api['settings.update']({ timeZone: 'UTC', sleep: { auto: false, nap: false } });
   const provider = await host.api['providers.save']({ kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
   await host.api['settings.update']({ chatProviderId: provider.id });
@@ -112,10 +146,15 @@ afterAll(async () => {
   if (staticDir) await rm(staticDir, { recursive: true, force: true });
 });
 
-describe('two clients chatting while a sleep cycle runs', () => {
+describe("this machine's window and a paired phone chatting while a sleep cycle runs", () => {
   it('every event reaches both streams, nothing is written twice, each reads what the other sent', async () => {
-    const a = await client();
-    const b = await client();
+    // The laptop is this machine's window; the phone a paired device over HTTPS.
+    const a = await client({ base: server.origin, token: TOKEN });
+    const b = await client(await pairedPhone());
+    // A marker once both streams are open (the phone's own pairing and first use came before its stream).
+    await a.call('settings.update', { sleep: { maxCallsPerNight: 999 } });
+    const start = (c: Client) => c.events.findIndex((e) => e.event === 'settings.changed' && e.data.includes('"maxCallsPerNight":999'));
+    await waitFor(() => start(a) >= 0 && start(b) >= 0);
     const one = await a.call<{ id: string }>('conversations.create', { title: 'Sofa' });
     const two = await b.call<{ id: string }>('conversations.create', { title: 'Train' });
 
@@ -172,7 +211,7 @@ describe('two clients chatting while a sleep cycle runs', () => {
     const marker = (c: Client) => c.events.findIndex((e) => e.event === 'settings.changed' && e.data.includes('Europe/Lisbon'));
     await waitFor(() => marker(a) >= 0 && marker(b) >= 0);
 
-    const upTo = (c: Client) => c.events.slice(0, marker(c) + 1);
+    const upTo = (c: Client) => c.events.slice(start(c), marker(c) + 1);
     expect(upTo(b)).toEqual(upTo(a));
     const names = new Set(upTo(a).map((e) => e.event));
     for (const name of ['chat.delta', 'chat.finished', 'conversations.changed', 'sleep.progress', 'sleep.finished']) expect(names).toContain(name);
