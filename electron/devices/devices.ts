@@ -131,6 +131,27 @@ export class Devices {
     return toDevice(row);
   }
 
+  /** Before the data is swapped (a restore): which devices there are, and which are revoked. */
+  async snapshot(): Promise<{ active: string[]; revoked: string[] }> {
+    const r = await this.db.query<{ id: string; revoked: boolean }>('SELECT id, revoked_at IS NOT NULL AS revoked FROM devices');
+    return { active: r.rows.filter((d) => !d.revoked).map((d) => d.id), revoked: r.rows.filter((d) => d.revoked).map((d) => d.id) };
+  }
+
+  /**
+   * After a restore: a device revoked before it stays revoked (the copy may predate the revocation),
+   * and a device the restored copy does not know (paired since) is refused from now on, its open
+   * event streams cut like a revoked one's.
+   */
+  async afterRestore(before: { active: string[]; revoked: string[] }): Promise<void> {
+    if (before.revoked.length) {
+      await this.db.query('UPDATE devices SET revoked_at = $2 WHERE id = ANY($1::text[]) AND revoked_at IS NULL', [before.revoked, this.now()]);
+    }
+    const known = new Set((await this.db.query<{ id: string }>('SELECT id FROM devices WHERE revoked_at IS NULL')).rows.map((r) => r.id));
+    for (const id of before.active) if (!known.has(id)) for (const listener of this.revokeListeners) listener(id);
+    this.touched.clear();
+    this.opts.events.emit('devices.changed', { deviceId: '' });
+  }
+
   /** Called with a device's id the moment it is revoked. */
   onRevoke(listener: (deviceId: string) => void): () => void {
     this.revokeListeners.add(listener);

@@ -80,6 +80,8 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
   let switching: Promise<unknown> | undefined;
   const switchData = (swap: () => void, revert: () => void): Promise<BackupService> => {
     const run = (async () => {
+      // Revocations outlive a restore to an older copy (electron/devices/devices.ts).
+      const devicesBefore = await devices.snapshot().catch(() => ({ active: [], revoked: [] }));
       await closeGeneration();
       unforward();
       let reverted = false;
@@ -97,6 +99,7 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
         db = await openDatabase(dataDir, { database });
       }
       s = buildServices(db, options, log, switchData, devices);
+      await devices.afterRestore(devicesBefore).catch((err: Error) => log('warn', `restore: the paired devices were not brought up to date: ${err.message}`));
       unforward = s.events.on(forward);
       await startServices(s);
       handlers = createHandlers(s);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import type { Host } from '../host/types.js';
-import { startTestHost, tempDataDir } from '../testing/host.js';
+import { startTestHost, tempDataDir, TEST_ENGINE } from '../testing/host.js';
 import { PATIENCE_MS } from '../testing/patience.js';
 import { createRateLimiter } from './rate-limit.js';
 import { startServer, type RunningServer } from './server.js';
@@ -275,6 +275,21 @@ describe('tokens on the LAN listener', () => {
       ['Laptop', false],
       ['Phone', true],
     ]);
+  });
+
+  // Safety copies are of the PGlite folder (on PostgreSQL the server's own backups apply).
+  it.skipIf(TEST_ENGINE === 'postgres')('keeps a revocation through a restore to an older copy, and refuses a device paired since', async () => {
+    const early = await pairDevice('Early phone');
+    const [copy] = await host.api['backups.makeNow']({ where: 'data' });
+    await host.api['devices.revoke']({ id: early.deviceId });
+    const late = await pairDevice('Late laptop');
+    const lateStream = await lanEvents(late.token);
+
+    await host.api['backups.restore']({ id: copy!.id });
+    await withTimeout(lateStream.closed, 'the stream of a device the copy does not know was not closed');
+    expect((await lan('POST', '/api/call/conversations.list', { token: early.token, body: {} })).status).toBe(401);
+    expect((await lan('POST', '/api/call/conversations.list', { token: late.token, body: {} })).status).toBe(401);
+    expect((await host.api['devices.list']({})).devices.map((d) => [d.name, d.revokedAt !== null])).toEqual([['Early phone', true]]);
   });
 
   it('refuses a device the owner-only methods, in words', async () => {
