@@ -138,3 +138,24 @@ describe("this window's own send", () => {
     expect(shown().map((m) => m.content)).toEqual(['hi', 'hello']);
   });
 });
+
+describe('a change made in another window', () => {
+  it('drops a message another window deleted, and takes a version it chose', async () => {
+    const question = msg({ id: 'u1', role: 'user', content: 'hi' });
+    const first = msg({ id: 'a1', role: 'assistant', content: 'hello' });
+    onHost = [question, first];
+    await useChat.getState().open('c1');
+    expect(shown().map((m) => m.id)).toEqual(['u1', 'a1']);
+
+    // The phone deletes the reply.
+    onHost = [question];
+    emit('conversations.changed', { conversationId: 'c1' });
+    await expect.poll(() => shown().map((m) => m.id)).toEqual(['u1']);
+
+    // The phone writes it again: the new version is the one on the line.
+    const second = msg({ id: 'a2', role: 'assistant', content: 'hello again' });
+    onHost = [question, second];
+    emit('conversations.changed', { conversationId: 'c1' });
+    await expect.poll(() => shown().map((m) => m.content)).toEqual(['hi', 'hello again']);
+  });
+});

@@ -34,7 +34,7 @@ export interface ChatState extends ChatData {
   refreshOpen(): Promise<void>;
   /**
    * A conversation changed on the host — maybe by another window (a message sent from the phone, a
-   * rename, a delete): the open one is read again, at most one read at a time and one more after it.
+   * rename, a deleted message): the open one is read again, at most one read at a time and one more after it.
    */
   noteChanged(conversationId: string): Promise<void>;
   send(content: string, images?: string[]): Promise<void>;
@@ -196,10 +196,13 @@ export const useChat = create<ChatState>()((set, get) => {
         changedAgain = true;
         return changedRead;
       }
+      // The host's line replaces what is shown (a message another window deleted or moved off the
+      // line goes); this window's own send is not under way, so nothing here is newer than the host.
       const read = async () => {
         do {
           changedAgain = false;
-          await get().refreshOpen();
+          const id = get().openId;
+          if (id) await reloadLine(id).catch(() => {});
         } while (changedAgain);
       };
       changedRead = read().finally(() => (changedRead = null));
