@@ -159,3 +159,34 @@ describe('a change made in another window', () => {
     await expect.poll(() => shown().map((m) => m.content)).toEqual(['hi', 'hello again']);
   });
 });
+
+describe('a read under way when this window sends', () => {
+  it('keeps the message this window sent meanwhile', async () => {
+    const earlier = msg({ id: 'u0', role: 'user', content: 'earlier' });
+    onHost = [earlier];
+    await useChat.getState().open('c1');
+    // Another window changed something: the read starts, and is slow.
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    handlers['conversations.get'] = async () => {
+      reads += 1;
+      const copy = onHost.slice();
+      await held;
+      return { conversation, messages: copy };
+    };
+    emit('conversations.changed', { conversationId: 'c1' });
+    // Meanwhile this window sends; the host stores it after the read took its copy.
+    const user = msg({ id: 'u1', role: 'user', content: 'mine' });
+    const reply = msg({ id: 'a1', role: 'assistant', status: 'streaming' });
+    handlers['chat.send'] = () => {
+      onHost = [earlier, user, reply];
+      return { userMessage: user, assistantMessage: reply };
+    };
+    await useChat.getState().send('mine');
+    answer();
+    // The read's answer is applied in microtasks: one macrotask later it has been.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(reads).toBe(2);
+    expect(shown().map((m) => m.id)).toEqual(['u0', 'u1', 'a1']);
+  });
+});

@@ -67,11 +67,14 @@ let changedRead: Promise<void> | null = null;
 let changedAgain = false;
 /** Calls of this window under way that answer with the conversation's new state themselves, by conversation. */
 const ownCalls = new Map<string, number>();
+/** How many such calls this window has started: a read that began before one must not drop what it brought. */
+let ownStarted = 0;
 /** Conversations whose reply just finished here: the change the host announces with it brings nothing new. */
 const justFinished = new Set<string>();
 
 async function own<T>(conversationId: string, call: () => Promise<T>): Promise<T> {
   ownCalls.set(conversationId, (ownCalls.get(conversationId) ?? 0) + 1);
+  ownStarted += 1;
   try {
     return await call();
   } finally {
@@ -197,12 +200,25 @@ export const useChat = create<ChatState>()((set, get) => {
         return changedRead;
       }
       // The host's line replaces what is shown (a message another window deleted or moved off the
-      // line goes); this window's own send is not under way, so nothing here is newer than the host.
+      // line goes) — unless this window sent meanwhile: its send may be newer than the host's copy,
+      // and is kept as refreshOpen keeps it.
       const read = async () => {
         do {
           changedAgain = false;
           const id = get().openId;
-          if (id) await reloadLine(id).catch(() => {});
+          if (!id) return;
+          const sendsBefore = ownStarted;
+          try {
+            const { conversation, messages } = await api().call('conversations.get', { id });
+            if (get().openId !== id) continue;
+            const here = data();
+            const onLine = new Set(messages.map((m) => m.id));
+            const sentMeanwhile = ownStarted !== sendsBefore || ownCalls.has(id);
+            const kept = sentMeanwhile ? here : { ...here, messages: { ...here.messages, [id]: (here.messages[id] ?? []).filter((m) => onLine.has(m.id)) } };
+            set({ ...applyLoaded(kept, id, messages), conversation });
+          } catch {
+            // The next change or a reconnect reads it again; the person keeps what they see.
+          }
         } while (changedAgain);
       };
       changedRead = read().finally(() => (changedRead = null));
