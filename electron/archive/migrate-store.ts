@@ -91,7 +91,7 @@ function sameEnd(a: StoreEnd, b: StoreEnd): boolean {
 
 async function openSource(end: StoreEnd): Promise<Opened> {
   if (end.kind === 'postgres') {
-    const db = await PostgresDatabase.open(end.url);
+    const db = await PostgresDatabase.open(end.url, { asIs: true });
     return { db, dropCopy: async () => {} };
   }
   const dir = databaseDir(end.dataDir);

@@ -131,8 +131,11 @@ export class PostgresDatabase implements Database {
     return this.#closed;
   }
 
-  /** Connects, checks the server, takes the host lock, loads the extensions. The caller migrates. */
-  static async open(url: string): Promise<PostgresDatabase> {
+  /**
+   * Connects, checks the server, takes the host lock, loads the extensions. The caller migrates.
+   * `asIs`: creates no extension (a copy's source is read, never changed).
+   */
+  static async open(url: string, options: { asIs?: boolean } = {}): Promise<PostgresDatabase> {
     checkDatabaseUrl(url);
     const where = redactDatabaseUrl(url);
     const db = new PostgresDatabase(url, where);
@@ -143,7 +146,7 @@ export class PostgresDatabase implements Database {
       throw new ApiError('invalid_input', `Could not connect to the PostgreSQL server at ${where}: ${(err as Error).message}`);
     }
     try {
-      await db.#setUp();
+      await db.#setUp(options.asIs === true);
     } catch (err) {
       await client.end().catch(() => {});
       throw err;
@@ -186,7 +189,7 @@ export class PostgresDatabase implements Database {
     }
   }
 
-  async #setUp(): Promise<void> {
+  async #setUp(asIs: boolean): Promise<void> {
     const c = this.#client;
     const version = Number((await c.query<{ v: string }>(`SELECT current_setting('server_version_num') AS v`)).rows[0]?.v ?? 0);
     if (version < MIN_SERVER_VERSION) {
@@ -211,7 +214,7 @@ export class PostgresDatabase implements Database {
       );
     }
     try {
-      await c.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+      if (!asIs) await c.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
     } catch (err) {
       throw new ApiError(
         'invalid_input',
@@ -219,11 +222,11 @@ export class PostgresDatabase implements Database {
           'Install PostgreSQL\'s contrib extensions, or ask the server\'s administrator to run "CREATE EXTENSION pg_trgm" in that database.',
       );
     }
-    this.vectors = await this.#loadVectors();
+    this.vectors = await this.#loadVectors(asIs);
     await this.refreshArrayTypes();
   }
 
-  async #loadVectors(): Promise<ServerVectors> {
+  async #loadVectors(asIs: boolean): Promise<ServerVectors> {
     const c = this.#client;
     const installed = await c.query(`SELECT 1 FROM pg_extension WHERE extname = 'vector'`);
     if (installed.rows.length) return { usable: true, reason: '' };
@@ -235,6 +238,7 @@ export class PostgresDatabase implements Database {
         problem: 'Search by meaning is unavailable on this server: its PostgreSQL has no pgvector extension (install it, then start Anima again).',
       };
     }
+    if (asIs) return { usable: false, reason: 'pgvector is not created in this database (opened as it is)' };
     try {
       await c.query('CREATE EXTENSION IF NOT EXISTS vector');
       return { usable: true, reason: '' };
