@@ -116,6 +116,11 @@ async function look(page: Page, name: string): Promise<void> {
   await page.evaluate('document.fonts.ready');
   await expect.poll(() => page.evaluate<boolean>(SETTLED)).toBe(true);
   expect(await page.evaluate<string[]>(SIDEWAYS), `${name}: nothing wider than the screen`).toEqual([]);
+  // The page itself never scrolls (the tab bar stays at the bottom); the view scrolls inside.
+  const shifted = `['html', 'body', '#root', '.shell', '.shell-main'].map((s) => document.querySelector(s)).map((e) => e.scrollTop + e.scrollLeft)`;
+  expect(await page.evaluate<number[]>(shifted), `${name}: the page has not moved`).toEqual([0, 0, 0, 0, 0]);
+  const bar = await page.locator('nav.tab-bar').boundingBox(); // none while a keyboard is open
+  if (bar) expect(Math.round(bar.y + bar.height), `${name}: the tab bar at the bottom`).toBe(page.viewportSize()!.height);
   const small = await page.evaluate<string[]>(SMALL_TARGETS);
   if (small.length) console.log(`${name}: small targets:\n  ${small.join('\n  ')}`);
   await shot(page, name);
