@@ -9,7 +9,7 @@
 // structured_repair_calls, prompt_only_repair_calls). Without it, everything below.
 //
 // - The LoCoMo conversations in DIR (default ../shared/bench/locomo/dev) are loaded exactly as
-//   bench:locomo loads them (electron/conversations/import-locomo.ts → Conversations.append: each session one
+//   bench:locomo loads them (electron/conversations/import-locomo.ts → Conversations.appendMany: each session one
 //   conversation on its own day) into a fresh data folder, which is then copied: two identical
 //   folders, one to measure the cost on, one to chat on while it sleeps.
 // - Each folder gets a fresh host (createHost, no local-server probing) with the loopback fake model
