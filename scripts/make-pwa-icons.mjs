@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Draws the home-screen icons of the web app (renderer/public/icons/) from the app's own icon: the
-// drawing of build/make-icon.mjs (a dusk gradient with a soft crescent), at any size. Pure Node, no
-// image libraries: run `node scripts/make-pwa-icons.mjs` after changing the drawing there.
+// Draws the home-screen icons of the web app (renderer/public/icons/) from the app's own icon (the
+// drawing in build/icon-drawing.mjs, which build/make-icon.mjs also renders for the desktop): run
+// `node scripts/make-pwa-icons.mjs` after changing the drawing.
 //   icon-192.png, icon-512.png    the rounded square on transparent, as the desktop icon
 //   icon-maskable-512.png         full bleed: the platform cuts its own shape; the crescent lies well
 //                                 inside the safe zone (a circle of 40 % of the size around the centre)
@@ -9,74 +9,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deflateSync } from 'node:zlib';
 
-const GRID = 512; // the drawing's own units, as in build/make-icon.mjs
+import { iconPng } from '../build/icon-drawing.mjs';
+
 const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'renderer', 'public', 'icons');
-
-const clamp01 = (v) => Math.min(1, Math.max(0, v));
-
-function roundedSquare(x, y, inset, radius) {
-  const half = GRID / 2 - inset;
-  const qx = Math.abs(x - GRID / 2) - (half - radius);
-  const qy = Math.abs(y - GRID / 2) - (half - radius);
-  return Math.hypot(Math.max(qx, 0), Math.max(qy, 0)) + Math.min(Math.max(qx, qy), 0) - radius;
-}
-
-const circle = (x, y, cx, cy, r) => Math.hypot(x - cx, y - cy) - r;
-
-/** One pixel at (x, y) in drawing units; `px` is one output pixel in drawing units (antialiasing). */
-function pixel(x, y, px, bleed) {
-  const cover = (d) => clamp01(0.5 - d / px);
-  const t = clamp01((x + y) / (2 * GRID));
-  let r = 88 + (236 - 88) * t;
-  let g = 72 + (122 - 72) * t;
-  let b = 196 + (160 - 196) * t;
-  const bg = bleed ? 1 : cover(roundedSquare(x, y, 24, 112));
-  const moon = Math.min(cover(circle(x, y, 250, 262, 150)), 1 - cover(circle(x, y, 318, 212, 128)));
-  r += (255 - r) * moon;
-  g += (248 - g) * moon;
-  b += (240 - b) * moon;
-  return [r, g, b, 255 * bg].map((v) => Math.round(v));
-}
-
-function crc32(bytes) {
-  let c = ~0;
-  for (const byte of bytes) {
-    c ^= byte;
-    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
-  }
-  return ~c >>> 0;
-}
-
-function chunk(type, data) {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(data.length);
-  const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body));
-  return Buffer.concat([len, body, crc]);
-}
-
-function png(size, bleed) {
-  const px = GRID / size;
-  const raw = Buffer.alloc(size * (size * 4 + 1));
-  for (let y = 0; y < size; y++) {
-    const row = y * (size * 4 + 1); // filter type 0
-    for (let x = 0; x < size; x++) Buffer.from(pixel((x + 0.5) * px, (y + 0.5) * px, px, bleed)).copy(raw, row + 1 + x * 4);
-  }
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(size, 0);
-  header.writeUInt32BE(size, 4);
-  header[8] = 8;
-  header[9] = 6; // RGBA
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(raw, { level: 9 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 mkdirSync(outDir, { recursive: true });
 for (const [name, size, bleed] of [
@@ -85,6 +21,6 @@ for (const [name, size, bleed] of [
   ['icon-maskable-512.png', 512, true],
   ['apple-touch-icon.png', 180, true],
 ]) {
-  writeFileSync(path.join(outDir, name), png(size, bleed));
+  writeFileSync(path.join(outDir, name), iconPng(size, bleed));
   console.log(`wrote ${path.relative(process.cwd(), path.join(outDir, name))} (${size}×${size})`);
 }
