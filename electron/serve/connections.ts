@@ -2,7 +2,7 @@
 // cut the rest), and the answer to a request too broken to reach a handler.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Socket } from 'node:net';
+import type { Server as NetServer, Socket } from 'node:net';
 
 export interface Connections {
   /** Counts `req` as in progress on its socket until `res` closes. */
@@ -58,4 +58,21 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
   const status =
     code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
   socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+/** Starts `server` listening on host:port; resolves once it listens, rejects with the error that stopped it (EADDRINUSE …). */
+export function listenOn(server: NetServer, host: string, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => {
+      server.off('listening', onListening);
+      reject(err);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen({ host, port });
+  });
 }

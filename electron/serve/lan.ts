@@ -6,14 +6,14 @@
 // a paired device's (electron/devices/), never the per-run one; owner-only methods are refused to a
 // device; POST /api/pair takes {secret, name} without a token. A wrong token or secret counts
 // against the remote address (rate-limit.ts). A revoked device's open event streams are cut at once.
-import { createServer, type Server } from 'node:https';
+import { createServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 
 import { pairRequest } from '../../shared/api.js';
 import type { Host } from '../host/types.js';
-import { answerClientError, trackConnections } from './connections.js';
+import { answerClientError, listenOn, trackConnections } from './connections.js';
 import { asApiError, statusForErrorCode } from './errors.js';
 import { serveExport } from './exports.js';
 import { admit, type GateKeys } from './gates.js';
@@ -175,7 +175,7 @@ export async function startLanListener(opts: LanOptions): Promise<LanListener> {
   });
 
   try {
-    await listen(server, opts.address, opts.port);
+    await listenOn(server, opts.address, opts.port);
   } catch (err) {
     offRevoke();
     events.closeAll();
@@ -219,20 +219,4 @@ export async function startLanListener(opts: LanOptions): Promise<LanListener> {
   }
 
   return { address: opts.address, port, origin, names, fingerprint: certificate.fingerprint, close };
-}
-
-function listen(server: Server, address: string, port: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const onError = (err: Error) => {
-      server.off('listening', onListening);
-      reject(err);
-    };
-    const onListening = () => {
-      server.off('error', onError);
-      resolve();
-    };
-    server.once('error', onError);
-    server.once('listening', onListening);
-    server.listen({ host: address, port });
-  });
 }

@@ -5,11 +5,11 @@
 // exports.ts an export's download; errors.ts maps error codes to statuses, connections.ts keeps the
 // sockets' books. This file binds 127.0.0.1, wires the gates to the routes, and closes with grace.
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import type { Host } from '../host/types.js';
-import { answerClientError, trackConnections } from './connections.js';
+import { answerClientError, listenOn, trackConnections } from './connections.js';
 import { serveExport } from './exports.js';
 import { admit, assertUsableToken, gateKeys } from './gates.js';
 import type { BrowserLink } from './link.js';
@@ -118,11 +118,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const remembered = opts.port === undefined ? (opts.link?.port ?? null) : null;
   let movedFrom: number | null = null;
   try {
-    await listen(server, opts.port ?? remembered ?? 0).catch(async (err: unknown) => {
+    await listenOn(server, BIND_ADDRESS, opts.port ?? remembered ?? 0).catch(async (err: unknown) => {
       if (remembered === null || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
       movedFrom = remembered;
       log('warn', `serve: port ${remembered}, this folder's usual one, is taken; serving on a free one`);
-      await listen(server, 0);
+      await listenOn(server, BIND_ADDRESS, 0);
     });
   } catch (err) {
     events.closeAll();
@@ -195,20 +195,4 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     lan,
     close,
   };
-}
-
-function listen(server: Server, port: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const onError = (err: Error) => {
-      server.off('listening', onListening);
-      reject(err);
-    };
-    const onListening = () => {
-      server.off('error', onError);
-      resolve();
-    };
-    server.once('error', onError);
-    server.once('listening', onListening);
-    server.listen({ host: BIND_ADDRESS, port });
-  });
 }
