@@ -37,7 +37,8 @@ const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--database postgr
                          on ADDR: 0.0.0.0 (every network of this machine) or one of its addresses, e.g.
                          192.168.1.20. Never without it. Pair a device in Settings → Devices (each gets
                          its own token, revocable there); the certificate is made for this data folder.
-            --lan-port   its port (default: the port above + 1, or a free one when that is taken)
+            --lan-port   its port (default: the one it had last time, else the port above + 1, or a free
+                         one when that is taken)
             --no-open    do not try to open a browser window
   import    Bring in conversations from another app's export: ChatGPT's or Claude's conversations.json,
             a SillyTavern chat (.jsonl), an Open WebUI or LibreChat export, or a character card (.png, .json);

@@ -28,11 +28,16 @@ function folders() {
 }
 
 /** What `anima serve` does: the folder's link, a host, the server. */
-async function serve(dataDir: string, staticDir: string, port?: number): Promise<{ host: Host; server: RunningServer; stop: () => Promise<void> }> {
+async function serve(
+  dataDir: string,
+  staticDir: string,
+  port?: number,
+  lan?: { address: string },
+): Promise<{ host: Host; server: RunningServer; stop: () => Promise<void> }> {
   const link = new BrowserLink(dataDir);
   const host = await startTestHost({ dataDir, browserLink: link });
   await link.load();
-  const server = await startServer({ host, staticDir, port, link, log: () => {} });
+  const server = await startServer({ host, staticDir, port, link, lan, log: () => {} });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
@@ -91,6 +96,32 @@ describe('the address of a data folder', () => {
       expect(JSON.parse(fs.readFileSync(path.join(dataDir, LINK_FILE), 'utf8'))).toEqual({ port: second.server.port, token });
     },
     PATIENCE_MS * 2,
+  );
+
+  it(
+    'keeps the LAN listener on its port too: one that had to move is found there at the next start, where paired devices are',
+    async () => {
+      const { dataDir, staticDir } = folders();
+      const first = await serve(dataDir, staticDir);
+      const { port } = first.server;
+      await first.stop();
+
+      // The LAN listener's usual port (the loopback one + 1) is taken the first time it serves.
+      const squatter = createServer();
+      await new Promise<void>((resolve) => squatter.listen(port + 1, '127.0.0.1', resolve));
+      const second = await serve(dataDir, staticDir, undefined, { address: '127.0.0.1' });
+      const lanPort = second.server.lan!.port;
+      expect(lanPort).not.toBe(port + 1);
+      expect(JSON.parse(fs.readFileSync(path.join(dataDir, LINK_FILE), 'utf8'))).toMatchObject({ port, lanPort });
+      await second.stop();
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+
+      // Its usual port is free again, yet it comes back where the devices know it.
+      const third = await serve(dataDir, staticDir, undefined, { address: '127.0.0.1' });
+      expect(third.server.port).toBe(port);
+      expect(third.server.lan!.port).toBe(lanPort);
+    },
+    PATIENCE_MS * 3,
   );
 
   it(

@@ -1,5 +1,6 @@
 // Browser mode's address, kept per data folder in `<dataDir>/browser-link.json` (owner-only, like
-// secrets.json): the port it was last served on and its token. A restart on the same folder serves
+// secrets.json): the port it was last served on and its token, and the LAN listener's port once it
+// has had one (a paired phone keeps its token per address, so the LAN port must not wander either). A restart on the same folder serves
 // the same address with the same token, so an open tab reconnects by itself; the token changes only
 // when the person resets the link in Settings (every open tab is then refused and says so).
 import { randomBytes } from 'node:crypto';
@@ -11,6 +12,8 @@ export const LINK_FILE = 'browser-link.json';
 interface Stored {
   port: number | null;
   token: string;
+  /** Absent until `--listen` first served. */
+  lanPort?: number;
 }
 
 const newToken = () => randomBytes(32).toString('base64url');
@@ -40,10 +43,11 @@ export class BrowserLink {
         this.log('warn', `serve: ${LINK_FILE} could not be read (${(err as Error).message}); a new link is made`);
     }
     const r = (raw ?? {}) as Partial<Stored>;
+    const lanPort = isPort(r.lanPort) ? { lanPort: r.lanPort } : {};
     if (isToken(r.token)) {
-      this.stored = { port: isPort(r.port) ? r.port : null, token: r.token };
+      this.stored = { port: isPort(r.port) ? r.port : null, token: r.token, ...lanPort };
     } else {
-      this.stored = { port: isPort(r.port) ? r.port : null, token: newToken() };
+      this.stored = { port: isPort(r.port) ? r.port : null, token: newToken(), ...lanPort };
       await this.write();
     }
   }
@@ -65,6 +69,17 @@ export class BrowserLink {
   async rememberPort(port: number): Promise<void> {
     if (this.current.port === port) return;
     this.current.port = port;
+    await this.write();
+  }
+
+  /** The port the LAN listener (`--listen`) last served on; null until it has served. */
+  get lanPort(): number | null {
+    return this.current.lanPort ?? null;
+  }
+
+  async rememberLanPort(port: number): Promise<void> {
+    if (this.current.lanPort === port) return;
+    this.current.lanPort = port;
     await this.write();
   }
 

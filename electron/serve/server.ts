@@ -41,7 +41,8 @@ export interface ServeOptions {
   keepAliveMs?: number;
   /**
    * `--listen ADDR`: a second listener, HTTPS only, on ADDR for paired devices (lan.ts). Its port:
-   * `port` (0: a free one); default the loopback port + 1, or a free one when that is taken.
+   * `port` (0: a free one); default the one it had last time (`link`), else the loopback port + 1,
+   * or a free one when that is taken (then remembered, so paired devices find it again).
    * `names`: the server's own names (default: lan.ts serverNames).
    */
   lan?: { address: string; port?: number; names?: string[]; limiter?: RateLimiter };
@@ -149,10 +150,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     const { address, names, limiter } = opts.lan;
     const common = { host, staticRoot, address, names, limiter, log, keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEPALIVE_MS };
     try {
-      lan = await startLanListener({ ...common, port: opts.lan.port ?? (port < 65535 ? port + 1 : 0) }).catch((err: unknown) => {
+      const usual = opts.link?.lanPort ?? (port < 65535 ? port + 1 : 0);
+      lan = await startLanListener({ ...common, port: opts.lan.port ?? usual }).catch((err: unknown) => {
         if (opts.lan!.port !== undefined || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+        log('warn', `serve: port ${usual} for the local network is taken; serving on a free one`);
         return startLanListener({ ...common, port: 0 });
       });
+      await opts.link?.rememberLanPort(lan.port).catch((err: Error) => log('warn', `serve: the LAN port was not remembered: ${err.message}`));
     } catch (err) {
       offReset?.();
       events.closeAll();
