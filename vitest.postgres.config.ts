@@ -17,6 +17,8 @@ export const POSTGRES_TESTS = [
   'electron/agent/chat.test.ts',
   'electron/host/host.test.ts',
   'electron/archive/migrate-store.pg.test.ts',
+  'electron/serve/lan.test.ts',
+  'electron/serve/multi-client.test.ts',
 ];
 
 process.env.ANIMA_TEST_ENGINE = 'postgres';
