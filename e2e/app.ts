@@ -1,6 +1,6 @@
 // Starts the real app in browser mode (`node dist/cli.mjs serve`) as its own process, as a person
 // would with `npm run serve`, on a data folder of the test's own.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -80,6 +80,26 @@ export async function callApi(app: RunningApp, method: string, input: unknown = 
   });
   if (!res.ok) throw new Error(`${method}: ${res.status} ${await res.text()}`);
   return res.json();
+}
+
+/** One conversation e2e/seed-conversations.ts wrote: a session of the fixture on its own past day. */
+export interface SeededConversation {
+  conversationId: string;
+  day: string;
+  messages: number;
+}
+
+/**
+ * Past conversations written into `dataDir` through the app's own write path before the app starts
+ * (e2e/seed-conversations.ts): the first `sessions` sessions of a LoCoMo-shaped `fixture`, at most
+ * `turns` turns each. Returns what it wrote.
+ */
+export function seedConversations(dataDir: string, opts: { fixture: string; sessions: number; turns: number }): SeededConversation[] {
+  const script = ['--import', 'tsx', '--import', './scripts/register-sql.mjs', 'e2e/seed-conversations.ts'];
+  const args = ['--data-dir', dataDir, '--fixture', opts.fixture, '--sessions', String(opts.sessions), '--turns', String(opts.turns)];
+  const result = spawnSync(process.execPath, [...script, ...args], { encoding: 'utf8', timeout: 120_000 });
+  if (result.status !== 0) throw new Error(`seeding failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+  return JSON.parse(result.stdout.trim().split('\n').at(-1)!) as SeededConversation[];
 }
 
 export const SHOTS = path.resolve('e2e', 'screenshots');

@@ -6,13 +6,12 @@
 // errors in words; delete with a confirmation; the model host under Advanced; both themes. Search by
 // meaning reading what was said before (seeded conversations) with progress, and a damaged model
 // explained; a chat with the tiny local model showing its loading line.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { TEST_CHAT_MODEL_ID, TEST_MODEL_ID } from '../electron/models/catalog.js';
 import { startModelHost, type FakeModelHost } from '../electron/models/testing/model-host.js';
-import { callApi, newDataDir, shot, startApp, type RunningApp, dismissToasts } from './app.js';
+import { callApi, newDataDir, seedConversations, shot, startApp, type RunningApp, dismissToasts } from './app.js';
 
 const WEIGHTS = 'onnx/model.onnx';
 
@@ -207,35 +206,12 @@ test('on-device models: download with progress, memory search, cancel and resume
   await expect(bert).toHaveAttribute('data-state', 'partial');
 });
 
-/** Past conversations written into the data folder before the app starts (e2e/seed-conversations.ts). */
-function seed(dataDir: string, fixture: string): void {
-  const result = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--import',
-      './scripts/register-sql.mjs',
-      'e2e/seed-conversations.ts',
-      '--data-dir',
-      dataDir,
-      '--fixture',
-      fixture,
-      '--sessions',
-      '40',
-      '--turns',
-      '100',
-    ],
-    { encoding: 'utf8', timeout: 120_000 },
-  );
-  if (result.status !== 0) throw new Error(`seeding failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
-}
-
 test('search by meaning: reading what was said with progress, ready, and a model that will not load explained', async ({ page }) => {
   test.setTimeout(180_000);
   // About 1,300 messages from two LoCoMo conversations: enough for the tiny model to take a few seconds.
   const dataDir = newDataDir();
-  for (const id of ['41', '43']) seed(dataDir, path.resolve('..', 'shared', 'bench', 'locomo', 'dev', `${id}.json`));
+  for (const id of ['41', '43'])
+    seedConversations(dataDir, { fixture: path.resolve('..', 'shared', 'bench', 'locomo', 'dev', `${id}.json`), sessions: 40, turns: 100 });
   app = await startApp(dataDir, { ANIMA_TEST_MODELS: '1' });
   const a = app;
   await callApi(a, 'settings.update', { onboarded: true, theme: 'light', models: { host: modelHost.url } });

@@ -4,13 +4,12 @@
 // full page and a back button, the Diary after a real night's sleep, and the other views behind
 // "More"; nothing wider than the screen, and the web app manifest with its icons. Screenshots of
 // each, in English and light and in Chinese and dark, go to e2e/screenshots/phone-*.png.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from '@playwright/test';
 import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
 import { sleepResponder } from './fake-llm/sleep-responder.js';
-import { callApi, dismissToasts, expect, newDataDir, shot, startApp, test, type RunningApp } from './app.js';
+import { callApi, dismissToasts, expect, newDataDir, seedConversations, shot, startApp, test, type RunningApp } from './app.js';
 
 const FIXTURE = path.resolve('..', 'shared', 'bench', 'locomo', 'dev', '26.json');
 
@@ -39,30 +38,6 @@ async function connected(dataDir = newDataDir()): Promise<RunningApp> {
   await callApi(app, 'providers.save', { kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
   await callApi(app, 'settings.update', { onboarded: true, sleep: { auto: false } });
   return app;
-}
-
-/** Conversations on past days, written through the app's own write path before it starts (as sleep.spec does). */
-function seed(dataDir: string): void {
-  const result = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--import',
-      './scripts/register-sql.mjs',
-      'e2e/seed-conversations.ts',
-      '--data-dir',
-      dataDir,
-      '--fixture',
-      FIXTURE,
-      '--sessions',
-      '2',
-      '--turns',
-      '8',
-    ],
-    { encoding: 'utf8', timeout: 120_000 },
-  );
-  if (result.status !== 0) throw new Error(`seeding failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
 }
 
 // The checks run in the page: strings, as this project's e2e code is typed without the DOM.
@@ -247,7 +222,7 @@ test('Memories, the Diary and the rest on a phone: tabs, More, a detail as a ful
   test.setTimeout(300_000);
   const dataDir = newDataDir();
   dirs.push(dataDir);
-  seed(dataDir);
+  seedConversations(dataDir, { fixture: FIXTURE, sessions: 2, turns: 8 });
   const a = await connected(dataDir);
   for (const [type, content] of [
     ['world', 'Sam’s sister Mara lives in Lisbon and works night shifts as a nurse.'],

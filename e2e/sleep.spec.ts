@@ -4,13 +4,12 @@
 // a run in progress, the finished night as a DAG, the morning digest with undo, the audit log, the
 // diary by day with its mood chart, search and hide-with-undo, and the dreams — and a night the
 // background model answers in prose, which shows failed with why, and says so in the Diary and Dreams.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
 import { findTask, sleepResponder } from './fake-llm/sleep-responder.js';
-import { callApi, newDataDir, shot, startApp, type RunningApp } from './app.js';
+import { callApi, newDataDir, seedConversations, shot, startApp, type RunningApp } from './app.js';
 
 /** A LoCoMo conversation beside the repository (see ../shared/bench/locomo/README.md). */
 const FIXTURE = path.resolve('..', 'shared', 'bench', 'locomo', 'dev', '26.json');
@@ -31,34 +30,9 @@ test.afterEach(async () => {
   app = null;
 });
 
-/** Conversations on three past days, written through the app's own write path before it starts. */
-function seed(dataDir: string): { conversationId: string; day: string; messages: number }[] {
-  const result = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--import',
-      './scripts/register-sql.mjs',
-      'e2e/seed-conversations.ts',
-      '--data-dir',
-      dataDir,
-      '--fixture',
-      FIXTURE,
-      '--sessions',
-      String(SESSIONS),
-      '--turns',
-      '10',
-    ],
-    { encoding: 'utf8', timeout: 120_000 },
-  );
-  if (result.status !== 0) throw new Error(`seeding failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
-  return JSON.parse(result.stdout.trim().split('\n').at(-1)!);
-}
-
 async function seededApp(): Promise<RunningApp> {
   const dataDir = newDataDir();
-  const seeded = seed(dataDir);
+  const seeded = seedConversations(dataDir, { fixture: FIXTURE, sessions: SESSIONS, turns: 10 });
   expect(seeded).toHaveLength(SESSIONS);
   app = await startApp(dataDir);
   await callApi(app, 'providers.save', { kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
