@@ -24,8 +24,16 @@ export function newDataDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'anima-e2e-'));
 }
 
-export async function startApp(dataDir: string, env: Record<string, string> = {}): Promise<RunningApp> {
-  const child = spawn(process.execPath, ['dist/cli.mjs', 'serve', '--no-open', '--data-dir', dataDir], {
+/**
+ * `args`: more `anima serve` options (e.g. --listen); `readyWhen`: further lines its output must hold
+ * before the app counts as started (the loopback URL line is always awaited).
+ */
+export async function startApp(
+  dataDir: string,
+  env: Record<string, string> = {},
+  { args = [], readyWhen = [] }: { args?: string[]; readyWhen?: RegExp[] } = {},
+): Promise<RunningApp> {
+  const child = spawn(process.execPath, ['dist/cli.mjs', 'serve', '--no-open', '--data-dir', dataDir, ...args], {
     env: { ...process.env, CI: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -41,7 +49,7 @@ export async function startApp(dataDir: string, env: Record<string, string> = {}
     }, 60_000);
     const check = () => {
       const m = output.match(URL_LINE);
-      if (m) {
+      if (m && readyWhen.every((line) => line.test(output))) {
         clearTimeout(timer);
         resolve(m);
       }

@@ -3,56 +3,14 @@
 // that accepts the self-signed certificate, as a person does after comparing the fingerprint) opens
 // the pairing address, pairs, and goes on as a normal window with its own token; the desktop list
 // shows it; unpairing it (confirmed) refuses it at once. Screenshots in both languages and themes.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { callApi, dismissToasts, expect, newDataDir, shot, test, type RunningApp } from './app.js';
+import { callApi, dismissToasts, expect, newDataDir, shot, startApp, test, type RunningApp } from './app.js';
 
-const URL_LINE = /^Anima is running at (http:\/\/127\.0\.0\.1:(\d+)\/\?token=([\w-]+))/m;
 const LAN_LINE = /^On your local network \(HTTPS only\): (https:\/\/[^\s]+) /m;
 
 async function startListening(dataDir: string): Promise<RunningApp & { lanOrigin: string }> {
-  const child = spawn(process.execPath, ['dist/cli.mjs', 'serve', '--no-open', '--data-dir', dataDir, '--listen', '127.0.0.1'], {
-    env: { ...process.env, CI: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the app did not start within 60 s:\n${output}`));
-    }, 60_000);
-    const check = () => {
-      if (URL_LINE.test(output) && LAN_LINE.test(output) && /fingerprint \(SHA-256\): \S+\n/.test(output)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the app exited with ${code} before listening:\n${output}`));
-    });
-  });
-  const m = output.match(URL_LINE)!;
-  return {
-    url: m[1]!,
-    origin: `http://127.0.0.1:${m[2]}`,
-    token: m[3]!,
-    lanOrigin: output.match(LAN_LINE)![1]!,
-    dataDir,
-    process: child,
-    output: () => output,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  const app = await startApp(dataDir, {}, { args: ['--listen', '127.0.0.1'], readyWhen: [LAN_LINE, /fingerprint \(SHA-256\): \S+\n/] });
+  return { ...app, lanOrigin: app.output().match(LAN_LINE)![1]! };
 }
 
 let app: (RunningApp & { lanOrigin: string }) | undefined;
