@@ -75,6 +75,53 @@ const en = {
       'Unpair “{{name}}”? Its key is refused at once, also in any window open on it right now. For safety this cannot be undone: to use the device again, pair it anew.',
     revokeButton: 'Unpair now',
   },
+  useServer: {
+    title: 'Use my Anima server',
+    intro:
+      'If Anima runs on a server at home, this window can show the companion there instead of the one on this computer. This computer’s own data stays here, untouched, and you can come back to it at any time.',
+    linkLabel: 'Pairing link',
+    linkHelp:
+      'On the server, open Settings → Devices → Pair a device, and copy the address shown under the QR code (it begins with https:// and carries #pair= and fp=). Paste it here.',
+    connect: 'Connect',
+    connecting: 'Checking the server…',
+    rememberedTitle: 'Your server',
+    rememberedSince: 'used since {{date}}',
+    reopen: 'Open it again',
+    opening: 'Opening…',
+    forget: 'Forget this server',
+    forgetConfirm:
+      'Forget the server at {{origin}}? This window forgets its key and its certificate. The server keeps its data, and this computer keeps its own. To use the server again, pair this computer anew from the server’s Settings → Devices.',
+    forgetButton: 'Forget it',
+    forgetting: 'Forgetting…',
+    onServer: 'This window shows your server at {{origin}}. This computer’s own data is untouched and waits here.',
+    onServerDevices: 'Pairing and unpairing devices is done on the server itself.',
+    useThisComputer: 'Use this computer',
+    switching: 'Switching…',
+    refused: {
+      invalid_link: {
+        what: 'That is not a pairing link.',
+        todo: 'Copy the whole address shown under the QR code in the server’s Settings → Devices: it begins with https:// and carries #pair= and fp=.',
+      },
+      server_unreachable: {
+        what: 'The server did not answer.',
+        todo: 'Check that Anima runs there with --listen and that this computer is on the same network, then try again.',
+      },
+      certificate_mismatch: {
+        what: 'The server’s certificate is not the one the link names.',
+        todo: 'Another machine may be answering at that address. Do not go on unless you have just made the server’s certificate anew; then show a new code there and paste its link.',
+      },
+      other: {
+        what: 'Could not connect to the server.',
+        todo: 'Try again in a moment. If it keeps failing, show a new code on the server and paste its link.',
+      },
+    },
+  },
+  serverBanner: {
+    label: 'Where this window is',
+    server: 'Your Anima server · {{host}}',
+    unreachable: 'Your server at {{host}} did not answer; this is this computer’s own data.',
+    tryAgain: 'Try again',
+  },
   pairPage: {
     title: 'Pair this device',
     body: 'This device is about to become a window onto Anima at {{host}}. Give it a name you will recognise in Settings → Devices.',

@@ -73,6 +73,52 @@ const zhCN: Messages = {
     revokeConfirm: '取消“{{name}}”的配对？它的密钥会立即失效，包括此刻在它上面打开的窗口。出于安全考虑，这一步无法撤销：要再次使用这台设备，需要重新配对。',
     revokeButton: '立即取消配对',
   },
+  useServer: {
+    title: '使用我的 Anima 服务器',
+    intro:
+      '如果你在家里的服务器上运行着 Anima，这个窗口可以改为显示那边的伙伴，而不是这台电脑上的。这台电脑自己的数据会原封不动地留在这里，你随时可以切换回来。',
+    linkLabel: '配对链接',
+    linkHelp: '在服务器上打开“设置 → 设备 → 配对设备”，复制二维码下方显示的地址（以 https:// 开头，带有 #pair= 和 fp=），粘贴到这里。',
+    connect: '连接',
+    connecting: '正在检查服务器…',
+    rememberedTitle: '你的服务器',
+    rememberedSince: '自 {{date}} 起使用',
+    reopen: '重新打开',
+    opening: '正在打开…',
+    forget: '忘记这台服务器',
+    forgetConfirm:
+      '要忘记 {{origin}} 上的服务器吗？这个窗口会丢掉它的密钥和证书记录。服务器上的数据和这台电脑自己的数据都不受影响。以后要再用这台服务器，需要在服务器的“设置 → 设备”里重新配对这台电脑。',
+    forgetButton: '忘记它',
+    forgetting: '正在忘记…',
+    onServer: '这个窗口现在显示的是你在 {{origin}} 的服务器。这台电脑自己的数据原封未动，随时可以回来用。',
+    onServerDevices: '配对和取消配对设备，请在服务器本机上操作。',
+    useThisComputer: '改用这台电脑',
+    switching: '正在切换…',
+    refused: {
+      invalid_link: {
+        what: '这不是一个配对链接。',
+        todo: '请完整复制服务器“设置 → 设备”里二维码下方的地址：它以 https:// 开头，并带有 #pair= 和 fp=。',
+      },
+      server_unreachable: {
+        what: '服务器没有响应。',
+        todo: '请确认那台机器上的 Anima 是用 --listen 启动的，并且这台电脑和它在同一个网络里，然后再试一次。',
+      },
+      certificate_mismatch: {
+        what: '服务器的证书与链接里指定的不一致。',
+        todo: '可能有另一台机器在那个地址上冒充应答。除非你刚刚重新生成过服务器的证书，否则请不要继续；如果是刚重新生成的，请在服务器上显示新的配对码，再粘贴它的链接。',
+      },
+      other: {
+        what: '没能连接到服务器。',
+        todo: '请稍后再试。如果一直不行，请在服务器上显示新的配对码，再粘贴它的链接。',
+      },
+    },
+  },
+  serverBanner: {
+    label: '这个窗口显示的是哪里',
+    server: '你的 Anima 服务器 · {{host}}',
+    unreachable: '你在 {{host}} 的服务器没有响应；现在显示的是这台电脑自己的数据。',
+    tryAgain: '再试一次',
+  },
   pairPage: {
     title: '配对这台设备',
     body: '这台设备即将成为 {{host}} 上 Anima 的一个窗口。给它起一个你在“设置 → 设备”里能认出来的名字。',
