@@ -36,9 +36,29 @@ export interface Database extends Queryable {
   readonly closed: boolean;
   /** Set by the PostgreSQL driver only: PGlite is used as it is. */
   readonly engine?: 'postgres';
+  /** PostgreSQL only (db/postgres.ts): see onLockRetaken below. */
+  onLockRetaken?(listener: () => void): () => void;
+  /** PostgreSQL only: null while connected; after a drop, the reconnection. */
+  reconnectIfLost?(): Promise<void> | null;
 }
 
 export type Engine = 'pglite' | 'postgres';
+
+/**
+ * `listener` runs whenever the connection to a PostgreSQL server was made again and the host lock
+ * taken again: the lock was free meanwhile, so another Anima may have opened the database, written
+ * and closed, and what was read into memory must be read afresh. It runs before the call that made
+ * the connection, and must only mark things stale (a query of its own waits behind that call).
+ * Never on PGlite (its folder lock is held for as long as it is open). Returns the unsubscribe.
+ */
+export function onLockRetaken(db: Database, listener: () => void): () => void {
+  return db.onLockRetaken?.(listener) ?? (() => {});
+}
+
+/** Null when the database is connected (always on PGlite); otherwise the reconnection, with onLockRetaken's listeners told. */
+export function reconnectIfLost(db: Database): Promise<void> | null {
+  return db.reconnectIfLost?.() ?? null;
+}
 
 export function engineOf(db: Database): Engine {
   return db.engine === 'postgres' ? 'postgres' : 'pglite';

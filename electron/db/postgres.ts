@@ -8,7 +8,10 @@
 // A dropped connection (the server restarted, the backend was terminated): the call in flight fails,
 // and the next call connects again (retrying while the server comes back, up to RECONNECT_MS) and
 // takes the lock again before it runs. If another Anima took the database meanwhile, this one is
-// refused from then on, in words: it must be started again.
+// refused from then on, in words: it must be started again. If the lock was free meanwhile, another
+// Anima may have opened the database, written and closed: whoever keeps what it read in memory hears
+// of every lock taken again (onLockRetaken, before the call that made the connection runs) and reads
+// afresh; reconnectIfLost lets the host make the connection again before it answers a call.
 //
 // Rows look exactly like PGlite's: PGlite's own parsers and array parser are used for every type
 // (int8 is a number when it fits and a BigInt otherwise, numeric a string, date and timestamp a
@@ -98,6 +101,7 @@ export class PostgresDatabase implements Database {
   #gone: ApiError | undefined;
   /** How many times the connection was made again (for the log and the tests). */
   reconnects = 0;
+  readonly #retaken = new Set<() => void>();
   /** Array type → its element type (pg_type), read at open as PGlite does. */
   #arrays = new Map<number, number>();
   #paramTypes = new Map<string, number[]>();
@@ -129,6 +133,22 @@ export class PostgresDatabase implements Database {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /**
+   * Called each time a dropped connection was made again and the host lock taken again, before the
+   * call that made it runs. The lock was free in between, so another Anima may have opened this
+   * database, written and closed: what was read into memory may be stale. Returns the unsubscribe.
+   */
+  onLockRetaken(listener: () => void): () => void {
+    this.#retaken.add(listener);
+    return () => this.#retaken.delete(listener);
+  }
+
+  /** Null while the connection is up; after a drop, the reconnection (the lock taken again, the listeners told) the next call would make. */
+  reconnectIfLost(): Promise<void> | null {
+    if (!this.#lost || this.#closed || this.#gone) return null;
+    return this.#exclusive(async () => {});
   }
 
   /**
@@ -176,6 +196,15 @@ export class PostgresDatabase implements Database {
         this.#client = client;
         this.#lost = undefined;
         this.reconnects++;
+        // The lock was free for a while: another Anima may have written. Listeners only mark what they
+        // hold as stale (they run inside this call's turn; a query of theirs waits behind it).
+        for (const listener of [...this.#retaken]) {
+          try {
+            listener();
+          } catch {
+            // One listener's failure must not keep the connection from being used.
+          }
+        }
         return;
       } catch (err) {
         await client.end().catch(() => {});

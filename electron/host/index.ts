@@ -16,6 +16,7 @@ import { Devices } from '../devices/devices.js';
 import { TranscriptImports } from '../conversations/import-transcript.js';
 import { chosenDatabaseUrl, chosenServerFailed } from '../db/choice.js';
 import { acquireLock } from '../db/lock.js';
+import { onLockRetaken, reconnectIfLost } from '../db/database.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { VectorSlot } from '../embed/active.js';
 import { SearchByMeaning } from '../embed/search-by-meaning.js';
@@ -137,7 +138,9 @@ export async function createHost(options: HostOptions & HostModelOptions): Promi
       method,
       (raw: unknown) => {
         const input = parseInput(method, raw);
-        const call = () => (handlers[method] as (i: unknown) => Promise<unknown>)(input);
+        const handle = () => (handlers[method] as (i: unknown) => Promise<unknown>)(input);
+        // PostgreSQL after a dropped connection: made again (the lock retaken, stale caches dropped) before the handler reads any of them.
+        const call = () => reconnectIfLost(db)?.then(handle) ?? handle();
         return switching ? switching.then(call) : call();
       },
     ]),
@@ -323,6 +326,15 @@ function buildServices(
   const erase = new EraseEverything({ dataDir, settings, backups, log, now, template: options.template, switchData });
   // The vault folder both ways: the person's memory files read back through the store, then written to match.
   const vault = new VaultService({ db, memories, settings, events, dataDir, now, log, auto: options.vaultAuto !== false });
+  // PostgreSQL: the connection dropped and the host lock was taken again. Another Anima may have opened
+  // the database meanwhile, written and closed: what is held in memory from the tables is read afresh.
+  onLockRetaken(db, () => {
+    log('warn', 'the connection to the PostgreSQL server was made again: the recall index and the settings are read afresh');
+    recall.drop();
+    void settings.reload().catch((err: Error) => log('warn', `settings: could not read them again: ${err.message}`));
+    meaning.catchUp();
+    graphIndexer.catchUp();
+  });
   return {
     version: appVersion(),
     dataDir,

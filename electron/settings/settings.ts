@@ -130,6 +130,19 @@ export class SettingsStore {
   }
 
   /**
+   * Forgets what was read and reads the table again (another Anima wrote it while this one's
+   * PostgreSQL connection was down: db.onLockRetaken); if the settings differ, they are announced as
+   * any change is. The forgetting happens at once, before the first await.
+   */
+  async reload(): Promise<Settings> {
+    const before = this.cache;
+    this.cache = undefined;
+    const next = await this.get();
+    if (before && JSON.stringify(before) !== JSON.stringify(next)) this.onChanged(next);
+    return next;
+  }
+
+  /**
    * Settings from Anima's own archive (electron/imports/anima-archive.ts), inside the importer's
    * transaction: each known key whose value passes its check and that is not set here yet. `vault` is
    * left out: it names a folder on the machine the archive came from, which a sync would read as
