@@ -19,6 +19,7 @@ export const POSTGRES_TESTS = [
   'electron/archive/migrate-store.pg.test.ts',
   'electron/serve/lan.test.ts',
   'electron/serve/multi-client.test.ts',
+  'electron/host/reconnect.pg.test.ts',
 ];
 
 process.env.ANIMA_TEST_ENGINE = 'postgres';
