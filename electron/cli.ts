@@ -2,7 +2,6 @@
 // bridge on 127.0.0.1, printing the one URL (with its per-run token) to open.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +17,7 @@ import { appVersion } from './host/version.js';
 import { checkDatabaseUrl, redactDatabaseUrl } from './db/postgres.js';
 import { BrowserLink } from './serve/link.js';
 import { startServer } from './serve/server.js';
+import { canonicalIp } from './serve/tls.js';
 import { describeReport, hasAnimaData } from './vault/command.js';
 
 const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--database postgres://…] [--listen ADDR [--lan-port N]] [--no-open]
@@ -34,9 +34,10 @@ const USAGE = `Usage: anima serve [--port N] [--data-dir DIR] [--database postgr
                          postgres://anima@localhost:5432/anima (default: ANIMA_DATABASE); the data folder
                          still holds the keys and the link. One Anima per database at a time.
             --listen     also serve your phone and other devices on the local network, over HTTPS only,
-                         on ADDR: 0.0.0.0 (every network of this machine) or one of its addresses, e.g.
-                         192.168.1.20. Never without it. Pair a device in Settings → Devices (each gets
-                         its own token, revocable there); the certificate is made for this data folder.
+                         on ADDR: 0.0.0.0 (every IPv4 network of this machine), :: (every network, IPv6
+                         and IPv4), or one of its addresses, e.g. 192.168.1.20 or fd00::20. Never
+                         without it. Pair a device in Settings → Devices (each gets its own token,
+                         revocable there); the certificate is made for this data folder.
             --lan-port   its port (default: the one it had last time, else the port above + 1, or a free
                          one when that is taken)
             --no-open    do not try to open a browser window
@@ -89,12 +90,14 @@ function openBrowser(url: string): void {
   }
 }
 
-/** This machine's IPv4 addresses on its networks (not loopback). */
+/** This machine's addresses on its networks (not loopback; IPv4 first; no IPv6 link-local, which needs a zone no browser address can carry). */
 function lanAddresses(): string[] {
-  return Object.values(os.networkInterfaces())
+  const nics = Object.values(os.networkInterfaces())
     .flatMap((list) => list ?? [])
-    .filter((nic) => nic.family === 'IPv4' && !nic.internal)
-    .map((nic) => nic.address);
+    .filter((nic) => !nic.internal);
+  const v4 = nics.filter((nic) => nic.family === 'IPv4').map((nic) => nic.address);
+  const v6 = nics.filter((nic) => nic.family === 'IPv6' && !/^fe[89ab][0-9a-f]:/i.test(nic.address)).map((nic) => canonicalIp(nic.address) ?? nic.address);
+  return [...v4, ...v6];
 }
 
 /** --listen and --lan-port, checked before anything starts. */
@@ -103,10 +106,17 @@ function lanOption(listen: string | undefined, lanPort: string | undefined): { a
     if (lanPort !== undefined) throw new Error('--lan-port goes with --listen ADDR (for example --listen 0.0.0.0).');
     return undefined;
   }
-  const address = listen.trim();
-  if (isIP(address) !== 4) {
+  const trimmed = listen.trim();
+  if (/^\[?[0-9a-f:.]+%/i.test(trimmed)) {
     throw new Error(
-      `--listen takes an IPv4 address of this machine: 0.0.0.0 for every network, or one such as ${lanAddresses()[0] ?? '192.168.1.20'} — not “${listen}”.`,
+      `--listen ${trimmed}: an IPv6 address with a zone (%…) cannot be opened in a browser. Use ::, or one of this machine's other addresses: ${lanAddresses().join(', ') || 'none found'}.`,
+    );
+  }
+  // IPv6 as browsers write it ([::1], 0:0:0:0:0:0:0:1 → ::1): the certificate and the Host check use that form.
+  const address = canonicalIp(trimmed);
+  if (address === null) {
+    throw new Error(
+      `--listen takes an address of this machine: 0.0.0.0 for every IPv4 network, :: for every network (IPv6 and IPv4), or one such as ${lanAddresses()[0] ?? '192.168.1.20'} — not “${listen}”.`,
     );
   }
   if (lanPort === undefined) return { address };
@@ -150,7 +160,7 @@ async function serve(argv: string[]): Promise<void> {
   const server = await startServer({ host, staticDir, port, log, link, lan }).catch(async (err: NodeJS.ErrnoException) => {
     await host.close().catch(() => {});
     if (lan && err.code === 'EADDRNOTAVAIL')
-      throw new Error(`--listen ${lan.address} is not an address of this machine. Use 0.0.0.0, or one of: ${lanAddresses().join(', ') || 'none found'}.`);
+      throw new Error(`--listen ${lan.address} is not an address of this machine. Use 0.0.0.0 or ::, or one of: ${lanAddresses().join(', ') || 'none found'}.`);
     if (lan && err.code === 'EADDRINUSE' && lan.port !== undefined) throw new Error(`Port ${lan.port} (--lan-port) is taken by another program.`);
     throw err;
   });

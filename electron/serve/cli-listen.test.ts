@@ -45,7 +45,12 @@ describe('anima serve --listen', () => {
     async () => {
       const bad = await serve(['--listen', 'my-laptop']).ready;
       expect(bad.code).toBe(1);
-      expect(bad.out).toMatch(/--listen takes an IPv4 address of this machine: 0\.0\.0\.0 for every network, or one such as .* — not “my-laptop”/);
+      expect(bad.out).toMatch(
+        /--listen takes an address of this machine: 0\.0\.0\.0 for every IPv4 network, :: for every network \(IPv6 and IPv4\), or one such as .* — not “my-laptop”/,
+      );
+      const zoned = await serve(['--listen', 'fe80::1%eth0']).ready;
+      expect(zoned.code).toBe(1);
+      expect(zoned.out).toContain('--listen fe80::1%eth0: an IPv6 address with a zone (%…) cannot be opened in a browser. Use ::');
       const lonely = await serve(['--lan-port', '4001']).ready;
       expect(lonely.code).toBe(1);
       expect(lonely.out).toContain('--lan-port goes with --listen ADDR');
@@ -74,6 +79,31 @@ describe('anima serve --listen', () => {
         req.end();
       });
       expect(seen).toBe(fingerprint);
+      run.child.kill('SIGTERM');
+      await new Promise((resolve) => run.child.once('close', resolve));
+    },
+    PATIENCE_MS * 2,
+  );
+
+  it(
+    'serves HTTPS on an IPv6 address, printed in brackets, its certificate naming it',
+    async () => {
+      const run = serve(['--listen', '0:0:0:0:0:0:0:1', '--lan-port', '0']);
+      const { out, code } = await run.ready;
+      expect(code, out).toBeNull();
+      const lan = /On your local network \(HTTPS only\): https:\/\/\[::1\]:(\d+) /.exec(out);
+      const fingerprint = /fingerprint \(SHA-256\): (\S+)/.exec(out)?.[1];
+      expect(lan, out).not.toBeNull();
+      const seen = await new Promise<{ fingerprint: string; ip: string | undefined }>((resolve, reject) => {
+        const req = request({ host: '::1', port: Number(lan![1]), path: '/', rejectUnauthorized: false, agent: false }, (res) => {
+          const cert = (res.socket as TLSSocket).getPeerX509Certificate();
+          resolve({ fingerprint: cert!.fingerprint256, ip: cert!.checkIP('::1') });
+          res.resume();
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(seen).toEqual({ fingerprint, ip: '::1' });
       run.child.kill('SIGTERM');
       await new Promise((resolve) => run.child.once('close', resolve));
     },

@@ -8,7 +8,7 @@
 // against the remote address (rate-limit.ts). A revoked device's open event streams are cut at once.
 import { createServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import os from 'node:os';
 
 import { pairRequest } from '../../shared/api.js';
@@ -22,12 +22,12 @@ import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { INTERNAL_MESSAGE, refusal, refuse, sendError, sendJson, setCommonHeaders } from './respond.js';
 import { answerCall, serveStatic } from './routes.js';
 import { createEventStreams } from './sse.js';
-import { ensureCertificate } from './tls.js';
+import { canonicalIp, ensureCertificate, normaliseNames } from './tls.js';
 
 export interface LanOptions {
   host: Host;
   staticRoot: string;
-  /** What --listen named: 0.0.0.0 (every IPv4 network), or one address of this machine. */
+  /** What --listen named: 0.0.0.0 (every IPv4 network), :: (every network, IPv6 and IPv4 where the OS allows), or one address of this machine. */
   address: string;
   /** 0: a free one. */
   port: number;
@@ -52,18 +52,28 @@ const CLOSE_GRACE_MS = 1_000;
 const SHUTTING_DOWN = refusal(503, { code: 'internal', message: 'Anima is shutting down.' }, { Connection: 'close' });
 const DNS_LABELS = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
+/** An IPv6 link-local address (fe80::/10): usable only with a zone (%eth0), which no browser address or certificate can carry. */
+const LINK_LOCAL = /^fe[89ab][0-9a-f]:/i;
+
 /**
  * The names this machine is reached by: the address itself (or, for 0.0.0.0, every IPv4 address of
- * its interfaces), its host name and hostname.local (when they are DNS names), localhost, 127.0.0.1.
+ * its interfaces; for ::, every IPv4 and IPv6 one but the link-local), its host name and
+ * hostname.local (when they are DNS names), localhost, 127.0.0.1, and ::1 when it listens on IPv6.
+ * IPv6 addresses are written as browsers write them (canonicalIp), without brackets.
  */
 export function serverNames(address: string): string[] {
   const names = new Set<string>();
-  if (address === '0.0.0.0') {
+  const listened = canonicalIp(address) ?? address.toLowerCase();
+  const v6 = isIP(listened) === 6;
+  if (listened === '0.0.0.0' || listened === '::') {
     for (const list of Object.values(os.networkInterfaces())) {
-      for (const nic of list ?? []) if (nic.family === 'IPv4') names.add(nic.address);
+      for (const nic of list ?? []) {
+        if (nic.family === 'IPv4') names.add(nic.address);
+        else if (v6 && nic.family === 'IPv6' && !LINK_LOCAL.test(nic.address) && !nic.address.includes('%')) names.add(canonicalIp(nic.address) ?? nic.address);
+      }
     }
   } else {
-    names.add(address.toLowerCase());
+    names.add(listened);
   }
   const hostname = os.hostname().toLowerCase().replace(/\.$/, '');
   if (DNS_LABELS.test(hostname)) {
@@ -72,16 +82,21 @@ export function serverNames(address: string): string[] {
   }
   names.add('localhost');
   names.add('127.0.0.1');
+  if (v6) names.add('::1');
   return [...names].sort();
 }
 
-const hostPart = (name: string) => (name.includes(':') ? `[${name}]` : name);
+/** A name as it stands in a URL or a Host header: an IPv6 address in brackets. */
+export const hostPart = (name: string) => (name.includes(':') ? `[${name}]` : name);
+const isLoopbackName = (name: string) => name === 'localhost' || name.startsWith('127.') || name === '::1';
 
 export async function startLanListener(opts: LanOptions): Promise<LanListener> {
   const { host, log } = opts;
   const devices = host.devices;
   if (!devices) throw new Error('serve: this host keeps no paired devices');
-  const names = opts.names ?? serverNames(opts.address);
+  // The address as browsers write it (an IPv6 one compressed, without brackets); the names likewise.
+  const address = canonicalIp(opts.address) ?? opts.address;
+  const names = normaliseNames(opts.names ?? serverNames(address));
   const certificate = await ensureCertificate(host.dataDir, names);
   const limiter = opts.limiter ?? createRateLimiter();
   const events = createEventStreams(host, log, opts.keepAliveMs);
@@ -175,7 +190,12 @@ export async function startLanListener(opts: LanOptions): Promise<LanListener> {
   });
 
   try {
-    await listenOn(server, opts.address, opts.port);
+    await listenOn(server, address, opts.port).catch(async (err: NodeJS.ErrnoException) => {
+      // `::` where the OS has no IPv6: every IPv4 network, said once.
+      if (address !== '::' || (err.code !== 'EAFNOSUPPORT' && err.code !== 'EADDRNOTAVAIL')) throw err;
+      log('warn', `serve (LAN): this machine has no IPv6 (${err.code}); listening on every IPv4 network (0.0.0.0) instead`);
+      await listenOn(server, '0.0.0.0', opts.port);
+    });
   } catch (err) {
     offRevoke();
     events.closeAll();
@@ -192,10 +212,13 @@ export async function startLanListener(opts: LanOptions): Promise<LanListener> {
     pairing: true,
     limiter,
   };
-  const listening = { address: opts.address, port, names, fingerprint: certificate.fingerprint };
+  const listening = { address, port, names, fingerprint: certificate.fingerprint };
   devices.setListening(listening);
-  const first = names.find((n) => n !== 'localhost' && !n.startsWith('127.')) ?? names[0]!;
-  const origin = `https://${hostPart(opts.address === '0.0.0.0' ? first : opts.address)}:${port}`;
+  // For every network: an IPv4 LAN address first (what a phone most likely reaches), else an IPv6 one, else a name.
+  const wildcard = address === '0.0.0.0' || address === '::';
+  const lanNames = names.filter((n) => !isLoopbackName(n));
+  const first = lanNames.find((n) => isIP(n) === 4) ?? lanNames.find((n) => isIP(n) === 6) ?? lanNames[0] ?? names[0]!;
+  const origin = `https://${hostPart(wildcard ? first : address)}:${port}`;
   log('info', `serve (LAN): listening on ${origin}`);
 
   let closed: Promise<void> | undefined;
@@ -218,5 +241,5 @@ export async function startLanListener(opts: LanOptions): Promise<LanListener> {
     return closed;
   }
 
-  return { address: opts.address, port, origin, names, fingerprint: certificate.fingerprint, close };
+  return { address, port, origin, names, fingerprint: certificate.fingerprint, close };
 }

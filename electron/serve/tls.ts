@@ -1,7 +1,7 @@
 // The LAN listener's certificate: self-signed, made for this data folder on first use and kept in
 // `<dataDir>/lan-certificate.json` (owner-only, written aside and renamed, like browser-link.json).
-// Its subjectAltName carries the server's own names (its LAN addresses, hostname, hostname.local,
-// localhost, 127.0.0.1); a change of those names, or fewer than RENEW_BEFORE_DAYS days left, makes a
+// Its subjectAltName carries the server's own names (its LAN addresses, IPv4 and IPv6, hostname,
+// hostname.local, localhost, 127.0.0.1, ::1 when it listens on IPv6); a change of those names, or fewer than RENEW_BEFORE_DAYS days left, makes a
 // new one (a paired phone then sees a new fingerprint and is shown it again when pairing).
 // Nobody vouches for it: a device trusts it by comparing the fingerprint the pairing QR carries
 // (SHA-256 of the DER, colon hex as browsers show it).
@@ -11,6 +11,7 @@ import 'reflect-metadata';
 
 import { randomBytes, webcrypto, X509Certificate } from 'node:crypto';
 import fs from 'node:fs/promises';
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 import * as x509 from '@peculiar/x509';
@@ -37,24 +38,33 @@ interface Stored {
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
-const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
-/** The names, cleaned: lower-case, no duplicates, sorted, each a DNS name or an IP address (else an error in words). */
+/**
+ * An IP address as a browser writes it in a URL's host (without the brackets), or null for anything
+ * else: IPv4 in dotted decimal; IPv6 lower-case and compressed (0:0:0:0:0:0:0:1 is ::1, an IPv4-mapped
+ * tail in hex), brackets allowed around it. An IPv6 zone (fe80::1%eth0) is not an address a browser or
+ * a certificate can name: null.
+ */
+export function canonicalIp(name: string): string | null {
+  const bare = name.startsWith('[') && name.endsWith(']') ? name.slice(1, -1) : name;
+  const family = isIP(bare);
+  if (family === 4) return bare;
+  if (family === 6 && !bare.includes('%')) return new URL(`http://[${bare}]/`).hostname.slice(1, -1);
+  return null;
+}
+
+/** The names, cleaned: lower-case, IP addresses canonical, no duplicates, sorted, each a DNS name or an IP address (else an error in words). */
 export function normaliseNames(names: readonly string[]): string[] {
   const out = new Set<string>();
   for (const raw of names) {
     const name = raw.trim().toLowerCase();
-    if (!isIp(name) && !DNS_NAME.test(name)) throw new Error(`tls: “${raw}” is neither a host name nor an IP address`);
-    out.add(name);
+    const ip = canonicalIp(name);
+    if (ip === null && !DNS_NAME.test(name)) throw new Error(`tls: “${raw}” is neither a host name nor an IP address`);
+    out.add(ip ?? name);
   }
   if (out.size === 0) throw new Error('tls: a certificate needs at least one name');
   return [...out].sort();
-}
-
-function isIp(name: string): boolean {
-  if (IPV4.test(name)) return name.split('.').every((part) => Number(part) <= 255);
-  return name.includes(':') && /^[0-9a-f:.]+$/i.test(name);
 }
 
 /** The SHA-256 fingerprint of a PEM certificate, as browsers show it (AB:CD:…). */
@@ -117,7 +127,8 @@ async function makeCertificate(names: string[], now: Date): Promise<Certificate>
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: isIp(value) ? 'ip' : 'dns', value }))),
+      // IP names (either family) as iPAddress entries: 4 or 16 bytes (@peculiar/asn1-x509's IpConverter), as TLS clients compare them.
+      new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: isIP(value) ? 'ip' : 'dns', value }))),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
