@@ -10,6 +10,7 @@ import {
   isAppUrl,
   isPermissionAllowed,
   isTrustedSender,
+  isWindowPage,
   resolveAppPath,
   type IpcEventLike,
 } from './security-rules.js';
@@ -74,6 +75,26 @@ describe('app URLs and navigation', () => {
     expect(isAllowedNavigation('data:text/html,hi')).toBe(false);
   });
 
+  it('while the window is on the paired server, allows that origin and nothing else (not even app://)', () => {
+    const server = 'https://192.168.1.20:8443';
+    expect(isAllowedNavigation('https://192.168.1.20:8443/', server)).toBe(true);
+    expect(isAllowedNavigation('https://192.168.1.20:8443/#pair=x&fp=ab', server)).toBe(true);
+    expect(isWindowPage('https://192.168.1.20:8443/manifest.webmanifest', server)).toBe(true);
+    for (const other of [
+      'https://192.168.1.20:8444/',
+      'http://192.168.1.20:8443/',
+      'https://192.168.1.21:8443/',
+      'https://user:pw@192.168.1.20:8443/',
+      'https://example.com/',
+      APP_ENTRY_URL,
+      'not a url',
+    ]) {
+      expect(isAllowedNavigation(other, server)).toBe(false);
+    }
+    // Without a server, its origin is foreign like any other.
+    expect(isAllowedNavigation('https://192.168.1.20:8443/')).toBe(false);
+  });
+
   it('carries the required CSP directives', () => {
     for (const directive of [
       "default-src 'self'",
@@ -135,6 +156,15 @@ describe('permissions', () => {
     expect(isPermissionAllowed('clipboard-sanitized-write', 'https://example.com/')).toBe(false);
     expect(isPermissionAllowed('clipboard-sanitized-write', undefined)).toBe(false);
   });
+
+  it('on the paired server, allows its pages the same and our own no longer', () => {
+    const server = 'https://192.168.1.20:8443';
+    expect(isPermissionAllowed('clipboard-sanitized-write', server, server)).toBe(true);
+    expect(isPermissionAllowed('clipboard-sanitized-write', `${server}/`, server)).toBe(true);
+    expect(isPermissionAllowed('media', `${server}/`, server)).toBe(false);
+    expect(isPermissionAllowed('clipboard-sanitized-write', 'https://192.168.1.20:9999/', server)).toBe(false);
+    expect(isPermissionAllowed('clipboard-sanitized-write', APP_ENTRY_URL, server)).toBe(false);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -160,6 +190,15 @@ describe('isTrustedSender', () => {
     expect(isTrustedSender(fakeEvent({ url: 'https://evil.example/' }), isOurs)).toBe(false);
     expect(isTrustedSender(fakeEvent({ url: 'file:///index.html' }), isOurs)).toBe(false);
     expect(isTrustedSender(fakeEvent({ url: '' }), isOurs)).toBe(false);
+  });
+
+  it('trusts another page only where the channel says so (the paired server, top frame, our window)', () => {
+    const onServer = (url: string) => isWindowPage(url, 'https://192.168.1.20:8443');
+    expect(isTrustedSender(fakeEvent({ url: 'https://192.168.1.20:8443/' }), isOurs)).toBe(false);
+    expect(isTrustedSender(fakeEvent({ url: 'https://192.168.1.20:8443/' }), isOurs, onServer)).toBe(true);
+    expect(isTrustedSender(fakeEvent({ url: 'https://192.168.1.20:8443/', parent: {} }), isOurs, onServer)).toBe(false);
+    expect(isTrustedSender(fakeEvent({ url: 'https://192.168.1.20:8443/', id: 99 }), isOurs, onServer)).toBe(false);
+    expect(isTrustedSender(fakeEvent({ url: 'https://evil.example/' }), isOurs, onServer)).toBe(false);
   });
 });
 

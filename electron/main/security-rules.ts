@@ -64,9 +64,19 @@ export function resolveAppPath(rootDir: string, requestUrl: string): string | nu
   return resolved;
 }
 
-/** Checklist #13: the window only ever shows our own pages. */
-export function isAllowedNavigation(targetUrl: string): boolean {
-  return isAppUrl(targetUrl);
+/**
+ * The pages the window may show: our own app:// pages, or — only while the window is on the person's
+ * paired Anima server (`serverOrigin`, `https://host:port`) — that origin's pages, and nothing else.
+ */
+export function isWindowPage(raw: string, serverOrigin: string | null): boolean {
+  if (serverOrigin === null) return isAppUrl(raw);
+  const url = parseUrl(raw);
+  return !!url && url.protocol === 'https:' && url.origin === serverOrigin && !url.username && !url.password;
+}
+
+/** Checklist #13: the window only ever shows our own pages (or the paired server's while it is on it). */
+export function isAllowedNavigation(targetUrl: string, serverOrigin: string | null = null): boolean {
+  return isWindowPage(targetUrl, serverOrigin);
 }
 
 /**
@@ -88,8 +98,8 @@ export function checkExternalUrl(raw: unknown): string | null {
  */
 const ALLOWED_PERMISSIONS: ReadonlySet<string> = new Set(['clipboard-sanitized-write']);
 
-export function isPermissionAllowed(permission: string, requestingUrl: string | undefined): boolean {
-  return ALLOWED_PERMISSIONS.has(permission) && !!requestingUrl && isAppUrl(requestingUrl);
+export function isPermissionAllowed(permission: string, requestingUrl: string | undefined, serverOrigin: string | null = null): boolean {
+  return ALLOWED_PERMISSIONS.has(permission) && !!requestingUrl && isWindowPage(requestingUrl, serverOrigin);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -113,14 +123,15 @@ export interface IpcMainLike<E extends IpcEventLike> {
 }
 
 /**
- * A message may come only from the top frame of one of our windows, showing our own page.
+ * A message may come only from the top frame of one of our windows, showing our own page (or, for
+ * the channels that allow it, `isOurPage`: the paired server's page while the window is on it).
  * A destroyed frame (null), a subframe, or a page that somehow navigated elsewhere is refused.
  */
-export function isTrustedSender(event: IpcEventLike, isOurWebContents: (id: number) => boolean): boolean {
+export function isTrustedSender(event: IpcEventLike, isOurWebContents: (id: number) => boolean, isOurPage: (url: string) => boolean = isAppUrl): boolean {
   const frame = event.senderFrame;
   if (!frame || frame.parent) return false;
   if (!isOurWebContents(event.sender.id)) return false;
-  return isAppUrl(frame.url);
+  return isOurPage(frame.url);
 }
 
 export class UntrustedSenderError extends Error {
@@ -138,10 +149,11 @@ export function createIpcHandle<E extends IpcEventLike>(
   ipcMain: IpcMainLike<E>,
   isOurWebContents: (id: number) => boolean,
   onRefused: (channel: string, event: E) => void = () => {},
+  isOurPage: (url: string) => boolean = isAppUrl,
 ) {
   return function handle(channel: string, handler: (...args: unknown[]) => unknown): void {
     ipcMain.handle(channel, (event: E, ...args: unknown[]) => {
-      if (!isTrustedSender(event, isOurWebContents)) {
+      if (!isTrustedSender(event, isOurWebContents, isOurPage)) {
         onRefused(channel, event);
         throw new UntrustedSenderError(channel);
       }

@@ -15,14 +15,14 @@ function navigation(url: string, isMainFrame = true) {
   return { url, isMainFrame, preventDefault: vi.fn() };
 }
 
-function setup() {
+function setup(serverOrigin: () => string | null = () => null) {
   const contents = new FakeContents();
   const opened: string[] = [];
   const openExternal = vi.fn((url: string) => {
     opened.push(url);
     return true;
   });
-  hardenWebContents(contents as unknown as WebContents, openExternal);
+  hardenWebContents(contents as unknown as WebContents, openExternal, serverOrigin);
   return { contents, opened, openExternal };
 }
 
@@ -56,6 +56,29 @@ describe('hardenWebContents', () => {
     const attach = { preventDefault: vi.fn() };
     contents.emit('will-attach-webview', attach);
     expect(attach.preventDefault).toHaveBeenCalled();
+  });
+
+  it('while on the paired server, lets the window move within its origin only; other links go to the browser', () => {
+    let origin: string | null = 'https://192.168.1.20:8443';
+    const { contents, opened } = setup(() => origin);
+    const within = navigation('https://192.168.1.20:8443/');
+    contents.emit('will-frame-navigate', within);
+    expect(within.preventDefault).not.toHaveBeenCalled();
+    const third = navigation('https://example.com/');
+    contents.emit('will-frame-navigate', third);
+    expect(third.preventDefault).toHaveBeenCalled();
+    const home = navigation('app://anima/index.html');
+    contents.emit('will-frame-navigate', home);
+    expect(home.preventDefault).toHaveBeenCalled();
+    const redirect = navigation('https://192.168.1.20:9000/');
+    contents.emit('will-redirect', redirect);
+    expect(redirect.preventDefault).toHaveBeenCalled();
+    expect(opened).toEqual(['https://example.com/', 'app://anima/index.html']);
+
+    origin = null; // back on this computer: the server is foreign again
+    const back = navigation('https://192.168.1.20:8443/');
+    contents.emit('will-frame-navigate', back);
+    expect(back.preventDefault).toHaveBeenCalled();
   });
 
   it('denies every new window, handing the URL to the checked opener', () => {
@@ -111,5 +134,22 @@ describe('lockPermissions', () => {
     expect(check(null, 'geolocation', 'app://anima', {})).toBe(false);
     expect(check(null, 'clipboard-sanitized-write', 'app://anima', {})).toBe(true);
     expect(device({ deviceType: 'usb' })).toBe(false);
+  });
+
+  it('follows the window onto the paired server: its origin allowed, our own pages no longer', () => {
+    let request: any;
+    let check: any;
+    const session = {
+      setPermissionRequestHandler: (h: unknown) => (request = h),
+      setPermissionCheckHandler: (h: unknown) => (check = h),
+      setDevicePermissionHandler: () => {},
+    };
+    lockPermissions(session as unknown as Session, () => 'https://192.168.1.20:8443');
+    const answers: boolean[] = [];
+    request(null, 'clipboard-sanitized-write', (ok: boolean) => answers.push(ok), { requestingUrl: 'https://192.168.1.20:8443/' });
+    request(null, 'clipboard-sanitized-write', (ok: boolean) => answers.push(ok), { requestingUrl: 'https://evil.example/' });
+    expect(answers).toEqual([true, false]);
+    expect(check(null, 'clipboard-sanitized-write', 'https://192.168.1.20:8443', {})).toBe(true);
+    expect(check(null, 'clipboard-sanitized-write', 'app://anima', {})).toBe(false);
   });
 });

@@ -18,15 +18,21 @@ export function createOpenExternal(shellOpenExternal: (url: string) => Promise<v
   };
 }
 
-/** #13 navigation locked to app://, #14 no new windows, #12 no <webview>; links go to the browser. */
-export function hardenWebContents(contents: WebContents, openExternal: OpenExternal): void {
+/** Where the window is allowed to be: null for our own app:// pages, else the paired server's origin. */
+export type ServerOrigin = () => string | null;
+
+/**
+ * #13 navigation locked to app:// (or, while the window is on the paired server, to its origin alone),
+ * #14 no new windows, #12 no <webview>; links go to the browser.
+ */
+export function hardenWebContents(contents: WebContents, openExternal: OpenExternal, serverOrigin: ServerOrigin = () => null): void {
   contents.on('will-frame-navigate', (details) => {
-    if (isAllowedNavigation(details.url)) return;
+    if (isAllowedNavigation(details.url, serverOrigin())) return;
     details.preventDefault();
     if (details.isMainFrame) openExternal(details.url);
   });
   contents.on('will-redirect', (details) => {
-    if (!isAllowedNavigation(details.url)) details.preventDefault();
+    if (!isAllowedNavigation(details.url, serverOrigin())) details.preventDefault();
   });
   contents.on('will-attach-webview', (event) => event.preventDefault());
   contents.setWindowOpenHandler(({ url }) => {
@@ -36,10 +42,10 @@ export function hardenWebContents(contents: WebContents, openExternal: OpenExter
 }
 
 /** #5: deny every permission that is not explicitly allowed, both when asked and when checked. */
-export function lockPermissions(session: Session): void {
+export function lockPermissions(session: Session, serverOrigin: ServerOrigin = () => null): void {
   session.setPermissionRequestHandler((_contents, permission, callback, details) => {
-    callback(isPermissionAllowed(permission, details.requestingUrl));
+    callback(isPermissionAllowed(permission, details.requestingUrl, serverOrigin()));
   });
-  session.setPermissionCheckHandler((_contents, permission, requestingOrigin) => isPermissionAllowed(permission, requestingOrigin));
+  session.setPermissionCheckHandler((_contents, permission, requestingOrigin) => isPermissionAllowed(permission, requestingOrigin, serverOrigin()));
   session.setDevicePermissionHandler(() => false);
 }
