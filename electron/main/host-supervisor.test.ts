@@ -135,6 +135,29 @@ describe('HostSupervisor', () => {
     expect(log).toHaveBeenCalledWith('warn', expect.stringContaining('did not close'));
   });
 
+  it('stops for the paired server and starts a fresh host afterwards, which connects and may restart once again', async () => {
+    const { supervisor, children, exits } = setup();
+    children[0]!.emit('exit', 139); // used up the one restart
+    expect(children).toHaveLength(2);
+    expect(() => supervisor.start()).toThrow(/already running/);
+
+    const stopping = supervisor.stop();
+    expect(supervisor.connect()).toBeNull(); // no new window port while it closes
+    children[1]!.emit('exit', 0);
+    await stopping;
+    expect(supervisor.running).toBe(false);
+    expect(supervisor.connect()).toBeNull();
+    expect(exits).toEqual([{ code: 139, restarted: true }]); // the requested stop is not a crash
+
+    supervisor.start();
+    expect(children).toHaveLength(3);
+    expect(children[2]!.sent[0]!.message).toEqual({ type: 'init', dataDir: '/data', secretStorage: 'os-encrypted' });
+    expect(supervisor.connect()).toEqual({ name: 'renderer-end-1' });
+    children[2]!.emit('exit', 139);
+    expect(children).toHaveLength(4);
+    expect(exits.at(-1)).toEqual({ code: 139, restarted: true });
+  });
+
   it('closes at once when the host already gave up', async () => {
     const { supervisor, children } = setup();
     children[0]!.emit('exit', 1);

@@ -1,5 +1,6 @@
 // Main's side of the host: forks the utility process, hands it one MessagePort per window, answers
-// its safeStorage requests, restarts it once after a crash, and closes it (bounded) on quit.
+// its safeStorage requests, restarts it once after a crash, and closes it (bounded) on quit — or stops
+// it while the window is on the person's own server, to start it again when the window comes back.
 import type { MessagePortMain, UtilityProcess } from 'electron';
 import { answerCipherRequest, isMessage, type FromHost, type SafeStorageLike, type ToHost } from '../host-process/parent-channel.js';
 import type { Log } from '../host-process/port-server.js';
@@ -35,6 +36,7 @@ export class HostSupervisor {
   }
 
   start(): void {
+    if (this.child) throw new Error('the host is already running');
     const { fork, dataDir, safeStorage, log } = this.options;
     const child = fork();
     this.child = child;
@@ -90,6 +92,19 @@ export class HostSupervisor {
       this.send({ type: 'close' });
     });
     return this.closing;
+  }
+
+  /**
+   * Closes the host as close() does (the window is moving to the person's server: this computer's
+   * data folder is let go), after which start() may run a fresh one, with its one restart again.
+   */
+  async stop(timeoutMs = CLOSE_TIMEOUT_MS): Promise<void> {
+    const closing = this.close(timeoutMs);
+    await closing;
+    if (this.closing === closing && !this.child) {
+      this.closing = null;
+      this.restarts = 0;
+    }
   }
 
   private send(message: ToHost, ports?: MessagePortMain[]): void {
