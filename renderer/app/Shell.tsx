@@ -15,6 +15,7 @@ import { SettingsView } from '../views/settings/SettingsView.js';
 import { SleepView } from '../views/sleep/SleepView.js';
 import { startNewConversation } from './actions.js';
 import { NavRail } from './NavRail.js';
+import { ServerBanner } from './ServerBanner.js';
 import { useVisualViewport } from './phone.js';
 import { useMorningGreeting } from './useMorningGreeting.js';
 
@@ -96,6 +97,7 @@ export function Shell() {
     <div className="shell">
       <NavRail />
       <div className="shell-main">
+        <ServerBanner />
         <ConnectionBanner />
         <Notices />
         <main className="view" id="main" data-view={view}>

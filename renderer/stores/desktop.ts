@@ -28,6 +28,8 @@ export interface DesktopState {
   refusal: DesktopRefusal | null;
   /** The person closed the "your server did not answer" banner. */
   unreachableDismissed: boolean;
+  /** The shell did not say where this window is (the app goes on as if there were no shell). */
+  whereFailed: boolean;
 
   load(): Promise<void>;
   /** Checks the pairing link and, when the shell takes it, the window goes to the server. */
@@ -93,14 +95,16 @@ export const useDesktop = create<DesktopState>()((set, get) => {
     busy: null,
     refusal: null,
     unreachableDismissed: false,
+    whereFailed: false,
 
     async load() {
       const shell = desktopShell();
       if (!shell) return;
       try {
-        set({ where: await shell.where() });
+        set({ where: await shell.where(), whereFailed: false });
       } catch {
         // No answer from the shell: nothing of this shows, the app itself goes on.
+        if (!get().where) set({ whereFailed: true });
       }
     },
 

@@ -2,7 +2,8 @@
 // server listens, "Pair a device" shows the one-time pairing address as a QR code, as text, with the
 // certificate's fingerprint and a countdown; the paired devices are listed with their last use,
 // Rename and Unpair. Unpairing is security, so it is confirmed (and says it cannot be undone) instead
-// of offered back. Without a LAN listener: how to start one.
+// of offered back. Without a LAN listener: how to start one. In the desktop app, "Use my Anima
+// server" comes first (UseServerPanel.tsx); on a paired server, only where this window is.
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import QRCode from 'qrcode';
@@ -12,9 +13,27 @@ import { useNow, useTimeFormat } from '../../app/hooks.js';
 import { CopyButton } from '../../components/CopyButton.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { fingerprintRows } from '../../lib/device-name.js';
+import { desktopShell, useDesktop } from '../../stores/desktop.js';
 import '../../styles/settings/devices.css';
+import { OnServerPanelView, UseServerPanelView, useDesktopView } from './UseServerPanel.js';
 
 export function DevicesSection() {
+  const view = useDesktopView();
+  const { where } = view;
+  const whereFailed = useDesktop((s) => s.whereFailed);
+  // The desktop window on a paired server: this section says so; the devices are the server's own.
+  if (where?.kind === 'server') return <OnServerPanelView origin={where.server.origin} state={view} />;
+  // In the desktop app, wait for where it is before asking a host that may be a server's.
+  if (desktopShell() && !where && !whereFailed) return null;
+  return (
+    <div className="devices-page">
+      <UseServerPanelView state={view} />
+      <OwnDevices />
+    </div>
+  );
+}
+
+function OwnDevices() {
   const { t } = useTranslation();
   const [list, setList] = useState<DevicesList | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -280,9 +299,10 @@ function DeviceRow({ device }: { device: Device }) {
   );
 }
 
-/** The addresses a device on the network reaches: the one --listen named, or each LAN address for 0.0.0.0. */
+/** The addresses a device on the network reaches: the one --listen named, or each LAN address for 0.0.0.0 (and ::); IPv6 in brackets. */
 function listeningAt({ address, port, names }: NonNullable<DevicesList['listening']>): string {
-  if (address !== '0.0.0.0') return `${address}:${port}`;
-  const lan = names.filter((n) => /^\d+(\.\d+){3}$/.test(n) && !n.startsWith('127.'));
-  return (lan.length ? lan : names).map((n) => `${n}:${port}`).join(', ');
+  const at = (name: string) => `${name.includes(':') ? `[${name}]` : name}:${port}`;
+  if (address !== '0.0.0.0' && address !== '::') return at(address);
+  const lan = names.filter((n) => (/^\d+(\.\d+){3}$/.test(n) && !n.startsWith('127.')) || (address === '::' && n.includes(':') && n !== '::1'));
+  return (lan.length ? lan : names).map(at).join(', ');
 }
