@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { MessageChannel } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError, type AnimaApi } from '../../shared/api.js';
-import type { AnimaBridge } from '../../shared/bridge.js';
+import type { AnimaBridge, DesktopShell } from '../../shared/bridge.js';
 import type { Host } from '../host/types.js';
 import type { HostEventListener } from '../events/events.js';
 import { HOST_GONE, wireFromDomPort, type DomPortLike } from '../host-process/port-protocol.js';
@@ -50,15 +50,22 @@ function postPort(host: Host) {
   electron.ipc!.emit('anima:port', { ports: [channel.port2], sender: electron.ipc });
 }
 
-let bridge: AnimaBridge;
-beforeEach(async () => {
+/** Loads the preload as a page at `href` would (the sandboxed preload sees the page's location). */
+async function loadPreload(href: string): Promise<void> {
   electron.exposed.clear();
   electron.ipc = Object.assign(new EventEmitter(), { invoke: vi.fn(async () => undefined) });
+  vi.stubGlobal('location', new URL(href));
   vi.resetModules();
   await import('./preload.js');
+}
+
+let bridge: AnimaBridge;
+beforeEach(async () => {
+  await loadPreload('app://anima/index.html');
   bridge = electron.exposed.get('anima') as AnimaBridge;
 });
 afterEach(() => {
+  vi.unstubAllGlobals();
   for (const c of channels.splice(0)) {
     c.port1.close();
     c.port2.close();
@@ -66,9 +73,49 @@ afterEach(() => {
 });
 
 describe('preload', () => {
-  it('exposes window.anima with exactly the bridge', () => {
-    expect([...electron.exposed.keys()]).toEqual(['anima']);
+  it('exposes window.anima with exactly the bridge, and window.animaDesktop, on our own page', () => {
+    expect([...electron.exposed.keys()]).toEqual(['anima', 'animaDesktop']);
     expect(Object.keys(bridge).sort()).toEqual(['invoke', 'onEvent', 'openExternal']);
+    expect(Object.keys(electron.exposed.get('animaDesktop') as object).sort()).toEqual([
+      'forgetServer',
+      'reopenServer',
+      'useServer',
+      'useThisComputer',
+      'where',
+    ]);
+    expect(electron.ipc!.listenerCount('anima:port')).toBe(1);
+  });
+
+  it("on the paired server's page: window.animaDesktop only, and no ear for this computer's host port", async () => {
+    for (const href of ['https://192.168.1.20:8443/', 'https://192.168.1.20:8443/#pair=x&fp=ab', 'https://anima.evil.example/']) {
+      await loadPreload(href);
+      expect([...electron.exposed.keys()]).toEqual(['animaDesktop']);
+      expect(electron.ipc!.listenerCount('anima:port')).toBe(0);
+      expect(electron.ipc!.listenerCount('anima:host-down')).toBe(0);
+    }
+  });
+
+  it('window.animaDesktop asks main on its channels and hands back only the answer', async () => {
+    await loadPreload('https://192.168.1.20:8443/');
+    const desktop = electron.exposed.get('animaDesktop') as DesktopShell;
+    const invoke = vi.mocked(electron.ipc!.invoke);
+    const where = { kind: 'server', server: { origin: 'https://192.168.1.20:8443', fingerprint: 'AB', since: '2026-01-01T00:00:00.000Z' } };
+    invoke.mockResolvedValueOnce(where);
+    await expect(desktop.where()).resolves.toEqual(where);
+    invoke.mockResolvedValueOnce({ ok: false, error: { code: 'invalid_link', message: 'no' } });
+    await expect(desktop.useServer('nope')).resolves.toEqual({ ok: false, error: { code: 'invalid_link', message: 'no' } });
+    invoke.mockResolvedValueOnce({ ok: true, value: null });
+    await expect(desktop.reopenServer()).resolves.toEqual({ ok: true, value: null });
+    invoke.mockResolvedValueOnce('ignored');
+    await expect(desktop.useThisComputer()).resolves.toBeUndefined();
+    await expect(desktop.forgetServer()).resolves.toBeUndefined();
+    expect(invoke.mock.calls).toEqual([
+      ['anima-desktop:where'],
+      ['anima-desktop:use-server', 'nope'],
+      ['anima-desktop:reopen-server'],
+      ['anima-desktop:use-this-computer'],
+      ['anima-desktop:forget-server'],
+    ]);
   });
 
   it('queues calls until main posts the port, then answers them', async () => {

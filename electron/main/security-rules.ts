@@ -6,30 +6,12 @@
 // plain Node. The event shapes below are the parts of Electron's types we rely on.
 import path from 'node:path';
 
-export const APP_SCHEME = 'app';
-export const APP_HOST = 'anima';
-export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
-export const APP_ENTRY_URL = `${APP_ORIGIN}/index.html`;
+import { APP_HOST, APP_SCHEME, isAppUrl, parseUrl } from './app-url.js';
+
+export { APP_ENTRY_URL, APP_HOST, APP_ORIGIN, APP_SCHEME, isAppUrl } from './app-url.js';
 
 /** Checklist #7: a strict CSP on every app:// response (index.html also carries one as a meta tag). */
 export { CONTENT_SECURITY_POLICY } from '../../shared/csp.js';
-
-function parseUrl(raw: string): URL | null {
-  try {
-    return new URL(raw);
-  } catch {
-    return null;
-  }
-}
-
-/**
- * True for URLs of our own renderer. Node reports the origin of non-special schemes as "null",
- * so scheme and host are compared instead of `origin`.
- */
-export function isAppUrl(raw: string): boolean {
-  const url = parseUrl(raw);
-  return !!url && url.protocol === `${APP_SCHEME}:` && url.host === APP_HOST && !url.username && !url.password;
-}
 
 /** `.` or `..` as a whole path segment, in any spelling: never part of a legitimate asset URL. */
 const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?=[/?#]|$)/i;
