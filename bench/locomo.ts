@@ -44,7 +44,7 @@ import { GraphIndexer } from '../electron/graph/indexer.js';
 import { EntityStore } from '../electron/graph/store.js';
 import { Conversations } from '../electron/conversations/conversations.js';
 import { MemoryStore } from '../electron/memory/store.js';
-import { importLocomo } from '../electron/conversations/import-locomo.js';
+import { importLocomo, parseLocomoDate } from '../electron/conversations/import-locomo.js';
 import { GRAPH_WEIGHT } from '../electron/memory/recall/fusion.js';
 import { GRAPH_WALK_DEFAULT, Recall } from '../electron/memory/recall/index.js';
 import { VectorSlot } from '../electron/embed/active.js';
@@ -343,6 +343,40 @@ if (kept) {
     fs.writeFileSync(path.join(keepDir, MANIFEST), JSON.stringify(manifest));
   }
 }
+// When each question was asked, passed to recall as the app passes the time of the person's message:
+// the question's own date where the file gives one (LongMemEval's question_date), else the date of
+// the conversation's last session. Read from the data files on every run (a kept folder too).
+const askedAt = new Map<string, Map<string, number>>();
+const lastSessionAt = new Map<string, number>();
+/** "2023/05/25 (Thu) 09:31" (LongMemEval's question_date; read as UTC like the session dates) → epoch ms. */
+function questionDate(text: unknown): number | null {
+  if (typeof text !== 'string') return null;
+  const m = /^\s*(\d{4})[/-](\d{1,2})[/-](\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(?:(\d{1,2}):(\d{2}))?/.exec(text);
+  if (!m) return parseLocomoDate(text)?.getTime() ?? null;
+  return Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0));
+}
+for (const file of files) {
+  try {
+    const raw = JSON.parse(fs.readFileSync(path.join(dataDirIn, file), 'utf8')) as Record<string, unknown>;
+    const data = (raw.conversation && typeof raw.conversation === 'object' ? raw.conversation : raw) as Record<string, unknown>;
+    const sessionTimes = Object.keys(data)
+      .filter((k) => /^session_\d+_date_time$/.test(k))
+      .map((k) => parseLocomoDate(data[k])?.getTime() ?? NaN)
+      .filter((t) => Number.isFinite(t));
+    if (sessionTimes.length) lastSessionAt.set(file, Math.max(...sessionTimes));
+    const qa = Array.isArray(raw.qa) ? raw.qa : Array.isArray(data.qa) ? data.qa : [];
+    const times = new Map<string, number>();
+    for (const q of qa as Record<string, unknown>[]) {
+      const t = q && typeof q.question === 'string' ? questionDate(q.question_date) : null;
+      if (t !== null) times.set(q.question as string, t);
+    }
+    askedAt.set(file, times);
+  } catch {
+    // A file that does not read was skipped by the load; its questions are not asked.
+  }
+}
+const nowOf = (q: Question): number | undefined => askedAt.get(q.file)?.get(q.question) ?? lastSessionAt.get(q.file);
+
 const indexStart = performance.now();
 await recall.warm(['session']);
 const indexMs = performance.now() - indexStart;
@@ -369,6 +403,7 @@ async function runQuestions(vector?: { vectorWeight: number; vectorFloor?: numbe
   for (const q of questions) {
     const start = performance.now();
     const timings = { graphMs: 0, walks: 0 };
+    const now = nowOf(q);
     // Recall.search() is Recall.detailed(…).map((d) => d.hit); the detailed form takes the timings.
     const hits = (
       await recall.detailed({
@@ -379,6 +414,8 @@ async function runQuestions(vector?: { vectorWeight: number; vectorFloor?: numbe
         graphWalk,
         graphWeight,
         timings,
+        // The dates are UTC (import-locomo.ts reads them so); the calendar of "last week" is too.
+        ...(now !== undefined ? { now, timeOffsetMinutes: 0 } : {}),
         ...vector,
         ...tune,
       })

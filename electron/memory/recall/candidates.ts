@@ -6,9 +6,10 @@ import type { RecallSource } from '../../../shared/api.js';
 import type { Database } from '../../db/open.js';
 import type { BranchList } from './fusion.js';
 import type { EntityItems } from './graph-walk.js';
-import { parseTsvector, type LexicalIndex, type ScoredSlot } from './lexical-index.js';
+import { parseTsvector, type LexicalIndex, type ScoredSlot, type SearchOptions } from './lexical-index.js';
 import type { BuiltQuery } from './query.js';
 import type { RecallInternals, RecallOptions } from './search-types.js';
+import type { TimeWindow } from './time-window.js';
 import { AUTOBIOGRAPHICAL_KINDS, INDEXED_DIARY_KINDS, DiaryIndex, LIMBIC_KINDS, MemoryIndex, type Maxima, type Sidecar } from './sidecar.js';
 import { MIN_FUZZY_CHARS, type Vocabulary } from './vocabulary.js';
 
@@ -32,6 +33,29 @@ export const SPEAKER_BOOST = 0.5;
  * still joins "educaton" to "education" (7 of its 9 trigrams, 0.78) and "suport" to "support" (0.86).
  */
 export const TRIGRAM_THRESHOLD = 0.7;
+/**
+ * A row inside the window the query names (time-window.ts) scores × (1 + TIME_GAIN); one outside
+ * it × (1 − TIME_PENALTY): a soft factor, never a filter. Chosen on both dev sets together,
+ * docs/recall-tuning.md ("Time the question names").
+ */
+export const TIME_GAIN = 0.5;
+export const TIME_PENALTY = 0.1;
+/**
+ * The window reaches this many days past its end: what happened is often told a little later ("I went
+ * camping last week" is said after the week).
+ */
+export const TIME_SLACK_DAYS = 7;
+
+/** The index's time factor for a window, with the measurement's overrides (RecallInternals). */
+export function timeFactor(window: TimeWindow | null, o: Pick<RecallInternals, 'timeGain' | 'timePenalty' | 'timeSlackDays'> = {}): SearchOptions['time'] {
+  if (!window) return null;
+  const gain = o.timeGain ?? TIME_GAIN;
+  const penalty = o.timePenalty ?? TIME_PENALTY;
+  if (gain === 0 && penalty === 0) return null;
+  const slack = (o.timeSlackDays ?? TIME_SLACK_DAYS) * 86_400_000;
+  return { from: window.from, to: window.to + slack, inside: 1 + gain, outside: Math.max(0, 1 - penalty) };
+}
+
 /** The trigram branch looks at most at this many unknown words (the longest)… */
 const TRIGRAM_WORDS = 3;
 /** …and searches at most this many known words for each. */
@@ -135,6 +159,7 @@ function rankMatches(
   lexemes: readonly string[],
   scope: Uint8Array | null,
   depth: number,
+  time: SearchOptions['time'],
 ): ScoredSlot[] {
   const matched = intersect(
     slotsOf(
@@ -143,7 +168,7 @@ function rankMatches(
     ),
     only,
   );
-  return matched.size ? index.search(lexemes, { scope, only: matched, limit: depth }) : [];
+  return matched.size ? index.search(lexemes, { scope, only: matched, limit: depth, time }) : [];
 }
 
 export function plan(
@@ -154,6 +179,8 @@ export function plan(
   source: RecallSource,
   depth: number,
   restrict: Restriction | null = null,
+  /** The time the query names, as the index's factor (search.ts); null: none. */
+  time: SearchOptions['time'] = null,
 ): SourcePlan | null {
   const { q } = p;
   const tsquery = q.tsquery!;
@@ -171,6 +198,7 @@ export function plan(
       neighbourLength: o.neighbourLength ?? NEIGHBOUR_FULL_LENGTH,
       fieldBoost: o.speakerBoost ?? SPEAKER_BOOST,
       only: restrict?.session ?? null,
+      time,
     };
     const convFilter = restricted ? 'AND m.conversation_id = ANY($2::text[])' : '';
     return {
@@ -213,7 +241,7 @@ export function plan(
     return {
       source,
       fts: async () => {
-        if (q.plainOr) return dropExcluded(m.index.search(p.lexemes, { scope, limit: deeper, only }));
+        if (q.plainOr) return dropExcluded(m.index.search(p.lexemes, { scope, limit: deeper, only, time }));
         const rows = await db.query<{ key: number }>(
           // No status condition here: with it the planner (no statistics in PGlite) walked the status
           // index instead of the GIN one — 13.6 ms vs 1–2 ms at 20k. Retired memories are not in the
@@ -222,11 +250,11 @@ export function plan(
            ORDER BY id DESC LIMIT ${BOOLEAN_CANDIDATES}`,
           params(tsquery),
         );
-        return rankMatches(m.index, rows.rows, only, p.lexemes, scope, depth);
+        return rankMatches(m.index, rows.rows, only, p.lexemes, scope, depth, time);
       },
       unknown: unknownWords(p, (l) => m.index.df(l, scope, 1) > 0),
       vocab: m.vocab,
-      trigram: (lexemes, weights) => dropExcluded(m.index.search(lexemes, { scope, limit: deeper, weights, only })),
+      trigram: (lexemes, weights) => dropExcluded(m.index.search(lexemes, { scope, limit: deeper, weights, only, time })),
     };
   }
 
@@ -237,17 +265,17 @@ export function plan(
   return {
     source,
     fts: async () => {
-      if (q.plainOr) return d.index.search(p.lexemes, { scope, limit: depth, only });
+      if (q.plainOr) return d.index.search(p.lexemes, { scope, limit: depth, only, time });
       const rows = await db.query<{ key: number }>(
         `SELECT id::float8 AS key FROM diary_blocks WHERE search_fts @@ to_tsquery('english', $1) AND kind = ANY($2::text[]) AND hidden_at IS NULL
          ORDER BY id DESC LIMIT ${BOOLEAN_CANDIDATES}`,
         [tsquery, kinds],
       );
-      return rankMatches(d.index, rows.rows, only, p.lexemes, scope, depth);
+      return rankMatches(d.index, rows.rows, only, p.lexemes, scope, depth, time);
     },
     unknown: unknownWords(p, (l) => d.index.df(l, scope, 1) > 0),
     vocab: d.vocab,
-    trigram: (lexemes, weights) => d.index.search(lexemes, { scope, limit: depth, weights, only }),
+    trigram: (lexemes, weights) => d.index.search(lexemes, { scope, limit: depth, weights, only, time }),
   };
 }
 

@@ -72,6 +72,11 @@ export interface SearchOptions {
   fieldBoost?: number;
   /** A lexeme's contribution × its weight (default 1): the trigram branch's similarities. */
   weights?: ReadonlyMap<string, number>;
+  /**
+   * The time the query names (time-window.ts): a slot whose time (put's `time`) lies in [from, to)
+   * scores × inside, one with a time outside it × outside; a slot without a time is left as it is.
+   */
+  time?: { from: number; to: number; inside: number; outside: number } | null;
 }
 
 export interface ScoredSlot {
@@ -96,6 +101,8 @@ export class LexicalIndex {
   private slotPrev: number[] = [];
   private slotNext: number[] = [];
   private slotField: (string[] | null)[] = [];
+  /** When the row was said or became true (epoch ms; NaN: not known). */
+  private slotTime: number[] = [];
   private keyToSlot = new Map<number, number>();
   // per group
   private groupDocs: number[] = [];
@@ -147,7 +154,7 @@ export class LexicalIndex {
    * `linkNeighbours` it is linked after the group's last slot (rows must arrive in order).
    * `vector` null leaves the slot without text (a reply still streaming): it keeps its place.
    */
-  put(key: number, group: number, vector: ParsedVector | null, opts: { field?: string[] | null; linkNeighbours?: boolean } = {}): number {
+  put(key: number, group: number, vector: ParsedVector | null, opts: { field?: string[] | null; linkNeighbours?: boolean; time?: number | null } = {}): number {
     this.ensureGroup(group);
     let slot = this.keyToSlot.get(key);
     if (slot === undefined) {
@@ -156,6 +163,7 @@ export class LexicalIndex {
       this.slotDoc.push(-1);
       this.slotGroup.push(group);
       this.slotField.push(opts.field?.length ? opts.field : null);
+      this.slotTime.push(NaN);
       this.slotPrev.push(-1);
       this.slotNext.push(-1);
       this.keyToSlot.set(key, slot);
@@ -172,6 +180,7 @@ export class LexicalIndex {
       if (this.slotGroup[slot] !== group) this.slotGroup[slot] = group;
       if (opts.field !== undefined) this.slotField[slot] = opts.field?.length ? opts.field : null;
     }
+    if (opts.time !== undefined) this.slotTime[slot] = typeof opts.time === 'number' && Number.isFinite(opts.time) ? opts.time : NaN;
     if (vector && vector.length > 0) {
       const doc = this.docSlot.length;
       this.docSlot.push(slot);
@@ -360,6 +369,7 @@ export class LexicalIndex {
     const fullLength = o.neighbourLength && o.neighbourLength > 0 ? o.neighbourLength : Infinity;
     const boost = o.fieldBoost ?? 0;
     const lexemeSet = boost ? new Set(unique) : null;
+    const time = o.time ?? null;
     const candidates = new Set<number>(touched);
     if (neighbour > 0 && !only) {
       for (const slot of touched) {
@@ -387,6 +397,10 @@ export class LexicalIndex {
       if (lexemeSet) {
         const field = this.slotField[slot];
         if (field && field.some((l) => lexemeSet.has(l))) score *= 1 + boost;
+      }
+      if (time) {
+        const t = this.slotTime[slot]!;
+        if (t === t) score *= t >= time.from && t < time.to ? time.inside : time.outside;
       }
       const entry = { slot, key: this.slotKey[slot]!, score };
       if (top.length < o.limit) {

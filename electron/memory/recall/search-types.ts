@@ -42,6 +42,12 @@ export interface RecallOptions {
    * (settings.memory.vectorWeight; 0 = off). Without an embedding model it never runs.
    */
   vectorWeight?: number;
+  /**
+   * When the query was asked: the time of the person's message (epoch ms, a Date or an ISO string;
+   * default: the clock). A time the query names ("last May", 两周前) is read from it, and what lies in
+   * that window ranks a little higher (time-window.ts).
+   */
+  now?: number | Date | string;
   signal?: AbortSignal;
 }
 
@@ -71,6 +77,16 @@ export interface RecallInternals {
   vectorBudgetMs?: number;
   /** Cosine similarity a neighbour needs (default VECTOR_FLOOR). */
   vectorFloor?: number;
+  /** Read the time the query names (default true; measurement). */
+  timeAware?: boolean;
+  /** Leave the time words out of the words matched (default true; measurement). */
+  timeStrip?: boolean;
+  /** The window's factors and reach (default TIME_GAIN, TIME_PENALTY, TIME_SLACK_DAYS; measurement). */
+  timeGain?: number;
+  timePenalty?: number;
+  timeSlackDays?: number;
+  /** The calendar's offset from UTC in minutes (default: this machine's at `now`); the benches' dates are UTC. */
+  timeOffsetMinutes?: number;
 }
 
 /** A hit with what the tools show beside it. */

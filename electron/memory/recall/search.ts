@@ -48,15 +48,16 @@
 import type { RecallSource } from '../../../shared/api.js';
 import { MEMORY_TYPES, RECALL_SOURCES } from '../../../shared/api.js';
 import { usableVectorWeight } from '../../embed/active.js';
-import { entityBranches, plan, prepare, slotsOf, trigramBranch, type Restriction, type SourcePlan } from './candidates.js';
+import { entityBranches, plan, prepare, slotsOf, timeFactor, trigramBranch, type Restriction, type SourcePlan } from './candidates.js';
 import { fuse, type BranchList, type FuseOptions } from './fusion.js';
 import { entityItems, graphWalk } from './graph-walk.js';
 import { fetchHits } from './hits.js';
-import { buildQuery } from './query.js';
+import { buildQuery, type BuiltQuery } from './query.js';
 import type { DetailedHit, RecallInternals, RecallOptions, SearchContext } from './search-types.js';
+import { readTimeWindow, withoutSpans } from './time-window.js';
 import { VECTOR_BUDGET_MS, vectorBranches } from './vector.js';
 
-export { NEIGHBOUR_FULL_LENGTH, NEIGHBOUR_SHARE, SPEAKER_BOOST, TRIGRAM_THRESHOLD } from './candidates.js';
+export { NEIGHBOUR_FULL_LENGTH, NEIGHBOUR_SHARE, SPEAKER_BOOST, TIME_GAIN, TIME_PENALTY, TIME_SLACK_DAYS, TRIGRAM_THRESHOLD } from './candidates.js';
 export { HIT_TEXT_CHARS, snippet } from './hits.js';
 export type { DetailedHit, RecallInternals, RecallOptions, SearchContext } from './search-types.js';
 
@@ -97,11 +98,28 @@ function clampLimit(limit: unknown, fallback = 10): number {
   return Math.max(1, Math.min(MAX_LIMIT, n));
 }
 
+function instant(now: RecallOptions['now']): number {
+  const t = now instanceof Date ? now.getTime() : typeof now === 'string' ? Date.parse(now) : typeof now === 'number' ? now : NaN;
+  return Number.isFinite(t) ? t : Date.now();
+}
+
+/**
+ * The words to match and the time the query names: time expressions are read (time-window.ts) and
+ * left out of the words, unless nothing else would be left or the query quotes a phrase.
+ */
+function readQuery(o: RecallOptions & RecallInternals): { q: BuiltQuery; time: ReturnType<typeof timeFactor> } {
+  const text = typeof o.query === 'string' ? o.query : '';
+  if (o.timeAware === false || !text || /["“”]/.test(text)) return { q: buildQuery(text), time: null };
+  const reading = readTimeWindow(text, instant(o.now), o.timeOffsetMinutes);
+  const stripped = reading.spans.length && o.timeStrip !== false ? buildQuery(withoutSpans(text, reading.spans)) : null;
+  return { q: stripped?.tsquery ? stripped : buildQuery(text), time: timeFactor(reading.window, o) };
+}
+
 /** One parallel wave over the sources asked for, weighted RRF, one ranked list, with the details the tools print (role, speaker, diary kind). Active memories only. */
 export async function searchDetailed(ctx: SearchContext, o: RecallOptions & RecallInternals): Promise<DetailedHit[]> {
   const { db, sidecar: side } = ctx;
   abortIfNeeded(o.signal);
-  const q = buildQuery(o.query);
+  const { q, time } = readQuery(o);
   const entityIds = o.entityIds?.length ? [...new Set(o.entityIds.filter((id) => Number.isSafeInteger(id) && id > 0))] : null;
   if (o.entityIds?.length && !entityIds?.length) return [];
   if (!q.tsquery && !entityIds) return [];
@@ -165,7 +183,7 @@ export async function searchDetailed(ctx: SearchContext, o: RecallOptions & Reca
           diary: slotsOf(side.diary.index, about.diary),
         }
       : null;
-    const plans = q.tsquery ? sources.map((s) => plan(db, side, p, o, s, depth, restrict)).filter((x): x is SourcePlan => x !== null) : [];
+    const plans = q.tsquery ? sources.map((s) => plan(db, side, p, o, s, depth, restrict, time)).filter((x): x is SourcePlan => x !== null) : [];
     // The wave: every branch of every source at once (PGlite runs the SQL ones one after another,
     // but none waits on another's result).
     const lists: BranchList[] = (

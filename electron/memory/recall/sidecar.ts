@@ -121,6 +121,8 @@ interface SessionRow {
   speaker: string | null;
   v: string | null;
   content: string | null;
+  /** created_at, epoch ms */
+  t: number;
 }
 
 export class Sidecar {
@@ -168,12 +170,12 @@ export class Sidecar {
     }
     const field = r.speaker ? (s.speakerLexemes.get(r.speaker) ?? null) : null;
     if (r.status === 'streaming') {
-      s.index.put(key, s.group(r.conversation_id), null, { field, linkNeighbours: true });
+      s.index.put(key, s.group(r.conversation_id), null, { field, linkNeighbours: true, time: Number(r.t) });
       s.pending.add(key);
       return;
     }
     s.pending.delete(key);
-    s.index.put(key, s.group(r.conversation_id), parseTsvector(r.v), { field, linkNeighbours: true });
+    s.index.put(key, s.group(r.conversation_id), parseTsvector(r.v), { field, linkNeighbours: true, time: Number(r.t) });
     s.vocab.addText(r.content);
   }
 
@@ -187,7 +189,7 @@ export class Sidecar {
       const rows = (
         await this.db.query<SessionRow>(
           `SELECT seq::float8 AS seq, conversation_id, status, replaced_by IS NOT NULL OR NOT (${READABLE_MESSAGE('messages')}) AS replaced, speaker,
-                  content_fts::text AS v, content
+                  content_fts::text AS v, content, extract(epoch FROM created_at)::float8 * 1000 AS t
            FROM messages WHERE seq > $1 AND seq <= $2 ORDER BY seq`,
           [from, Math.min(maxSeq, from + CHUNK)],
         )
@@ -202,7 +204,7 @@ export class Sidecar {
       const rows = (
         await this.db.query<SessionRow>(
           `SELECT seq::float8 AS seq, conversation_id, status, replaced_by IS NOT NULL OR NOT (${READABLE_MESSAGE('messages')}) AS replaced, speaker,
-                  content_fts::text AS v, content
+                  content_fts::text AS v, content, extract(epoch FROM created_at)::float8 * 1000 AS t
            FROM messages WHERE seq = ANY($1::bigint[])`,
           [[...session.pending]],
         )
@@ -214,10 +216,11 @@ export class Sidecar {
   private async syncMemories(maxId: number, maxChange: number): Promise<void> {
     if (this.memory.index.wasteful) this.memory = new MemoryIndex();
     const m = this.memory;
-    type Row = { id: number; type: string; status: string; v: string | null; content: string };
+    // t: when the memory became true (valid_from), else when it was written; epoch ms.
+    type Row = { id: number; type: string; status: string; v: string | null; content: string; t: number };
     const apply = (r: Row) => {
       if (r.status === 'active') {
-        m.index.put(Number(r.id), MemoryIndex.group(r.type), parseTsvector(r.v));
+        m.index.put(Number(r.id), MemoryIndex.group(r.type), parseTsvector(r.v), { time: Number(r.t) });
         m.vocab.addText(r.content);
       } else m.index.remove(Number(r.id));
     };
@@ -226,7 +229,7 @@ export class Sidecar {
     if (maxChange > changedSince) {
       const rows = (
         await this.db.query<Row>(
-          `SELECT id::float8 AS id, type, status, search_fts::text AS v, content FROM memories
+          `SELECT id::float8 AS id, type, status, search_fts::text AS v, content, extract(epoch FROM coalesce(valid_from, created_at))::float8 * 1000 AS t FROM memories
            WHERE id IN (SELECT memory_id FROM memory_changes WHERE id > $1 AND id <= $2) AND id <= $3`,
           [changedSince, maxChange, m.lastId],
         )
@@ -236,7 +239,7 @@ export class Sidecar {
     for (let from = m.lastId; from < maxId; from += CHUNK) {
       const rows = (
         await this.db.query<Row>(
-          `SELECT id::float8 AS id, type, status, search_fts::text AS v, content FROM memories
+          `SELECT id::float8 AS id, type, status, search_fts::text AS v, content, extract(epoch FROM coalesce(valid_from, created_at))::float8 * 1000 AS t FROM memories
            WHERE id > $1 AND id <= $2 ORDER BY id`,
           [from, Math.min(maxId, from + CHUNK)],
         )
@@ -253,8 +256,8 @@ export class Sidecar {
     const d = this.diary;
     for (let from = d.lastId; from < maxId; from += CHUNK) {
       const rows = (
-        await this.db.query<{ id: number; kind: string; v: string | null; text: string }>(
-          `SELECT id::float8 AS id, kind, search_fts::text AS v, coalesce(title, '') || ' ' || body AS text FROM diary_blocks
+        await this.db.query<{ id: number; kind: string; v: string | null; text: string; day: string }>(
+          `SELECT id::float8 AS id, kind, search_fts::text AS v, coalesce(title, '') || ' ' || body AS text, day FROM diary_blocks
            WHERE id > $1 AND id <= $2 ORDER BY id`,
           [from, Math.min(maxId, from + CHUNK)],
         )
@@ -262,7 +265,8 @@ export class Sidecar {
       for (const r of rows) {
         const g = INDEXED_DIARY_KINDS.indexOf(r.kind as IndexedDiaryKind);
         if (g >= 0) {
-          d.index.put(Number(r.id), g, parseTsvector(r.v));
+          // The day the block is about, at noon of this machine's calendar.
+          d.index.put(Number(r.id), g, parseTsvector(r.v), { time: new Date(`${r.day}T12:00:00`).getTime() });
           d.vocab.addText(r.text);
         }
       }
