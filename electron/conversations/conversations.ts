@@ -686,6 +686,12 @@ export class Conversations {
     return row ? toMessage(row) : null;
   }
 
+  /** These messages, in one read (those that exist, in no particular order): the graph's indexer reads a batch at a time. */
+  async findMessages(ids: string[]): Promise<Message[]> {
+    if (!ids.length) return [];
+    return (await this.db.query<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ANY($1::text[])`, [ids])).rows.map(toMessage);
+  }
+
   /**
    * Every finished message's id (complete or partial), in write order, as one JSON value: the graph's
    * backfill at start checks them all against its scans, and a page at a time (LIMIT over the status

@@ -15,7 +15,7 @@ export type { Log } from '../../shared/log.js';
  * through these.
  */
 export interface GraphSources {
-  conversations: Pick<Conversations, 'findMessage' | 'finishedMessageIds' | 'chatsHolding'>;
+  conversations: Pick<Conversations, 'findMessage' | 'findMessages' | 'finishedMessageIds' | 'chatsHolding'>;
   memories: Pick<MemoryStore, 'getMany' | 'activeThenNewest' | 'changeTimes' | 'activeVersionOf'>;
 }
 

@@ -192,9 +192,12 @@ export class GraphIndexer {
     const inputs: RecordInput[] = [];
     const memoryIds = items.flatMap((i) => (i.kind === 'memory' ? [i.id] : []));
     const memoryRows = new Map((memoryIds.length ? await memories.getMany(memoryIds) : []).map((m) => [m.id, m]));
+    // The batch's messages in one read: a statement costs more than the lookup in it.
+    const messageIds = items.flatMap((i) => (i.kind === 'message' ? [i.id] : []));
+    const messageRows = new Map((messageIds.length ? await conversations.findMessages(messageIds) : []).map((m) => [m.id, m]));
     for (const item of items) {
       if (item.kind === 'message') {
-        const message = await conversations.findMessage(item.id);
+        const message = messageRows.get(item.id);
         // A reply still streaming is recorded when it finishes (Conversations.finish queues it again).
         // Off the record: never in the graph.
         if (!message || message.status === 'streaming' || message.offRecord) continue;
