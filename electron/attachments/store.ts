@@ -15,6 +15,32 @@ export function attachmentsDir(dataDir: string): string {
   return path.join(dataDir, 'attachments');
 }
 
+/**
+ * The image files in an attachments folder (this data folder's, or one a safety copy holds), by name
+ * and size; half-written uploads and anything not named like an image are left out. Read-only: the
+ * safety copies list and link them (backups/copies.ts).
+ */
+export function storedImages(dir: string): { name: string; bytes: number }[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: { name: string; bytes: number }[] = [];
+  for (const name of names.sort()) {
+    if (!IMAGE_ID_PATTERN.test(name)) continue;
+    const stat = fs.statSync(path.join(dir, name), { throwIfNoEntry: false });
+    if (stat?.isFile()) out.push({ name, bytes: stat.size });
+  }
+  return out;
+}
+
+/** Whether an image file's bytes are the content its name says: the start of their SHA-256. */
+export function imageMatchesName(name: string, bytes: Buffer): boolean {
+  return IMAGE_ID_PATTERN.test(name) && createHash('sha256').update(bytes).digest('hex').slice(0, 32) === name.slice(0, 32);
+}
+
 /** An upload left unfinished this long is forgotten. */
 const UPLOAD_TTL_MS = 10 * 60_000;
 /** An image file no message names yet is kept this long (uploaded, the message not sent yet). */

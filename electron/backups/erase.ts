@@ -26,6 +26,7 @@ import type { BackupService } from './service.js';
 import { NIGHTLY_DIR, OWN_DIR } from './service.js';
 import {
   BEFORE_PREFIX,
+  FILES_SUFFIX,
   finishInterruptedSwitch,
   JOURNAL_FILE,
   RESTORING_PREFIX,
@@ -231,7 +232,8 @@ export class EraseEverything {
     const names = fs.readdirSync(dataDir);
     const result: EraseResult = {
       safetyCopies: countFiles(path.join(dataDir, NIGHTLY_DIR), COPY_SUFFIX) + countFiles(path.join(dataDir, OWN_DIR), COPY_SUFFIX),
-      previousData: names.filter((n) => n.startsWith(BEFORE_PREFIX) && !n.endsWith(MANIFEST_SUFFIX)).length,
+      // A kept folder's pictures (`….files`) are part of it, not another one.
+      previousData: names.filter((n) => n.startsWith(BEFORE_PREFIX) && !n.endsWith(MANIFEST_SUFFIX) && !n.endsWith(FILES_SUFFIX)).length,
       exports: countFiles(path.join(dataDir, EXPORTS_DIR), '.zip'),
       keys: names.some(isSecretsFile),
       backupFolder,

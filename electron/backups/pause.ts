@@ -3,7 +3,7 @@
 // exactly there (a SIGKILL cannot be imitated in-process). Without the variable it does nothing.
 import fs from 'node:fs';
 
-export type PausePoint = 'unpacked' | 'verified' | 'safety-copy' | 'journal-written' | 'between-renames' | 'renamed';
+export type PausePoint = 'unpacked' | 'verified' | 'safety-copy' | 'journal-written' | 'files-aside' | 'between-renames' | 'files-in' | 'renamed';
 
 export function pausePoint(point: PausePoint): void {
   if (process.env.ANIMA_RESTORE_PAUSE_AT !== point) return;

@@ -1,10 +1,13 @@
 // The restore drill: a host in its own process restoring a copy is killed with SIGKILL at each named
 // point of the restore (testing/restore-child.ts, backups/pause.ts), then the folder is opened again
 // with createHost as the next launch would. It must hold either the old data, intact and usable, or
-// the whole restored copy — never a mix, never nothing — and no half-made folder may be left.
+// the whole restored copy — never a mix, never nothing — and no half-made folder may be left. The
+// pictures (images attached in chat, the companion's picture) count as the data too.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { solidPng } from '../../e2e/fake-llm/images.js';
+import { attachmentsDir } from '../attachments/store.js';
 import type { PausePoint } from './pause.js';
 import type { Host } from '../host/types.js';
 import { spawnScript, type ScriptChild } from '../testing/child.js';
@@ -31,7 +34,16 @@ async function state(host: Host) {
   const chats = (await host.api['conversations.list']({})).map((c) => c.title).sort();
   const memories = (await host.api['memories.list']({ statuses: ['active', 'expired', 'superseded'] })).items.map((m) => `${m.status} ${m.content}`).sort();
   const identity = (await host.api['self.list']({})).find((b) => b.key === 'identity')!.content;
-  return { chats, memories, identity };
+  const pictures = fs.existsSync(attachmentsDir(host.dataDir)) ? fs.readdirSync(attachmentsDir(host.dataDir)).sort() : [];
+  const avatar = (await host.api['self.profile']({})).avatar;
+  return { chats, memories, identity, pictures, avatar };
+}
+
+/** An image attached (uploaded in one chunk) and a companion picture, both of one colour. */
+async function pictures(host: Host, rgb: [number, number, number]) {
+  const image = solidPng(12, 12, rgb);
+  await host.api['attachments.upload']({ size: image.length, offset: 0, data: image.toString('base64') });
+  await host.api['self.setAvatar']({ image: `data:image/png;base64,${solidPng(16, 16, rgb).toString('base64')}` });
 }
 
 type State = Awaited<ReturnType<typeof state>>;
@@ -49,6 +61,7 @@ beforeAll(async () => {
   await host.api['conversations.create']({ title: 'the first week' });
   await host.api['memories.create']({ type: 'world', content: 'The person has a cat called Miso.' });
   await host.api['self.update']({ key: 'identity', content: 'I am the companion as it was in the first week.' });
+  await pictures(host, [200, 30, 30]);
   copied = await state(host);
   const [copy] = await host.api['backups.makeNow']({ where: 'data' });
   copyId = copy!.id;
@@ -57,7 +70,10 @@ beforeAll(async () => {
   await host.api['memories.forget']({ id: miso.id });
   await host.api['memories.create']({ type: 'world', content: 'The person moved to Lisbon.' });
   await host.api['self.update']({ key: 'identity', content: 'I am the companion as it is now.' });
+  await pictures(host, [30, 30, 200]);
   current = await state(host);
+  expect(current.pictures).toHaveLength(2);
+  expect(copied.pictures).toHaveLength(1);
   await host.close();
 }, 180_000);
 
@@ -75,7 +91,9 @@ const POINTS: [PausePoint, 'old' | 'restored'][] = [
   ['verified', 'old'],
   ['safety-copy', 'old'],
   ['journal-written', 'old'],
+  ['files-aside', 'old'],
   ['between-renames', 'restored'],
+  ['files-in', 'restored'],
   ['renamed', 'restored'],
 ];
 
@@ -104,7 +122,7 @@ describe('kill -9 in the middle of a restore', () => {
       // No half-made folder or journal is left; the data a finished switch replaced is kept whole.
       const entries = fs.readdirSync(dir);
       expect(entries.filter((e) => e.startsWith('db.restoring-') || e === JOURNAL_FILE)).toEqual([]);
-      const previous = entries.filter((e) => e.startsWith('db.before-restore-') && !e.endsWith('.json'));
+      const previous = entries.filter((e) => e.startsWith('db.before-restore-') && !e.endsWith('.json') && !e.endsWith('.files'));
       expect(previous).toHaveLength(expected === 'old' ? 0 : 1);
       // Usable: a write and a read; and a restore can be run again to the end.
       await host.api['conversations.create']({ title: 'written after the kill' });

@@ -12,18 +12,32 @@
 // the counts its manifest recorded); only then is a copy of the current state written, and the host
 // closes its database while two renames swap the folders (switch.ts, with a journal so a kill between
 // them is finished at the next start), then opens again on the restored one.
+//
+// Pictures: a copy holds the data folder's `attachments/` and `companion/` as they were (copies.ts,
+// hard links). A restore proves them too before anything changes — every picture the restored
+// messages show is there and its bytes give its name, the companion's pictures match their SHA-256 —
+// builds them in `db.restoring-<ts>.files/`, and the switch swaps them in with the database; the
+// pictures there were go aside with the old database folder (`db.before-restore-<ts>.files/`), never
+// deleted. A copy from before copies held pictures restores the database alone ("database only").
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { ApiError } from '../../shared/api.js';
 import type { BackupCopy, BackupCounts, BackupKind, BackupProgress, BackupSettings, BackupsState, RestoreResult } from '../../shared/api/backups.js';
 import type { Log } from '../../shared/log.js';
+import { attachmentsDir, imageMatchesName } from '../attachments/store.js';
+import { avatarMatchesName } from '../companion/avatar.js';
+import { Conversations } from '../conversations/conversations.js';
 import { openDatabaseDir, type Database } from '../db/open.js';
 import type { HostEvents } from '../events/events.js';
 import type { SettingsStore } from '../settings/settings.js';
 import {
   COPY_SUFFIX,
   contentCounts,
+  FILE_SOURCES,
+  filesPath,
+  placeFile,
   nightlyManifestDir,
   MANIFEST_SUFFIX,
   readManifest,
@@ -34,7 +48,18 @@ import {
   type CopyManifest,
 } from './copies.js';
 import { pausePoint } from './pause.js';
-import { BEFORE_PREFIX, RESTORING_PREFIX, revertSwitch, stamp, switchDatabase, writeFileAtomic, type SwitchJournal } from './switch.js';
+import {
+  BEFORE_PREFIX,
+  FILE_FOLDERS,
+  FILES_SUFFIX,
+  RESTORING_PREFIX,
+  revertSwitch,
+  stamp,
+  switchDatabase,
+  writeFileAtomic,
+  type FileFolder,
+  type SwitchJournal,
+} from './switch.js';
 
 export const NIGHTLY_DIR = 'snapshots';
 export const OWN_DIR = 'backups';
@@ -140,12 +165,35 @@ function copiesIn(dir: string, where: 'data' | 'folder', idPrefix: string, sub?:
       runId: m?.runId ?? (nightly ? Number(nightly[2]) : null),
       counts: m?.counts ?? null,
       schemaVersion: m?.schemaVersion ?? null,
+      images: m?.files ? { files: m.files.attachments.length + m.files.companion.length, bytes: m.files.bytes } : null,
     });
   }
   return out;
 }
 
+/** The picture files in a copy's (or kept folder's) `.files` folder, with their inode, or null when it has none. */
+function pictureFiles(dir: string): { bytes: number; key: string }[] | null {
+  if (!fs.existsSync(dir)) return null;
+  const out: { bytes: number; key: string }[] = [];
+  for (const folder of FILE_FOLDERS) {
+    const sub = path.join(dir, folder);
+    for (const f of FILE_SOURCES[folder].list(sub)) {
+      const stat = fs.statSync(path.join(sub, f.name), { throwIfNoEntry: false });
+      if (stat) out.push({ bytes: stat.size, key: `${stat.dev}:${stat.ino}` });
+    }
+  }
+  return out;
+}
+
 const sameCounts = (a: BackupCounts, b: BackupCounts) => a.conversations === b.conversations && a.messages === b.messages && a.memories === b.memories;
+
+interface Located {
+  copy: BackupCopy;
+  path: string;
+  manifest: CopyManifest | null;
+  /** Where its pictures are (a `.files` folder, which may not exist). */
+  files: string;
+}
 
 export class BackupService {
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -199,7 +247,7 @@ export class BackupService {
       ...(folder && folderProblem(folder) === null ? copiesIn(folder, 'folder', 'folder:') : []),
     ];
     for (const name of fs.readdirSync(dataDir)) {
-      if (!name.startsWith(BEFORE_PREFIX)) continue;
+      if (!name.startsWith(BEFORE_PREFIX) || name.endsWith(FILES_SUFFIX)) continue;
       const dir = path.join(dataDir, name);
       if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) continue;
       const m = readManifest(dir);
@@ -214,9 +262,42 @@ export class BackupService {
         runId: null,
         counts: m?.counts ?? null,
         schemaVersion: m?.schemaVersion ?? null,
+        images: null,
       });
     }
-    return copies.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.name < b.name ? 1 : -1));
+    copies.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.name < b.name ? 1 : -1));
+    this.countPictures(copies, folder);
+    return copies;
+  }
+
+  /** Where a listed copy's pictures are (whether or not it has any). */
+  private filesDirOf(copy: BackupCopy, folder: string | null): string {
+    const { dataDir } = this.deps;
+    if (copy.where === 'previous') return path.join(dataDir, copy.name + FILES_SUFFIX);
+    if (copy.where === 'folder') return filesPath(path.join(folder!, copy.name));
+    const file = path.join(dataDir, copy.id.slice('data:'.length));
+    return filesPath(file, copy.kind === 'nightly' ? nightlyManifestDir(path.dirname(file)) : undefined);
+  }
+
+  /**
+   * Adds each copy's pictures to its size, each file once: a picture that is a hard link to the
+   * data folder's own file, or to one a newer copy in the list already counted, costs nothing more.
+   * A kept folder's pictures (moved there, not linked) are counted like the rest.
+   */
+  private countPictures(copies: BackupCopy[], folder: string | null): void {
+    const seen = new Set<string>();
+    const live = pictureFiles(this.deps.dataDir) ?? [];
+    for (const f of live) seen.add(f.key);
+    for (const copy of copies) {
+      const files = pictureFiles(this.filesDirOf(copy, folder));
+      if (!files) continue;
+      if (copy.where === 'previous' || !copy.images) copy.images = { files: files.length, bytes: files.reduce((n, f) => n + f.bytes, 0) };
+      for (const f of files) {
+        if (seen.has(f.key)) continue;
+        seen.add(f.key);
+        copy.bytes += f.bytes;
+      }
+    }
   }
 
   async state(): Promise<BackupsState> {
@@ -312,6 +393,7 @@ export class BackupService {
         kind,
         createdAt: at,
         appVersion: version,
+        dataDir: this.deps.dataDir,
         onProgress: (phase, done, total) =>
           kind !== 'before-restore' && this.progress({ operation: 'backup', phase, done: i * total + done, total: dirs.length * total }),
       });
@@ -326,6 +408,9 @@ export class BackupService {
         runId: null,
         counts: written.manifest.counts,
         schemaVersion: written.manifest.schemaVersion,
+        images: written.manifest.files
+          ? { files: written.manifest.files.attachments.length + written.manifest.files.companion.length, bytes: written.manifest.files.bytes }
+          : null,
       });
     }
     return out;
@@ -372,7 +457,7 @@ export class BackupService {
   }
 
   /** Where a listed copy is on disk: a file, or (previous) a whole database folder. Ids never carry a path. */
-  private async locate(id: string): Promise<{ copy: BackupCopy; path: string; manifest: CopyManifest | null }> {
+  private async locate(id: string): Promise<Located> {
     const copy = (await this.list()).find((c) => c.id === id);
     if (!copy) throw new ApiError('not_found', 'That copy is no longer there.', 'id');
     const { dataDir } = this.deps;
@@ -384,7 +469,7 @@ export class BackupService {
           ? path.join(folder!, copy.name)
           : path.join(dataDir, id.slice('data:'.length));
     const manifestDir = copy.where === 'data' && copy.kind === 'nightly' ? nightlyManifestDir(path.dirname(where)) : undefined;
-    return { copy, path: where, manifest: readManifest(where, manifestDir) };
+    return { copy, path: where, manifest: readManifest(where, manifestDir), files: this.filesDirOf(copy, folder) };
   }
 
   /**
@@ -415,10 +500,14 @@ export class BackupService {
 
     step('unpacking', 0);
     let counts: BackupCounts;
+    let files: FileFolder[];
     try {
-      counts = await this.unpackAndVerify(source, restoringDir, (phase) => step(phase, phase === 'unpacking' ? 0 : 1));
+      const verified = await this.unpackAndVerify(source, restoringDir, (phase) => step(phase, phase === 'unpacking' ? 0 : 1));
+      counts = verified.counts;
+      files = this.prepareFiles(source, restoringDir + FILES_SUFFIX, verified.imageIds);
     } catch (err) {
       fs.rmSync(restoringDir, { recursive: true, force: true });
+      fs.rmSync(restoringDir + FILES_SUFFIX, { recursive: true, force: true });
       const reason = err instanceof ApiError ? err.message : (err as Error).message;
       throw new ApiError('invalid_input', `This copy cannot be restored: ${reason} Nothing was changed.`, 'id');
     }
@@ -431,12 +520,13 @@ export class BackupService {
       [safety] = (await this.write('before-restore', 'data')) as [BackupCopy];
     } catch (err) {
       fs.rmSync(restoringDir, { recursive: true, force: true });
+      fs.rmSync(restoringDir + FILES_SUFFIX, { recursive: true, force: true });
       throw new ApiError('internal', `The copy of your current data could not be written (${(err as Error).message}), so nothing was restored or changed.`);
     }
     pausePoint('safety-copy');
 
     // The second way back: the database folder itself, renamed, not deleted. Its manifest is the safety copy's.
-    const journal: SwitchJournal = { restoring, before: `${BEFORE_PREFIX}${ts}`, startedAt: this.deps.now().toISOString() };
+    const journal: SwitchJournal = { restoring, before: `${BEFORE_PREFIX}${ts}`, startedAt: this.deps.now().toISOString(), files };
     const safetyManifest = readManifest(path.join(this.ownDir, safety.name));
     if (safetyManifest) writeFileAtomic(path.join(dataDir, journal.before) + MANIFEST_SUFFIX, JSON.stringify(safetyManifest, null, 2));
     const carried = await this.backupSettings();
@@ -473,10 +563,10 @@ export class BackupService {
 
   /** Unpacks (or copies) into `dir`, opens it, migrates it, reads every table; returns what it holds. */
   private async unpackAndVerify(
-    source: { copy: BackupCopy; path: string; manifest: CopyManifest | null },
+    source: Located,
     dir: string,
     phase: (p: 'unpacking' | 'verifying') => void,
-  ): Promise<BackupCounts> {
+  ): Promise<{ counts: BackupCounts; imageIds: Set<string> }> {
     if (source.manifest && source.manifest.schemaVersion > SCHEMA_VERSION) {
       throw new Error(`it was written by a newer Anima (schema ${source.manifest.schemaVersion}, this one knows ${SCHEMA_VERSION}); update Anima first.`);
     }
@@ -520,9 +610,11 @@ export class BackupService {
           `it unpacked to ${counts.conversations} conversations, ${counts.messages} messages and ${counts.memories} memories, but ${recorded.conversations}, ${recorded.messages} and ${recorded.memories} were copied.`,
         );
       }
+      // The pictures its messages show (every version, the trash too): each must come back with it.
+      const imageIds = await new Conversations(db).imageIdsInUse();
       await db.close();
       db = undefined;
-      return counts;
+      return { counts, imageIds };
     } catch (err) {
       await db?.close().catch(() => {});
       if (err instanceof Error && /newer Anima/.test(err.message)) throw new Error(err.message.replace(/; nothing was changed\.?$/i, '.'));
@@ -530,5 +622,62 @@ export class BackupService {
         ? new Error(`it would not open as a database (${err.message}).`)
         : err;
     }
+  }
+
+  /**
+   * Proves a copy's pictures and builds them, linked, in `target` (beside the unpacked database).
+   * Returns the folders the switch swaps: none for a copy without pictures (the database only; the
+   * pictures here stay). Refused in words, with nothing written elsewhere, when a picture the
+   * restored messages show is missing or its bytes do not give its name, or a companion picture
+   * does not match its recorded SHA-256. A picture the messages show that the copy lacks is taken
+   * from the data folder when the same content is there (the names are the content's hash).
+   */
+  private prepareFiles(source: Located, target: string, imageIds: Set<string>): FileFolder[] {
+    const listed = source.manifest?.files;
+    if (!fs.existsSync(source.files)) {
+      if (listed && listed.attachments.length + listed.companion.length > 0) {
+        throw new Error(`the pictures it holds (${listed.attachments.length + listed.companion.length} files) are no longer beside it.`);
+      }
+      return [];
+    }
+    const live = attachmentsDir(this.deps.dataDir);
+    const plan: { folder: FileFolder; name: string; from: string }[] = [];
+    const damaged: string[] = [];
+    const missing: string[] = [];
+    for (const folder of FILE_FOLDERS) {
+      const dir = path.join(source.files, folder);
+      const have = new Map(FILE_SOURCES[folder].list(dir).map((f) => [f.name, f.bytes]));
+      const recorded = new Map<string, { bytes: number; sha256?: string }>(
+        (folder === 'attachments' ? listed?.attachments : listed?.companion)?.map((f) => [f.name, f]) ?? [],
+      );
+      for (const [name, bytes] of have) {
+        const file = path.join(dir, name);
+        const r = recorded.get(name);
+        if (r && r.bytes !== bytes) damaged.push(name);
+        else if (folder === 'companion') {
+          const content = fs.readFileSync(file);
+          if (!avatarMatchesName(name, content) || (r?.sha256 && r.sha256 !== createHash('sha256').update(content).digest('hex'))) damaged.push(name);
+          else plan.push({ folder, name, from: file });
+        } else if (imageIds.has(name) && !imageMatchesName(name, fs.readFileSync(file))) damaged.push(name);
+        else plan.push({ folder, name, from: file });
+      }
+      for (const name of recorded.keys()) if (!have.has(name) && folder === 'companion') missing.push(name);
+    }
+    for (const id of imageIds) {
+      if (plan.some((p) => p.folder === 'attachments' && p.name === id) || damaged.includes(id)) continue;
+      const here = path.join(live, id);
+      if (fs.existsSync(here) && imageMatchesName(id, fs.readFileSync(here))) plan.push({ folder: 'attachments', name: id, from: here });
+      else missing.push(id);
+    }
+    const few = (names: string[]) => names.slice(0, 3).join(', ') + (names.length > 3 ? ` and ${names.length - 3} more` : '');
+    if (damaged.length > 0)
+      throw new Error(`${damaged.length} of the pictures it holds are damaged (their bytes are not what their names say): ${few(damaged)}.`);
+    if (missing.length > 0) throw new Error(`${missing.length} of the pictures its messages show are missing from it: ${few(missing)}.`);
+    fs.rmSync(target, { recursive: true, force: true });
+    for (const folder of FILE_FOLDERS) fs.mkdirSync(path.join(target, folder), { recursive: true, mode: 0o700 });
+    for (const p of plan) {
+      if (!placeFile([p.from], path.join(target, p.folder, p.name))) throw new Error(`the picture ${p.name} could not be put in place.`);
+    }
+    return [...FILE_FOLDERS];
   }
 }

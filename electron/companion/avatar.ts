@@ -3,6 +3,7 @@
 // CompanionAvatar.tsx); here it is checked by its bytes, bounded, written aside and renamed. Old
 // pictures stay on disk (a picture the person chose is theirs; switching back costs nothing).
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ApiError } from '../../shared/api.js';
@@ -14,6 +15,34 @@ export const AVATAR_NAME_PATTERN = /^avatar-[0-9a-f]{16}\.(png|jpg|webp)$/;
 export function avatarDir(dataDir: string): string {
   return path.join(dataDir, AVATAR_FOLDER);
 }
+/**
+ * The pictures in a companion folder (this data folder's, or one a safety copy holds), by name and
+ * size; half-written files and anything not named like a picture are left out. Read-only: the safety
+ * copies list and link them (backups/copies.ts).
+ */
+export function storedAvatars(dir: string): { name: string; bytes: number }[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: { name: string; bytes: number }[] = [];
+  for (const name of names.sort()) {
+    if (!AVATAR_NAME_PATTERN.test(name)) continue;
+    const stat = fs.statSync(path.join(dir, name), { throwIfNoEntry: false });
+    if (stat?.isFile()) out.push({ name, bytes: stat.size });
+  }
+  return out;
+}
+
+/** Whether a picture file's bytes are the content its name says: the start of their SHA-256. */
+export function avatarMatchesName(name: string, bytes: Buffer): boolean {
+  return (
+    AVATAR_NAME_PATTERN.test(name) && name.slice('avatar-'.length, 'avatar-'.length + 16) === createHash('sha256').update(bytes).digest('hex').slice(0, 16)
+  );
+}
+
 /** Bytes a stored picture may have (the renderer sends 256×256, far less). */
 export const MAX_AVATAR_BYTES = 512 * 1024;
 

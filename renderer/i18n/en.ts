@@ -80,6 +80,8 @@ const en = {
     intro:
       'If Anima runs on a server at home, this window can show the companion there instead of the one on this computer. This computer’s own data stays here, untouched, and you can come back to it at any time.',
     linkLabel: 'Pairing link',
+    linkLabelAgain: 'Pairing link (another server, or a new code from this one)',
+    ownDevicesTitle: 'Other devices using this computer',
     linkHelp:
       'On the server, open Settings → Devices → Pair a device, and copy the address shown under the QR code (it begins with https:// and carries #pair= and fp=). Paste it here.',
     connect: 'Connect',
@@ -1138,6 +1140,9 @@ const en = {
     memories_one: '{{count}} memory',
     memories_other: '{{count}} memories',
     contentsUnknown: 'Contents not recorded (an older copy)',
+    pictures_one: 'with {{count}} picture',
+    pictures_other: 'with {{count}} pictures',
+    databaseOnly: 'database only (an older copy: restoring it leaves the pictures as they are)',
     restore: 'Restore…',
     restoreLabel: 'Restore {{name}} from {{date}}',
     confirmTitle: 'Restore this copy?',

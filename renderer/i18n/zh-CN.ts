@@ -78,6 +78,8 @@ const zhCN: Messages = {
     intro:
       '如果你在家里的服务器上运行着 Anima，这个窗口可以改为显示那边的伙伴，而不是这台电脑上的。这台电脑自己的数据会原封不动地留在这里，你随时可以切换回来。',
     linkLabel: '配对链接',
+    linkLabelAgain: '配对链接（换一台服务器，或这台服务器的新配对码）',
+    ownDevicesTitle: '让其他设备使用这台电脑',
     linkHelp: '在服务器上打开“设置 → 设备 → 配对设备”，复制二维码下方显示的地址（以 https:// 开头，带有 #pair= 和 fp=），粘贴到这里。',
     connect: '连接',
     connecting: '正在检查服务器…',
@@ -1105,6 +1107,9 @@ const zhCN: Messages = {
     memories_one: '{{count}} 条记忆',
     memories_other: '{{count}} 条记忆',
     contentsUnknown: '未记录内容（较早的副本）',
+    pictures_one: '含 {{count}} 张图片',
+    pictures_other: '含 {{count}} 张图片',
+    databaseOnly: '仅数据库（较早的副本：恢复它时图片保持不变）',
     restore: '恢复…',
     restoreLabel: '恢复 {{date}} 的「{{name}}」',
     confirmTitle: '要恢复这份副本吗？',

@@ -33,6 +33,13 @@ export interface BackupCopy {
   /** null when the copy has no manifest (written before manifests existed). */
   counts: BackupCounts | null;
   schemaVersion: number | null;
+  /**
+   * The pictures it holds besides the database (images attached in chat, the companion's pictures):
+   * how many and their bytes; null: the database only (a copy made before copies held them — a
+   * restore of it leaves the pictures as they are). `bytes` above counts each picture file once
+   * across the list (they are hard links shared with the data folder and other copies).
+   */
+  images: { files: number; bytes: number } | null;
 }
 
 /** Where the copies into the person's own folder go, and how often. */

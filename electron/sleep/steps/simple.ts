@@ -180,6 +180,8 @@ export function snapshotStep(deps: SleepStepDeps): SleepStep {
         runId: ctx.runId,
         manifestDir: nightlyManifestDir(dir),
         countsFrom: ctx.db,
+        // The pictures too, hard-linked (attachments/, companion/).
+        dataDir: deps.dataDir,
       });
       await recordFingerprint(ctx.db, name, fingerprint);
       const kept = await pruneCopies(ctx.db, dir, ctx.runId, deps.keepSnapshots ?? DEFAULT_KEEP_SNAPSHOTS);

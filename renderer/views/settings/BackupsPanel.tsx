@@ -183,7 +183,14 @@ export function BackupsPanel() {
                       {' · '}
                       {t(`backups.where.${c.where}`)}
                     </span>
-                    <span className="backup-contents">{contents(c)}</span>
+                    <span className="backup-contents">
+                      {contents(c)}
+                      {c.images === null
+                        ? ` · ${t('backups.databaseOnly')}`
+                        : c.images.files > 0
+                          ? ` · ${t('backups.pictures', { count: c.images.files })}`
+                          : ''}
+                    </span>
                   </div>
                   {confirming === c.id ? null : (
                     <button
