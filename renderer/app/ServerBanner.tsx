@@ -41,7 +41,7 @@ export function ServerBannerView({ state: { where, busy, refusal, unreachableDis
         >
           {busy === 'thisComputer' ? t('useServer.switching') : t('useServer.useThisComputer')}
         </button>
-        <RefusalNote refusal={refusal} actions={['thisComputer']} />
+        <RefusalNote inline refusal={refusal} actions={['thisComputer']} />
       </section>
     );
   }
@@ -73,7 +73,7 @@ export function ServerBannerView({ state: { where, busy, refusal, unreachableDis
           {t('common.dismiss')}
         </button>
       </span>
-      <RefusalNote refusal={refusal} actions={['retry']} />
+      <RefusalNote inline refusal={refusal} actions={['retry']} />
     </section>
   );
 }

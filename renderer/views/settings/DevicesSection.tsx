@@ -28,12 +28,13 @@ export function DevicesSection() {
   return (
     <div className="devices-page">
       <UseServerPanelView state={view} />
-      <OwnDevices />
+      <OwnDevices titled={where?.kind === 'local'} />
     </div>
   );
 }
 
-function OwnDevices() {
+/** `titled`: under "Use my Anima server" (the desktop app), with a heading of its own. */
+function OwnDevices({ titled }: { titled: boolean }) {
   const { t } = useTranslation();
   const [list, setList] = useState<DevicesList | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -77,6 +78,7 @@ function OwnDevices() {
 
   return (
     <div className="devices" data-testid="devices-section">
+      {titled ? <h3 className="subhead">{t('useServer.ownDevicesTitle')}</h3> : null}
       <p className="help data-intro">{t('devices.intro')}</p>
       {list.listening ? (
         <>

@@ -32,10 +32,18 @@ export function useDesktopView(): DesktopView {
 }
 
 /** The refusal of one of `actions`, in words: what happened and what to do (the shell's own words small). */
-export function RefusalNote({ refusal, actions }: { refusal: DesktopRefusal | null; actions: DesktopAction[] }) {
+export function RefusalNote({ refusal, actions, inline = false }: { refusal: DesktopRefusal | null; actions: DesktopAction[]; inline?: boolean }) {
   const { t } = useTranslation();
   if (!refusal || !actions.includes(refusal.action)) return null;
   const detail = refusal.message.trim();
+  if (inline) {
+    // One quiet line, as in the banner: the words, and the shell's own on hover.
+    return (
+      <span className="refusal-inline" role="alert" title={detail || undefined} data-testid="use-server-refusal" data-refusal-code={refusal.code}>
+        {t(`useServer.refused.${refusal.code}.what`)} {t(`useServer.refused.${refusal.code}.todo`)}
+      </span>
+    );
+  }
   return (
     <div className="error-note compact" role="alert" data-testid="use-server-refusal" data-refusal-code={refusal.code}>
       <Icon name="alert" size={18} className="error-note-icon" />
@@ -70,12 +78,12 @@ export function UseServerPanelView({ state }: { state: DesktopView }) {
       </h3>
       <p className="help">{t('useServer.intro')}</p>
       {where.server ? <RememberedCard server={where.server} state={state} /> : null}
-      <ConnectForm state={state} />
+      <ConnectForm state={state} again={where.server !== null} />
     </section>
   );
 }
 
-function ConnectForm({ state: { busy, refusal } }: { state: DesktopView }) {
+function ConnectForm({ state: { busy, refusal }, again }: { state: DesktopView; again: boolean }) {
   const { t } = useTranslation();
   const [link, setLink] = useState('');
   const inputId = useId();
@@ -92,7 +100,7 @@ function ConnectForm({ state: { busy, refusal } }: { state: DesktopView }) {
       }}
     >
       <label className="field-label" htmlFor={inputId}>
-        {t('useServer.linkLabel')}
+        {again ? t('useServer.linkLabelAgain') : t('useServer.linkLabel')}
       </label>
       <p className="help" id={helpId}>
         {t('useServer.linkHelp')}
