@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { VaultState } from '../../shared/api/vault.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { HostEvents } from '../events/events.js';
 import { MemoryStore } from '../memory/store.js';
@@ -55,5 +56,21 @@ describe('VaultService', () => {
     night('done');
     await expect.poll(memoryFiles, { timeout: 30_000 }).toBe(1);
     expect((await service.status()).last).toMatchObject({ dryRun: false, written: [expect.stringMatching(/^memories\/world\/\d+-mara-sings/)] });
+  });
+
+  it('announces a background sync to an open window (vault.changed with the state after it)', async () => {
+    const seen: VaultState[] = [];
+    const off = events.on((event, payload) => {
+      if (event === 'vault.changed') seen.push(payload);
+    });
+    try {
+      await memories.create({ type: 'world', content: 'Tomas keeps bees on the roof.', source: 'user', actor: 'person' });
+      night('done');
+      await expect.poll(() => seen.find((s) => s.last?.written.some((f) => f.includes('tomas-keeps-bees'))), { timeout: 30_000 }).toBeTruthy();
+      const state = seen.at(-1)!;
+      expect(state).toMatchObject({ running: false, problem: null, settings: { folder, keepInStep: true }, last: { dryRun: false } });
+    } finally {
+      off();
+    }
   });
 });

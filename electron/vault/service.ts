@@ -51,7 +51,7 @@ export class VaultService {
     const { vault } = await this.deps.settings.get();
     if (!vault.keepInStep || !vault.folder || this.closed) return;
     try {
-      const report = await this.sync({});
+      const report = await this.run({});
       this.problem = null;
       const n = report.changes.length;
       this.deps.log(
@@ -61,6 +61,16 @@ export class VaultService {
     } catch (err) {
       this.problem = err instanceof Error ? err.message : String(err);
       this.deps.log('warn', `vault: the sync ${when} failed: ${this.problem}`);
+    }
+    await this.announce();
+  }
+
+  /** Tell an open window (Settings → Data → Vault) the state after a sync, so it shows what ran in the background. */
+  private async announce(): Promise<void> {
+    try {
+      this.deps.events.emit('vault.changed', await this.status());
+    } catch (err) {
+      this.deps.log('warn', `vault: could not announce the sync: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 
@@ -77,8 +87,16 @@ export class VaultService {
     return this.status();
   }
 
-  /** One sync of `dir` (default: the chosen folder); a preview with dryRun. */
-  sync(input: { dir?: string; dryRun?: boolean }): Promise<VaultSyncReport> {
+  /** One sync of `dir` (default: the chosen folder); a preview with dryRun. Announced as `vault.changed` when it ends. */
+  async sync(input: { dir?: string; dryRun?: boolean }): Promise<VaultSyncReport> {
+    try {
+      return await this.run(input);
+    } finally {
+      await this.announce();
+    }
+  }
+
+  private run(input: { dir?: string; dryRun?: boolean }): Promise<VaultSyncReport> {
     const run = async () => {
       if (this.closed) throw new ApiError('conflict', 'Anima is shutting down.');
       const dir = input.dir ?? (await this.deps.settings.get()).vault.folder;

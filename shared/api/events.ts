@@ -7,6 +7,7 @@ import type { Memory, MemoryChange } from './memory.js';
 import type { EmbeddingsStatus, LocalModel, ModelDownloadProgress } from './models.js';
 import type { Settings } from './settings.js';
 import type { ImportedHistoryStatus, SleepProgressEvent, SleepRunStatus } from './sleep.js';
+import type { VaultState } from './vault.js';
 
 export interface ApiEvents {
   /** A piece of the reply being streamed. */
@@ -49,6 +50,8 @@ export interface ApiEvents {
   'backups.progress': BackupProgress;
   /** A device was paired, renamed or revoked (Settings → Devices reads the list again). */
   'devices.changed': { deviceId: string };
+  /** A vault sync ended or failed — Sync now, a preview, or one in the background (at start, after a night): the state as it is now. */
+  'vault.changed': VaultState;
 }
 export type ApiEventName = keyof ApiEvents;
 export const EVENT_NAMES: ApiEventName[] = [
@@ -71,4 +74,5 @@ export const EVENT_NAMES: ApiEventName[] = [
   'imports.progress',
   'backups.progress',
   'devices.changed',
+  'vault.changed',
 ];

@@ -39,6 +39,16 @@ export function VaultPanel() {
     void load();
   }, [load]);
 
+  // A sync in the background (at start, after a night) shows here as it ends, the panel open or not.
+  useEffect(
+    () =>
+      api().on('vault.changed', (next) => {
+        setState(next);
+        if (next.last) setReport(next.last);
+      }),
+    [],
+  );
+
   const run = async (work: () => Promise<unknown>) => {
     setBusy(true);
     setError(null);
