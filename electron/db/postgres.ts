@@ -145,6 +145,11 @@ export class PostgresDatabase implements Database {
     return () => this.#retaken.delete(listener);
   }
 
+  /** Whether the connection dropped and has not been made again yet (the next call makes it). */
+  get lost(): boolean {
+    return this.#lost !== undefined && !this.#gone;
+  }
+
   /** Null while the connection is up; after a drop, the reconnection (the lock taken again, the listeners told) the next call would make. */
   reconnectIfLost(): Promise<void> | null {
     if (!this.#lost || this.#closed || this.#gone) return null;

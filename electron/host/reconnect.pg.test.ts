@@ -10,7 +10,9 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Settings } from '../../shared/api.js';
+import { onLockRetaken, reconnectIfLost } from '../db/database.js';
 import { openPostgres } from '../db/open.js';
+import type { PostgresDatabase } from '../db/postgres.js';
 import { nextEvent, startTestHost, tempDataDir, testPostgresUrl } from '../testing/host.js';
 import { PATIENCE_MS } from '../testing/patience.js';
 import { rejection } from '../testing/rejection.js';
@@ -47,6 +49,29 @@ describe.skipIf(!!skip)('a host on PostgreSQL after its connection dropped', () 
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
+
+  it('tells its listeners of the lock taken again before the call that reconnected is answered', async () => {
+    const url = await testPostgresUrl();
+    const asA = new URL(url);
+    asA.username = role;
+    const db = (await openPostgres(asA.toString())) as PostgresDatabase;
+    try {
+      const seen: string[] = [];
+      const off = onLockRetaken(db, () => seen.push('lock taken again'));
+      expect(reconnectIfLost(db)).toBeNull();
+      await terminateSessions(new URL(url).pathname.slice(1));
+      // The driver hears of the drop from the server's goodbye; nothing connects until a call.
+      await expect.poll(() => db.lost).toBe(true);
+      const answer = await db.query<{ one: number }>('SELECT 1 AS one');
+      seen.push(`answered ${answer.rows[0]!.one}`);
+      expect(seen).toEqual(['lock taken again', 'answered 1']);
+      expect(db.lost).toBe(false);
+      expect(reconnectIfLost(db)).toBeNull();
+      off();
+    } finally {
+      await db.close();
+    }
+  });
 
   it('finds what another Anima wrote meanwhile: recall rebuilt, the settings read again, the lock held again', async () => {
     const url = await testPostgresUrl();
