@@ -41,6 +41,7 @@ export type {
   Memory,
   MemoryActor,
   MemoryChange,
+  MemoryReason,
   MemorySource,
   MemoryStatus,
   MemoryType,

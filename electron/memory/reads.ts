@@ -2,6 +2,7 @@
 // the entity graph records mentions of, what the sleep cycle reviews — each a function of the database
 // handle. MemoryStore offers every one as a method of the same name, so callers hold one object.
 import type { Memory, MemoryActor, MemoryChange, MemorySource, MemoryStatus, MemoryType } from '../../shared/api.js';
+import { decodeReason } from './reasons.js';
 import { COLUMNS, findMemory, iso, requireMemory, toChange, toMemory, type ChangeRow, type MemoryRow, type Queryable } from './rows.js';
 
 export interface MemoryFilter {
@@ -198,7 +199,7 @@ export async function changesWithText(db: Queryable, ids: number[]): Promise<Cha
     memoryId: c.memory_id,
     action: c.action,
     actor: c.actor,
-    reason: c.reason,
+    reason: decodeReason(c.reason).reason,
     undoneBy: c.undone_by,
     after: c.after,
     before: c.before,

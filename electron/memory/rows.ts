@@ -4,6 +4,7 @@
 // shares. Only electron/memory/ uses these.
 import type { Database, Transaction } from '../db/database.js';
 import { ApiError, type Memory, type MemoryActor, type MemoryChange, type MemorySource, type MemoryStatus, type MemoryType } from '../../shared/api.js';
+import { decodeReason } from './reasons.js';
 import { segmentForIndex } from './segment.js';
 
 export type Queryable = Database | Transaction;
@@ -92,7 +93,7 @@ export function toChange(r: ChangeRow): MemoryChange {
     before: r.before,
     after: r.after,
     batchId: r.batch_id,
-    reason: r.reason,
+    ...decodeReason(r.reason),
     undoneBy: r.undone_by === null ? null : Number(r.undone_by),
     createdAt: iso(r.created_at)!,
   };

@@ -11,6 +11,7 @@ import { VectorSlot } from '../embed/active.js';
 import { compareFacts } from './same-fact.js';
 import { sameSlot } from './same-slot.js';
 import { probe, type Match } from './probe.js';
+import { encodeReason } from './reasons.js';
 import { duplicateProbes, type ProbeVector } from '../embed/duplicates.js';
 import * as reads from './reads.js';
 import type { ChangeWithText, MemoryFilter, MemoryOutline } from './reads.js';
@@ -200,7 +201,7 @@ export class MemoryStore {
       // Probed ahead of the batch: the old one may have changed since (then this is a new memory).
       const old = known ? await findMemory(tx, match.memory.id) : match.memory;
       if (old?.status === 'active') {
-        const reason = write.reason ?? `replaces memory ${old.id}: the same slot, a new value`;
+        const reason = write.reason ?? encodeReason({ code: 'same_slot', memoryId: old.id });
         return this.supersedeIn(tx, journal, old.id, { ...write, reason }, write.pinned ? true : undefined, write.actor);
       }
     }
@@ -223,7 +224,7 @@ export class MemoryStore {
     before.content = duplicate.content;
     after.content = write.content;
     const memory = await applyFields(tx, duplicate.id, patch);
-    const reason = write.reason ?? 'saved again: near-duplicate of an active memory';
+    const reason = write.reason ?? encodeReason({ code: 'near_duplicate' });
     const change = await journal(tx, memory.id, 'update', write.actor, before, after, write.batchId, reason);
     return { memory, outcome: 'updated' as const, changeId: change.id };
   }
@@ -286,7 +287,7 @@ export class MemoryStore {
           actor,
           sourceMessageIds: current.sourceMessageIds,
           entityNames: current.entityNames.filter((n) => lower.includes(n.toLowerCase())),
-          reason: reason ?? `edited to a new value: replaces memory ${id}`,
+          reason: reason ?? encodeReason({ code: 'edited_new_value', memoryId: id }),
         });
         return this.supersedeIn(tx, journal, id, write, undefined, actor);
       }
@@ -414,7 +415,7 @@ export class MemoryStore {
       const restore: Fields = c.action === 'create' ? { status: 'expired', validTo: new Date().toISOString() } : (c.before ?? {});
       const { before, after } = diff(current, restore);
       await applyFields(tx, c.memoryId, after);
-      const undo = await journal(tx, c.memoryId, 'undo', actor, before, after, undoBatch, `undo of change ${c.id} (${c.action})`);
+      const undo = await journal(tx, c.memoryId, 'undo', actor, before, after, undoBatch, encodeReason({ code: 'undo', changeId: c.id, action: c.action }));
       await tx.query('UPDATE memory_changes SET undone_by = $2 WHERE id = $1', [c.id, undo.id]);
     }
     return { memory: await requireMemory(tx, target.memoryId), undone: batch.map((c) => c.id) };

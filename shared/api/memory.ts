@@ -38,10 +38,23 @@ export interface MemoryChange {
   before: Partial<Memory> | null;
   after: Partial<Memory> | null;
   batchId: string | null;
+  /** Why, in words (English for the host's own reasons; a model's or a legacy row's as stored). */
   reason: string | null;
+  /** The host's own reasons as a code and its values, so the window says them in its language; absent for a reason in words. */
+  reasonCode?: MemoryReason | null;
   undoneBy: number | null;
   createdAt: string;
 }
+
+/**
+ * The reasons the memory store writes itself: a new value for the same slot replaced `memoryId`; saved
+ * again into a near-duplicate; an edit to a new value replaced `memoryId`; the undo of change `changeId`.
+ */
+export type MemoryReason =
+  | { code: 'same_slot'; memoryId: number }
+  | { code: 'near_duplicate' }
+  | { code: 'edited_new_value'; memoryId: number }
+  | { code: 'undo'; changeId: number; action: MemoryChange['action'] };
 
 export const RECALL_SOURCES = ['semantic', 'session', 'limbic', 'autobiographical'] as const;
 export type RecallSource = (typeof RECALL_SOURCES)[number];
