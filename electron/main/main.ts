@@ -4,10 +4,12 @@ import path from 'node:path';
 import { BrowserWindow, MessageChannelMain, app, dialog, ipcMain, protocol, safeStorage, session, shell, utilityProcess } from 'electron';
 import { createAppRequestHandler } from './app-protocol.js';
 import { HostSupervisor, type HostExit } from './host-supervisor.js';
+import { DESKTOP_CHANNELS } from './desktop-channels.js';
+import { RemoteServer } from './remote-server.js';
 import { createOpenExternal, hardenWebContents, lockPermissions } from './security.js';
 import { createMainWindow, type AnimaWindow } from './window.js';
 import type { Log } from '../host-process/port-server.js';
-import { APP_SCHEME, createIpcHandle } from './security-rules.js';
+import { APP_SCHEME, createIpcHandle, isAppUrl, isWindowPage } from './security-rules.js';
 import { windowStateFile } from './window-state.js';
 
 const log: Log = (level, message) => console[level](`[main] ${message}`);
@@ -43,24 +45,39 @@ function run(): void {
   let host: HostSupervisor | null = null;
   // The window's last state save may still be in flight after it closed; quit waits for it.
   let flushWindowState: () => Promise<void> = async () => {};
+  // Where the window's app is: this computer's host, or the person's paired server (set up when ready).
+  let place: RemoteServer | null = null;
+  const serverOrigin = () => place?.serverOrigin() ?? null;
 
   const openExternal = createOpenExternal(
     (url) => shell.openExternal(url),
     (m) => log('warn', m),
   );
-  app.on('web-contents-created', (_event, contents) => hardenWebContents(contents, openExternal));
+  app.on('web-contents-created', (_event, contents) => hardenWebContents(contents, openExternal, serverOrigin));
 
-  const handle = createIpcHandle(
-    ipcMain,
-    (id) => !!main && !main.window.isDestroyed() && main.window.webContents.id === id,
-    (channel, event) => log('warn', `refused ${channel} from ${event.senderFrame?.url ?? 'a destroyed frame'}`),
-  );
+  const isOurWebContents = (id: number) => !!main && !main.window.isDestroyed() && main.window.webContents.id === id;
+  const refused = (channel: string, event: Electron.IpcMainInvokeEvent) =>
+    log('warn', `refused ${channel} from ${event.senderFrame?.url.split('#')[0] ?? 'a destroyed frame'}`);
+  // window.anima's channels: our own page only. window.animaDesktop's: also the paired server's page while the window is on it.
+  const handle = createIpcHandle(ipcMain, isOurWebContents, refused);
+  const handleShell = createIpcHandle(ipcMain, isOurWebContents, refused, (url) => isWindowPage(url, serverOrigin()));
   handle('anima:open-external', async (url) => {
     if (!openExternal(typeof url === 'string' ? url : '')) throw new Error('Only http and https links can be opened.');
   });
+  const ready = () => {
+    if (!place) throw new Error('Anima is still starting.');
+    return place;
+  };
+  handleShell(DESKTOP_CHANNELS.where, () => ready().where());
+  handleShell(DESKTOP_CHANNELS.useServer, (link) => ready().useServer(link));
+  handleShell(DESKTOP_CHANNELS.reopenServer, () => ready().reopenServer());
+  handleShell(DESKTOP_CHANNELS.useThisComputer, () => ready().useThisComputer());
+  handleShell(DESKTOP_CHANNELS.forgetServer, () => ready().forgetServer());
 
   function connect(window: BrowserWindow): void {
     if (window.isDestroyed()) return;
+    // This computer's host only ever reaches our own page: never the paired server's, nor any other.
+    if (!isAppUrl(window.webContents.getURL())) return;
     const port = host?.connect();
     if (port) window.webContents.postMessage('anima:port', null, [port]);
     // A page reloaded after the host gave up must fail its calls, not wait for a port forever.
@@ -95,6 +112,8 @@ function run(): void {
       preload: preloadPath,
       stateFile: windowStateFile(app.getPath('userData')),
       onPageReady: connect,
+      url: place?.currentUrl(),
+      onLoadFailed: (code, url, isMainFrame) => place?.pageFailed(code, url, isMainFrame),
     });
     flushWindowState = main.flushState;
     main.window.on('closed', () => {
@@ -105,7 +124,7 @@ function run(): void {
   app.on('second-instance', () => {
     // On macOS the app may be running without a window.
     if (!main || main.window.isDestroyed()) {
-      if (host) void openWindow();
+      if (place) void openWindow();
       return;
     }
     if (main.window.isMinimized()) main.window.restore();
@@ -117,7 +136,7 @@ function run(): void {
     .whenReady()
     .then(async () => {
       protocol.handle(APP_SCHEME, createAppRequestHandler(rendererDir));
-      lockPermissions(session.defaultSession);
+      lockPermissions(session.defaultSession, serverOrigin);
 
       const keychain = keychainAvailable();
       if (!keychain) log('warn', 'the OS keychain is unavailable: API keys will be kept in an owner-only file instead');
@@ -135,7 +154,17 @@ function run(): void {
         log,
         onUnexpectedExit: hostExited,
       });
-      host.start();
+      const supervisor = host;
+      place = new RemoteServer({
+        userData: app.getPath('userData'),
+        session: session.defaultSession,
+        window: () => main?.window ?? null,
+        startHost: () => supervisor.start(),
+        stopHost: () => supervisor.stop(),
+        log,
+      });
+      // Starts the host unless the window opens on the person's server (this computer's data folder stays closed then).
+      await place.launch();
       await openWindow();
 
       app.on('activate', () => {

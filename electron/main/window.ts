@@ -16,6 +16,10 @@ export interface MainWindowOptions {
   stateFile: string;
   /** Each time a page of ours has loaded (again): the moment to hand it a fresh host port. */
   onPageReady(window: BrowserWindow): void;
+  /** The first page: our app (default), or the person's paired server (remote-server.ts). */
+  url?: string;
+  /** A page did not load (did-fail-load): the paired server may not have answered. */
+  onLoadFailed?(errorCode: number, url: string, isMainFrame: boolean): void;
 }
 
 export async function createMainWindow(options: MainWindowOptions): Promise<AnimaWindow> {
@@ -75,8 +79,12 @@ export async function createMainWindow(options: MainWindowOptions): Promise<Anim
   window.webContents.on('dom-ready', () => {
     if (isAppUrl(window.webContents.getURL())) options.onPageReady(window);
   });
-  window.loadURL(APP_ENTRY_URL).catch((err: Error) => {
-    console.error(`[main] could not load ${APP_ENTRY_URL}: ${err.message}`);
+  window.webContents.on('did-fail-load', (_event, errorCode, _description, url, isMainFrame) => {
+    options.onLoadFailed?.(errorCode, url, isMainFrame);
+  });
+  const first = options.url ?? APP_ENTRY_URL;
+  window.loadURL(first).catch((err: Error) => {
+    console.error(`[main] could not load ${first}: ${err.message}`);
   });
   return { window, flushState: () => lastSave };
 }
