@@ -159,9 +159,10 @@ export class Devices {
   }
 }
 
-/** The address a phone on the LAN reaches: the one --listen named, else the first LAN address, else the host name. */
+/** The address a phone on the LAN reaches: the one --listen named, else the first LAN address (IPv4, then IPv6 for ::), else the host name. */
 function lanAddress(listening: DevicesListening): string {
   if (listening.address !== '0.0.0.0' && listening.address !== '::') return listening.address;
   const ipv4 = listening.names.find((n) => /^\d+(\.\d+){3}$/.test(n) && !n.startsWith('127.'));
-  return ipv4 ?? listening.names.find((n) => n.endsWith('.local')) ?? os.hostname();
+  const ipv6 = listening.names.find((n) => n.includes(':') && n !== '::1');
+  return ipv4 ?? ipv6 ?? listening.names.find((n) => n.endsWith('.local')) ?? os.hostname();
 }

@@ -26,7 +26,7 @@ function tempDir(prefix: string): string {
   return dir;
 }
 
-async function start(address: string): Promise<{ host: Host; server: RunningServer }> {
+async function start(address: string, names?: string[]): Promise<{ host: Host; server: RunningServer }> {
   const page = tempDir('anima-lan6-page-');
   fs.writeFileSync(path.join(page, 'index.html'), '<!doctype html><title>Anima</title>');
   const host = await startTestHost({ dataDir: tempDir('anima-lan6-'), sleep: { tickMs: 0 } });
@@ -36,7 +36,7 @@ async function start(address: string): Promise<{ host: Host; server: RunningServ
     port: 0,
     token: 'per-run-token-0123456789abcdef',
     log: () => {},
-    lan: { address, port: 0, limiter: createRateLimiter() },
+    lan: { address, port: 0, limiter: createRateLimiter(), ...(names ? { names } : {}) },
   });
   const one = { host, server };
   running.push(one);
@@ -187,5 +187,15 @@ describe('the LAN listener on :: (every network)', () => {
     expect(cert.checkIP('127.0.0.1')).toBe('127.0.0.1');
     expect((await request(one, '::1', 'GET', '/')).status).toBe(200);
     expect((await request(one, '127.0.0.1', 'GET', '/')).status).toBe(200);
+  });
+
+  it('pairs at an IPv6 LAN address, in brackets, where the machine has no IPv4 one', async () => {
+    const one = await start('::', ['::1', 'FD00:0:0::20', 'localhost', '127.0.0.1']);
+    const lan = one.server.lan!;
+    expect(lan.names).toEqual(['127.0.0.1', '::1', 'fd00::20', 'localhost']);
+    expect(lan.origin).toBe(`https://[fd00::20]:${lan.port}`);
+    const pairing = await one.host.api['devices.pairingStart']({});
+    expect(pairing.url).toMatch(new RegExp(`^https://\\[fd00::20\\]:${lan.port}/#pair=`));
+    expect(new X509Certificate(certificateOf(one.host).cert).checkIP('fd00::20')).toBe('fd00::20');
   });
 });
