@@ -12,6 +12,7 @@ import { historyKey, historyNewestFirst, latestForget, latestUndoable, replacedT
 import { reportError, useApp } from '../../stores/app.js';
 import { isNotFound } from '../../stores/loadable.js';
 import { useMemories, type MemoryDetail } from '../../stores/memories.js';
+import { reasonLine } from '../../lib/memoryReason.js';
 import { ForgetConfirm } from './ForgetConfirm.js';
 import { MemoryFields, useMemoryDraft } from './MemoryForm.js';
 
@@ -150,6 +151,7 @@ function History({ history }: { history: MemoryChange[] }) {
           {entries.map((c) => {
             const before = replacedText(c);
             const typeBefore = replacedType(c);
+            const why = reasonLine(c, t);
             return (
               <li key={c.id} className={c.undoneBy !== null ? 'undone' : undefined} data-action={c.action} data-actor={c.actor}>
                 <span className="mem-history-dot" aria-hidden="true" />
@@ -166,7 +168,7 @@ function History({ history }: { history: MemoryChange[] }) {
                   </p>
                   {before ? <p className="mem-history-note">{t('memories.detail.was', { text: before })}</p> : null}
                   {typeBefore ? <p className="mem-history-note">{t('memories.detail.typeWas', { type: t(`memories.types.${typeBefore}`) })}</p> : null}
-                  {c.reason ? <p className="mem-history-note">{t('memories.detail.reason', { reason: c.reason })}</p> : null}
+                  {why ? <p className="mem-history-note">{why}</p> : null}
                   {undoable?.id === c.id ? (
                     <button
                       type="button"
