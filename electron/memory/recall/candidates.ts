@@ -38,13 +38,18 @@ export const TRIGRAM_THRESHOLD = 0.7;
  * it × (1 − TIME_PENALTY): a soft factor, never a filter. Chosen on both dev sets together,
  * docs/recall-tuning.md ("Time the question names").
  */
-export const TIME_GAIN = 0.5;
+export const TIME_GAIN = 1;
 export const TIME_PENALTY = 0.1;
 /**
  * The window reaches this many days past its end: what happened is often told a little later ("I went
  * camping last week" is said after the week).
  */
 export const TIME_SLACK_DAYS = 7;
+/**
+ * Whether the time words are left out of the words matched. Off: turns say them too ("last weekend I
+ * went camping", "in June"), and leaving them out lost more than it kept out (docs/recall-tuning.md).
+ */
+export const TIME_STRIP = false;
 
 /** The index's time factor for a window, with the measurement's overrides (RecallInternals). */
 export function timeFactor(window: TimeWindow | null, o: Pick<RecallInternals, 'timeGain' | 'timePenalty' | 'timeSlackDays'> = {}): SearchOptions['time'] {
@@ -54,6 +59,31 @@ export function timeFactor(window: TimeWindow | null, o: Pick<RecallInternals, '
   if (gain === 0 && penalty === 0) return null;
   const slack = (o.timeSlackDays ?? TIME_SLACK_DAYS) * 86_400_000;
   return { from: window.from, to: window.to + slack, inside: 1 + gain, outside: Math.max(0, 1 - penalty) };
+}
+
+/**
+ * Multi-hop from the first hits (measured, off: docs/recall-tuning.md): the other turns of the
+ * sessions of the best `seeds` hits gain `share` × that hit's score, ranked from a list this many
+ * times deeper than asked.
+ */
+export const SESSION_HOP_SHARE = 0;
+const SESSION_HOP_SEEDS = 3;
+const SESSION_HOP_DEPTH = 5;
+
+/** The other turns of the best hits' sessions gain a share of the best hit's score in their session; re-ranked, cut to `depth`. */
+function sessionHop(hits: ScoredSlot[], index: LexicalIndex, share: number, seeds: number, depth: number): ScoredSlot[] {
+  if (!(share > 0) || hits.length === 0) return hits.slice(0, depth);
+  const seedScore = new Map<number, { slot: number; score: number }>();
+  for (const h of hits.slice(0, seeds)) {
+    const g = index.groupOf(h.slot);
+    if (!seedScore.has(g)) seedScore.set(g, { slot: h.slot, score: h.score });
+  }
+  const out = hits.map((h) => {
+    const seed = seedScore.get(index.groupOf(h.slot));
+    return seed && seed.slot !== h.slot ? { ...h, score: h.score + share * seed.score } : h;
+  });
+  out.sort((a, b) => b.score - a.score || b.key - a.key);
+  return out.slice(0, depth);
 }
 
 /** The trigram branch looks at most at this many unknown words (the longest)… */
@@ -204,6 +234,15 @@ export function plan(
     return {
       source,
       fts: async () => {
+        const hop = o.sessionHopShare ?? SESSION_HOP_SHARE;
+        if (q.plainOr && hop > 0)
+          return sessionHop(
+            s.index.search(p.lexemes, { ...searchOpts, limit: depth * SESSION_HOP_DEPTH }),
+            s.index,
+            hop,
+            o.sessionHopSeeds ?? SESSION_HOP_SEEDS,
+            depth,
+          );
         if (q.plainOr) return s.index.search(p.lexemes, searchOpts);
         const rows = await db.query<{ key: number }>(
           `SELECT m.seq::float8 AS key FROM messages m

@@ -85,6 +85,9 @@ export interface RecallInternals {
   timeGain?: number;
   timePenalty?: number;
   timeSlackDays?: number;
+  /** Multi-hop from the first hits: share and seeds (default SESSION_HOP_SHARE, off; measurement). */
+  sessionHopShare?: number;
+  sessionHopSeeds?: number;
   /** The calendar's offset from UTC in minutes (default: this machine's at `now`); the benches' dates are UTC. */
   timeOffsetMinutes?: number;
 }

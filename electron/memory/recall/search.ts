@@ -48,7 +48,7 @@
 import type { RecallSource } from '../../../shared/api.js';
 import { MEMORY_TYPES, RECALL_SOURCES } from '../../../shared/api.js';
 import { usableVectorWeight } from '../../embed/active.js';
-import { entityBranches, plan, prepare, slotsOf, timeFactor, trigramBranch, type Restriction, type SourcePlan } from './candidates.js';
+import { entityBranches, plan, prepare, slotsOf, TIME_STRIP, timeFactor, trigramBranch, type Restriction, type SourcePlan } from './candidates.js';
 import { fuse, type BranchList, type FuseOptions } from './fusion.js';
 import { entityItems, graphWalk } from './graph-walk.js';
 import { fetchHits } from './hits.js';
@@ -111,7 +111,7 @@ function readQuery(o: RecallOptions & RecallInternals): { q: BuiltQuery; time: R
   const text = typeof o.query === 'string' ? o.query : '';
   if (o.timeAware === false || !text || /["“”]/.test(text)) return { q: buildQuery(text), time: null };
   const reading = readTimeWindow(text, instant(o.now), o.timeOffsetMinutes);
-  const stripped = reading.spans.length && o.timeStrip !== false ? buildQuery(withoutSpans(text, reading.spans)) : null;
+  const stripped = reading.spans.length && (o.timeStrip ?? TIME_STRIP) ? buildQuery(withoutSpans(text, reading.spans)) : null;
   return { q: stripped?.tsquery ? stripped : buildQuery(text), time: timeFactor(reading.window, o) };
 }
 
