@@ -21,7 +21,7 @@ export interface Device {
 
 /** Where the LAN listener is, when the server was started with --listen. */
 export interface DevicesListening {
-  /** What --listen named (0.0.0.0, or one address). */
+  /** What --listen named (0.0.0.0, ::, or one address; IPv6 without brackets, as browsers write it). */
   address: string;
   port: number;
   /** The LAN addresses and names the certificate carries, and the Host/Origin checks admit. */

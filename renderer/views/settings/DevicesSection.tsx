@@ -13,6 +13,7 @@ import { useNow, useTimeFormat } from '../../app/hooks.js';
 import { CopyButton } from '../../components/CopyButton.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { fingerprintRows } from '../../lib/device-name.js';
+import { listeningAt } from '../../lib/lan-address.js';
 import { desktopShell, useDesktop } from '../../stores/desktop.js';
 import '../../styles/settings/devices.css';
 import { OnServerPanelView, UseServerPanelView, useDesktopView } from './UseServerPanel.js';
@@ -299,12 +300,4 @@ function DeviceRow({ device }: { device: Device }) {
       {error ? <ErrorNote compact error={error} /> : null}
     </li>
   );
-}
-
-/** The addresses a device on the network reaches: the one --listen named, or each LAN address for 0.0.0.0 (and ::); IPv6 in brackets. */
-function listeningAt({ address, port, names }: NonNullable<DevicesList['listening']>): string {
-  const at = (name: string) => `${name.includes(':') ? `[${name}]` : name}:${port}`;
-  if (address !== '0.0.0.0' && address !== '::') return at(address);
-  const lan = names.filter((n) => (/^\d+(\.\d+){3}$/.test(n) && !n.startsWith('127.')) || (address === '::' && n.includes(':') && n !== '::1'));
-  return (lan.length ? lan : names).map(at).join(', ');
 }
