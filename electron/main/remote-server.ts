@@ -35,6 +35,12 @@ import {
 
 /** Chromium's net::ERR_ABORTED: a load replaced by another, not a failure. */
 const ERR_ABORTED = -3;
+/**
+ * At launch the window waits for this check (this computer's host must not open the data folder
+ * before it is known whether the window goes to the server): a server at home answers within
+ * milliseconds, and a laptop away from home should not wait long to fall back to its own data.
+ */
+export const LAUNCH_CHECK_TIMEOUT_MS = 3_000;
 
 /** The parts of a BrowserWindow this moves. */
 export interface WindowLike {
@@ -52,8 +58,10 @@ export interface RemoteServerOptions {
   stopHost(): Promise<void>;
   log: Log;
   now?: () => Date;
-  /** Bound of each check of the server (connect, handshake, answer). */
+  /** Bound of each check of the server the person asked for (connect, handshake, answer); default server-link's. */
   checkTimeoutMs?: number;
+  /** Bound of the check at launch; default LAUNCH_CHECK_TIMEOUT_MS. */
+  launchCheckTimeoutMs?: number;
 }
 
 /** The shell's refusals are its own codes (the renderer reads them as text); they travel in the API's error shape. */
@@ -100,7 +108,9 @@ export class RemoteServer {
       const server = this.remembered;
       if (server) this.installVerify();
       if (server?.lastUsed === 'server') {
-        const check = await checkServer(server.origin, server.fingerprint, { timeoutMs: this.options.checkTimeoutMs });
+        const check = await checkServer(server.origin, server.fingerprint, {
+          timeoutMs: this.options.launchCheckTimeoutMs ?? LAUNCH_CHECK_TIMEOUT_MS,
+        });
         if (check.ok) {
           this.onServer = true;
           return `${server.origin}/`;
