@@ -548,6 +548,30 @@ describe('the window as a client of a paired server', () => {
     expect(await shell(e, 'where', 'app://anima/index.html')).toEqual({ kind: 'local', server: null });
   });
 
+  it('reopenServer after a fallback: the host stops again and the window goes back to the server', async () => {
+    const e = makeElectronWithRemembered({ origin, fingerprint: certificate.fingerprint, lastUsed: 'server' });
+    await startLaunched(e);
+    const win = e.windows[0]!;
+    win.webContents.emit('did-fail-load', {}, -102, 'ERR_CONNECTION_REFUSED', `${origin}/`, true);
+    await vi.waitFor(() => expect(e.children).toHaveLength(1));
+    const reply = shell(e, 'reopen-server', 'app://anima/index.html');
+    await hostCloses(e.children[0]!);
+    await expect(reply).resolves.toEqual({ ok: true, value: null });
+    expect(win.loadURL).toHaveBeenLastCalledWith(`${origin}/`);
+    expect(await shell(e, 'where', `${origin}/`)).toMatchObject({ kind: 'server', server: { origin, since: '2026-01-02T03:04:05.000Z' } });
+  });
+
+  it('a link to another server forgets the one before, with what the window kept for it', async () => {
+    const e = makeElectronWithRemembered({ origin: 'https://192.168.77.9:8443', fingerprint: otherCertificate.fingerprint, lastUsed: 'local' });
+    await startLaunched(e);
+    expect(e.utilityProcess.fork).toHaveBeenCalledTimes(1);
+    const reply = shell(e, 'use-server', 'app://anima/index.html', link);
+    await hostCloses(e.children[0]!);
+    await expect(reply).resolves.toEqual({ ok: true, value: null });
+    expect(e.session.defaultSession.clearStorageData).toHaveBeenCalledWith({ origin: 'https://192.168.77.9:8443' });
+    expect(JSON.parse(readFileSync(rememberedFile(e), 'utf8'))).toMatchObject({ origin, lastUsed: 'server' });
+  });
+
   function makeElectronWithRemembered(state: { origin: string; fingerprint: string; lastUsed: 'server' | 'local' }) {
     const e = makeElectron();
     writeFileSync(path.join(e.userData, 'remote-server.json'), JSON.stringify({ ...state, since: '2026-01-02T03:04:05.000Z' }));
