@@ -43,7 +43,8 @@ export function checkName(raw: unknown, field = 'name'): { name: string; key: st
   // Names are shown on the map, in prompts and in exports: a credential never becomes one (and the
   // refusal does not repeat it). Read as given, before spaces are collapsed: a key wrapped across
   // lines is still one key.
-  const secret = findSecret(raw) ?? findSecret(name);
+  // (The scan is the costly part: the collapsed form only when it differs.)
+  const secret = findSecret(raw) ?? (name === raw ? null : findSecret(name));
   if (secret) invalid(field, `This is a credential, not a name (recognised: ${secret.kind}); names never hold passwords, keys or tokens.`);
   if (name.length > MAX_NAME_CHARS) invalid(field, `A name holds at most ${MAX_NAME_CHARS} characters; this one has ${name.length}.`);
   // Bidi overrides, zero-width characters and control characters make a name that displays as
