@@ -1,7 +1,10 @@
 // Recall at scale: a lived-in data folder (default 100k messages, 20k memories, 3k diary blocks of
 // real conversational text), queried with distinct real questions, no result cache.
 //   npm run bench:recall -- [--messages 100000] [--memories 20000] [--diary 3000] [--queries 500] [--json FILE] [--explain]
-//                           [--database postgres://user@host:5432/postgres]
+//                           [--database postgres://user@host:5432/postgres] [--keep DIR]
+//
+// --keep DIR builds the folder in DIR (new or empty) and leaves it there afterwards, for EXPLAIN or a
+// profile of single statements on it (PGlite only).
 //
 // With --database the same work runs a second time on that PostgreSQL server, in a database of its
 // own the bench creates there (anima_bench_…) and drops afterwards — the URL only says where to
@@ -54,6 +57,7 @@ const { values } = parseArgs({
     json: { type: 'string' },
     explain: { type: 'boolean', default: false },
     database: { type: 'string' },
+    keep: { type: 'string' },
   },
 });
 const SERVER_URL = values.database;
@@ -169,7 +173,9 @@ function cpuSince(since: NodeJS.CpuUsage): number {
 /** Builds the folder (or, given a URL, the server's database) and measures: the result and the raw recall timings. */
 async function run(database?: string) {
   // ---- build ----
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-bench-recall-'));
+  const keep = database ? undefined : values.keep;
+  if (keep && fs.existsSync(keep) && fs.readdirSync(keep).length) throw new Error(`--keep: ${keep} is not empty`);
+  const scratch = keep ? (fs.mkdirSync(keep, { recursive: true }), path.resolve(keep)) : fs.mkdtempSync(path.join(os.tmpdir(), 'anima-bench-recall-'));
   seed = SEED; // the same text, memories and questions on either engine
   const t0 = performance.now();
   const db: Database = await openDatabase(scratch, database ? { database } : {});
@@ -398,7 +404,8 @@ async function run(database?: string) {
   await host.close();
   // The folder after that restart (the app's own open and close): what a person's disk holds after a bulk load.
   const restartBytes = database ? dbBytes : dirBytes(path.join(scratch, 'db'));
-  fs.rmSync(scratch, { recursive: true, force: true });
+  if (keep) console.log(`kept the folder: ${scratch}`);
+  else fs.rmSync(scratch, { recursive: true, force: true });
 
   const stats = (ms: number[]) => ({ p50: round(percentile(ms, 50), 2), p95: round(percentile(ms, 95), 2) });
   const result = {

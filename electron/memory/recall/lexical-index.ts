@@ -111,6 +111,12 @@ export class LexicalIndex {
   private postings = new Map<string, Postings>();
   private totalPostings = 0;
   private livePostings = 0;
+  /**
+   * Live document frequency per lexeme over the whole index, as last counted: `len` postings then,
+   * `drops` docs dropped then. While nothing is dropped, every posting added since is a live doc.
+   */
+  private dfCounted = new Map<string, { df: number; len: number; drops: number }>();
+  private drops = 0;
   private liveDocs = 0;
   private liveLen = 0;
   // scratch, reused by every search
@@ -136,6 +142,11 @@ export class LexicalIndex {
   }
   groupOf(slot: number): number {
     return this.slotGroup[slot]!;
+  }
+  /** The slot's indexed length in lexemes (0: no live text). */
+  lengthOf(slot: number): number {
+    const doc = this.slotDoc[slot] ?? -1;
+    return doc >= 0 ? this.docLen[doc]! : 0;
   }
   hasLiveDoc(slot: number): boolean {
     return (this.slotDoc[slot] ?? -1) >= 0;
@@ -232,12 +243,34 @@ export class LexicalIndex {
     this.liveLen -= len;
     this.livePostings -= this.docTerms[doc]!;
     this.slotDoc[slot] = -1;
+    this.drops++;
+  }
+
+  /** Live docs holding the lexeme, over the whole index: counted once, then kept up by what was added. */
+  private liveDf(lexeme: string, p: Postings): number {
+    const counted = this.dfCounted.get(lexeme);
+    if (counted && counted.drops === this.drops) {
+      if (counted.len !== p.docs.length) {
+        counted.df += p.docs.length - counted.len;
+        counted.len = p.docs.length;
+      }
+      return counted.df;
+    }
+    let n = 0;
+    for (let i = 0; i < p.docs.length; i++) {
+      const doc = p.docs[i]!;
+      if (this.slotDoc[this.docSlot[doc]!] === doc) n++;
+    }
+    if (counted) Object.assign(counted, { df: n, len: p.docs.length, drops: this.drops });
+    else this.dfCounted.set(lexeme, { df: n, len: p.docs.length, drops: this.drops });
+    return n;
   }
 
   /** Document frequency of a lexeme within the scope (live docs only). */
   df(lexeme: string, scope?: Uint8Array | null, stopAt = Infinity): number {
     const p = this.postings.get(lexeme);
     if (!p) return 0;
+    if (!scope) return Math.min(this.liveDf(lexeme, p), Math.max(1, stopAt));
     let n = 0;
     for (let i = 0; i < p.docs.length; i++) {
       const doc = p.docs[i]!;
@@ -334,28 +367,28 @@ export class LexicalIndex {
     const mark = this.mark;
     const touched: number[] = [];
     const unique = [...new Set(lexemes)];
+    const docSlot = this.docSlot;
+    const slotDoc = this.slotDoc;
+    const slotGroup = this.slotGroup;
+    const docLen = this.docLen;
     for (const lexeme of unique) {
       const p = this.postings.get(lexeme);
       if (!p) continue;
-      // First pass: document frequency within the scope (idf of the collection searched).
-      let df = 0;
-      for (let i = 0; i < p.docs.length; i++) {
-        const doc = p.docs[i]!;
-        const slot = this.docSlot[doc]!;
-        if (this.slotDoc[slot] !== doc) continue;
-        if (scope && !scope[this.slotGroup[slot]!]) continue;
-        df++;
-      }
+      // Document frequency within the scope (idf of the collection searched): counted over the
+      // postings for a scope, kept up to date for the whole index (liveDf).
+      const df = scope ? this.df(lexeme, scope) : this.liveDf(lexeme, p);
       if (df === 0) continue;
       const idf = Math.log(1 + (N - df + 0.5) / (df + 0.5)) * (o.weights?.get(lexeme) ?? 1);
-      for (let i = 0; i < p.docs.length; i++) {
-        const doc = p.docs[i]!;
-        const slot = this.docSlot[doc]!;
-        if (this.slotDoc[slot] !== doc) continue;
-        if (scope && !scope[this.slotGroup[slot]!]) continue;
+      const docs = p.docs;
+      const tfs = p.tfs;
+      for (let i = 0; i < docs.length; i++) {
+        const doc = docs[i]!;
+        const slot = docSlot[doc]!;
+        if (slotDoc[slot] !== doc) continue;
+        if (scope && !scope[slotGroup[slot]!]) continue;
         if (only && !only.has(slot)) continue;
-        const tf = p.tfs[i]!;
-        const s = (idf * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * this.docLen[doc]!) / avgLen));
+        const tf = tfs[i]!;
+        const s = (idf * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * docLen[doc]!) / avgLen));
         if (!mark[slot]) {
           mark[slot] = 1;
           touched.push(slot);
@@ -370,19 +403,29 @@ export class LexicalIndex {
     const boost = o.fieldBoost ?? 0;
     const lexemeSet = boost ? new Set(unique) : null;
     const time = o.time ?? null;
-    const candidates = new Set<number>(touched);
+    // The slots that matched, then their neighbours that did not (marked 2): an array and the marks,
+    // not a Set — tens of thousands of slots for a common word.
+    const candidates = touched.slice();
     if (neighbour > 0 && !only) {
-      for (const slot of touched) {
+      for (let t = 0; t < touched.length; t++) {
+        const slot = touched[t]!;
         const prev = this.slotPrev[slot]!;
         const next = this.slotNext[slot]!;
-        if (prev >= 0 && this.slotDoc[prev]! >= 0) candidates.add(prev);
-        if (next >= 0 && this.slotDoc[next]! >= 0) candidates.add(next);
+        if (prev >= 0 && !mark[prev] && slotDoc[prev]! >= 0) {
+          mark[prev] = 2;
+          candidates.push(prev);
+        }
+        if (next >= 0 && !mark[next] && slotDoc[next]! >= 0) {
+          mark[next] = 2;
+          candidates.push(next);
+        }
       }
     }
     // Keep the best `limit` in a small sorted buffer (candidates can be tens of thousands).
     const top: ScoredSlot[] = [];
     const better = (a: ScoredSlot, b: ScoredSlot) => a.score > b.score || (a.score === b.score && a.key > b.key);
-    for (const slot of candidates) {
+    for (let c = 0; c < candidates.length; c++) {
+      const slot = candidates[c]!;
       let score = acc[slot]!;
       if (neighbour > 0 && !only) {
         const prev = this.slotPrev[slot]!;
@@ -402,11 +445,15 @@ export class LexicalIndex {
         const t = this.slotTime[slot]!;
         if (t === t) score *= t >= time.from && t < time.to ? time.inside : time.outside;
       }
-      const entry = { slot, key: this.slotKey[slot]!, score };
+      const key = this.slotKey[slot]!;
       if (top.length < o.limit) {
-        top.push(entry);
+        top.push({ slot, key, score });
         if (top.length === o.limit) top.sort((a, b) => (better(a, b) ? -1 : 1));
-      } else if (better(entry, top[top.length - 1]!)) {
+      } else {
+        // Most candidates fall below the last kept one: no entry is made for them.
+        const last = top[top.length - 1]!;
+        if (!(score > last.score || (score === last.score && key > last.key))) continue;
+        const entry = { slot, key, score };
         let i = top.length - 1;
         while (i > 0 && better(entry, top[i - 1]!)) i--;
         top.splice(i, 0, entry);
@@ -414,10 +461,8 @@ export class LexicalIndex {
       }
     }
     if (top.length < o.limit) top.sort((a, b) => (better(a, b) ? -1 : 1));
-    for (const slot of touched) {
-      acc[slot] = 0;
-      mark[slot] = 0;
-    }
+    for (let t = 0; t < touched.length; t++) acc[touched[t]!] = 0;
+    for (let c = 0; c < candidates.length; c++) mark[candidates[c]!] = 0;
     return top;
   }
 }
