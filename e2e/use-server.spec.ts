@@ -190,7 +190,7 @@ test('a pairing link refused in words, the server in the banner, and back to thi
   await expect(page.locator('.shell')).toBeVisible();
   await openDevices(page);
   await expect(page.getByTestId('use-server-origin')).toHaveText(ORIGIN);
-  await expect(page.getByTestId('use-server-remembered')).toContainText('used since just now');
+  await expect(page.getByTestId('use-server-remembered')).toContainText('first used just now');
   await shotsInAllLooks(page, app!, 'use-server-remembered', 'use-server-remembered');
 
   // Forget asks first; Escape closes the question and gives focus back.

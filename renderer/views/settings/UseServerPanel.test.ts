@@ -185,7 +185,7 @@ describe('a remembered server', () => {
     await useDesktop.getState().load();
     const panel = text(html(UseServerPanelView));
     expect(panel).toContain('Use my Anima server');
-    expect(panel).toContain('Your server https://192.168.1.5:7431 used since');
+    expect(panel).toContain('Your server https://192.168.1.5:7431 first used');
     expect(panel).toContain('Open it again');
     expect(panel).toContain('Forget this server');
     // The link field is still there, for another server or a new code.
