@@ -182,6 +182,17 @@ test('a pairing link refused in words, the server in the banner, and back to thi
   expect(bannerBox.height).toBeLessThan(48);
   expect(bannerBox.y + bannerBox.height).toBeLessThanOrEqual(composerBox.y);
   await shot(page, 'use-server-banner-chat');
+  // A narrow desktop window takes the phone layout: the banner stays above the view, the tab bar below.
+  await page.setViewportSize({ width: 480, height: 800 });
+  await expect(page.locator('.tab-bar')).toBeVisible();
+  const narrowBanner = (await banner.boundingBox())!;
+  const tabBar = (await page.locator('.tab-bar').boundingBox())!;
+  const narrowComposer = (await page.getByTestId('composer').boundingBox())!;
+  expect(narrowBanner.y + narrowBanner.height).toBeLessThanOrEqual(narrowComposer.y);
+  expect(narrowComposer.y + narrowComposer.height).toBeLessThanOrEqual(tabBar.y + 1);
+  expect(tabBar.y + tabBar.height).toBeCloseTo(800, 0);
+  await shot(page, 'use-server-banner-narrow');
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   // "Use this computer", by keyboard: back on this computer, the server remembered.
   await page.getByTestId('server-banner-this-computer').focus();
