@@ -87,7 +87,7 @@ export function serverNames(address: string): string[] {
 }
 
 /** A name as it stands in a URL or a Host header: an IPv6 address in brackets. */
-export const hostPart = (name: string) => (name.includes(':') ? `[${name}]` : name);
+const hostPart = (name: string) => (name.includes(':') ? `[${name}]` : name);
 const isLoopbackName = (name: string) => name === 'localhost' || name.startsWith('127.') || name === '::1';
 
 export async function startLanListener(opts: LanOptions): Promise<LanListener> {
@@ -95,7 +95,7 @@ export async function startLanListener(opts: LanOptions): Promise<LanListener> {
   const devices = host.devices;
   if (!devices) throw new Error('serve: this host keeps no paired devices');
   // The address as browsers write it (an IPv6 one compressed, without brackets); the names likewise.
-  const address = canonicalIp(opts.address) ?? opts.address;
+  let address = canonicalIp(opts.address) ?? opts.address;
   const names = normaliseNames(opts.names ?? serverNames(address));
   const certificate = await ensureCertificate(host.dataDir, names);
   const limiter = opts.limiter ?? createRateLimiter();
@@ -195,6 +195,7 @@ export async function startLanListener(opts: LanOptions): Promise<LanListener> {
       if (address !== '::' || (err.code !== 'EAFNOSUPPORT' && err.code !== 'EADDRNOTAVAIL')) throw err;
       log('warn', `serve (LAN): this machine has no IPv6 (${err.code}); listening on every IPv4 network (0.0.0.0) instead`);
       await listenOn(server, '0.0.0.0', opts.port);
+      address = '0.0.0.0';
     });
   } catch (err) {
     offRevoke();
