@@ -91,6 +91,9 @@ describe('backups and restore', () => {
     expect(safety).toMatchObject({ kind: 'before-restore', where: 'data', counts: { conversations: 2, memories: 1 } });
     const previous = state.copies.find((c) => c.where === 'previous')!;
     expect(previous.name).toBe(result.previous);
+    // Copies hold the pictures now; this data folder had none, so the kept folder holds none (not "database only").
+    expect(previous.images).toEqual({ files: 0, bytes: 0 });
+    expect(safety.images).toEqual({ files: 0, bytes: 0 });
     expect(fs.existsSync(path.join(dataDir, result.previous, 'PG_VERSION'))).toBe(true);
     expect(leftovers(dataDir)).toEqual([]);
 

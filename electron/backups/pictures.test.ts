@@ -190,6 +190,8 @@ describe.skipIf(TEST_ENGINE === 'postgres')('safety copies keep the pictures', (
     await host.api['backups.restore']({ id: copy!.id });
     expect(ls(attachmentsDir(dataDir))).toEqual([image.id, later.id].sort());
     expect((await host.api['self.profile']({})).avatar).toBe(avatar);
+    // The folder it replaced kept no pictures of its own (they stayed where they are): "database only".
+    expect((await host.api['backups.list']({})).copies.find((c) => c.where === 'previous')!.images).toBeNull();
     await close(host);
   }, 300_000);
 

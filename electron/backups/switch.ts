@@ -114,6 +114,9 @@ export function switchDatabase(dataDir: string, journal: SwitchJournal): void {
   const files = journal.files ?? [];
   writeFileAtomic(path.join(dataDir, JOURNAL_FILE), JSON.stringify(journal));
   pausePoint('journal-written');
+  // Made even when there is nothing to set aside: the kept folder then says it had no pictures
+  // (not that it is from before copies held them).
+  if (files.length > 0) fs.mkdirSync(path.join(dataDir, journal.before + FILES_SUFFIX), { recursive: true, mode: 0o700 });
   if (moveFolders(files, dataDir, path.join(dataDir, journal.before + FILES_SUFFIX))) {
     fsyncDir(dataDir);
     pausePoint('files-aside');
@@ -176,6 +179,7 @@ export function finishInterruptedSwitch(dataDir: string, log?: (message: string)
     const restoring = path.join(dataDir, journal.restoring);
     const before = path.join(dataDir, journal.before);
     const files = journal.files ?? [];
+    let undone = false;
     if (!fs.existsSync(db) && fs.existsSync(restoring)) {
       moveFolders(files, restoring + FILES_SUFFIX, dataDir);
       fs.renameSync(restoring, db);
@@ -185,12 +189,17 @@ export function finishInterruptedSwitch(dataDir: string, log?: (message: string)
       moveFolders(files, before + FILES_SUFFIX, dataDir);
       fs.renameSync(before, db);
       outcome = 'undone';
+      undone = true;
       log?.('undid a restore that was interrupted: the data from before it is back');
-    } else if (fs.existsSync(db) && fs.existsSync(restoring) && moveFolders(files, before + FILES_SUFFIX, dataDir)) {
-      outcome = 'undone';
-      log?.('undid a restore that was interrupted before its database was switched: the pictures from before it are back');
+    } else if (fs.existsSync(db) && fs.existsSync(restoring)) {
+      undone = true;
+      if (moveFolders(files, before + FILES_SUFFIX, dataDir)) {
+        outcome = 'undone';
+        log?.('undid a restore that was interrupted before its database was switched: the pictures from before it are back');
+      }
     }
-    removeIfEmpty(before + FILES_SUFFIX);
+    // Emptied by an undo: nothing of it is kept (a finished switch keeps it, even empty, with its folder).
+    if (undone) removeIfEmpty(before + FILES_SUFFIX);
     fsyncDir(dataDir);
     fs.rmSync(path.join(dataDir, JOURNAL_FILE), { force: true });
   }
