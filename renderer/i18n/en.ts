@@ -81,6 +81,7 @@ const en = {
       'If Anima runs on a server at home, this window can show the companion there instead of the one on this computer. This computer’s own data stays here, untouched, and you can come back to it at any time.',
     linkLabel: 'Pairing link',
     linkLabelAgain: 'Pairing link (another server, or a new code from this one)',
+    replaces: 'A link to another server replaces the one above: this window forgets it.',
     ownDevicesTitle: 'Other devices using this computer',
     linkHelp:
       'On the server, open Settings → Devices → Pair a device, and copy the address shown under the QR code (it begins with https:// and carries #pair= and fp=). Paste it here.',

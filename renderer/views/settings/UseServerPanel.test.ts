@@ -190,6 +190,7 @@ describe('a remembered server', () => {
     expect(panel).toContain('Forget this server');
     // The link field is still there, for another server or a new code.
     expect(html(UseServerPanelView)).toContain('data-testid="use-server-link"');
+    expect(panel).toContain('A link to another server replaces the one above');
 
     shell.answer = refused('server_unreachable');
     await useDesktop.getState().reopen();

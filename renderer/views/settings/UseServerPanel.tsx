@@ -104,6 +104,7 @@ function ConnectForm({ state: { busy, refusal }, again }: { state: DesktopView; 
       </label>
       <p className="help" id={helpId}>
         {t('useServer.linkHelp')}
+        {again ? ` ${t('useServer.replaces')}` : null}
       </p>
       <div className="use-server-row">
         <input
