@@ -28,6 +28,10 @@
 // recall's vector branch (vector weight 0 — the table and top-level JSON keys, as without the option)
 // and with it (--vector-weight, default 1; --vector-floor, default VECTOR_FLOOR, recall/vector.ts);
 // both go to the JSON's `vector` object. Exits 1 when the model cannot be loaded or cannot embed here.
+// Each question is asked at its own time, passed to recall as `now` the way the app passes the time of
+// the person's message: the question's date where the file gives one (LongMemEval's question_date),
+// else the date of the conversation's last session (LoCoMo); "last week" in a question is read from it
+// (recall/time-window.ts). `--tune '{"timeAware":false}'` measures recall without it.
 // `n` counts questions with at least one valid evidence turn. Recall is a fraction 0–1; times are
 // milliseconds. Exits 0 when it measured something.
 import crypto from 'node:crypto';

@@ -40,6 +40,8 @@ export const TRIGRAM_THRESHOLD = 0.7;
  */
 export const TIME_GAIN = 1;
 export const TIME_PENALTY = 0.1;
+/** The gain when the window is a date named outright ("on 8 May, 2023"): nothing in it depends on when it was asked. */
+export const TIME_GAIN_NAMED = 2;
 /**
  * The window reaches this many days past its end: what happened is often told a little later ("I went
  * camping last week" is said after the week).
@@ -52,9 +54,13 @@ export const TIME_SLACK_DAYS = 7;
 export const TIME_STRIP = false;
 
 /** The index's time factor for a window, with the measurement's overrides (RecallInternals). */
-export function timeFactor(window: TimeWindow | null, o: Pick<RecallInternals, 'timeGain' | 'timePenalty' | 'timeSlackDays'> = {}): SearchOptions['time'] {
+export function timeFactor(
+  window: TimeWindow | null,
+  o: Pick<RecallInternals, 'timeGain' | 'timeGainNamed' | 'timePenalty' | 'timeSlackDays'> = {},
+  named = false,
+): SearchOptions['time'] {
   if (!window) return null;
-  const gain = o.timeGain ?? TIME_GAIN;
+  const gain = named ? (o.timeGainNamed ?? o.timeGain ?? TIME_GAIN_NAMED) : (o.timeGain ?? TIME_GAIN);
   const penalty = o.timePenalty ?? TIME_PENALTY;
   if (gain === 0 && penalty === 0) return null;
   const slack = (o.timeSlackDays ?? TIME_SLACK_DAYS) * 86_400_000;
@@ -71,7 +77,7 @@ const SESSION_HOP_SEEDS = 3;
 const SESSION_HOP_DEPTH = 5;
 
 /** The other turns of the best hits' sessions gain a share of the best hit's score in their session; re-ranked, cut to `depth`. */
-function sessionHop(hits: ScoredSlot[], index: LexicalIndex, share: number, seeds: number, depth: number): ScoredSlot[] {
+function sessionHop(hits: ScoredSlot[], index: LexicalIndex, share: number, seeds: number, depth: number, fullLength = 0): ScoredSlot[] {
   if (!(share > 0) || hits.length === 0) return hits.slice(0, depth);
   const seedScore = new Map<number, { slot: number; score: number }>();
   for (const h of hits.slice(0, seeds)) {
@@ -80,7 +86,11 @@ function sessionHop(hits: ScoredSlot[], index: LexicalIndex, share: number, seed
   }
   const out = hits.map((h) => {
     const seed = seedScore.get(index.groupOf(h.slot));
-    return seed && seed.slot !== h.slot ? { ...h, score: h.score + share * seed.score } : h;
+    if (!seed || seed.slot === h.slot) return h;
+    // Like the neighbour share: a long turn is matched by its own words (fullLength 0: no scaling).
+    const len = index.lengthOf(h.slot);
+    const scaled = fullLength > 0 && len > fullLength ? (share * fullLength) / len : share;
+    return { ...h, score: h.score + scaled * seed.score };
   });
   out.sort((a, b) => b.score - a.score || b.key - a.key);
   return out.slice(0, depth);
@@ -242,6 +252,7 @@ export function plan(
             hop,
             o.sessionHopSeeds ?? SESSION_HOP_SEEDS,
             depth,
+            o.sessionHopLength ?? 0,
           );
         if (q.plainOr) return s.index.search(p.lexemes, searchOpts);
         const rows = await db.query<{ key: number }>(

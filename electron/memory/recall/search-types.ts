@@ -83,11 +83,15 @@ export interface RecallInternals {
   timeStrip?: boolean;
   /** The window's factors and reach (default TIME_GAIN, TIME_PENALTY, TIME_SLACK_DAYS; measurement). */
   timeGain?: number;
+  /** The gain for a date named outright (default TIME_GAIN_NAMED; measurement). */
+  timeGainNamed?: number;
   timePenalty?: number;
   timeSlackDays?: number;
   /** Multi-hop from the first hits: share and seeds (default SESSION_HOP_SHARE, off; measurement). */
   sessionHopShare?: number;
   sessionHopSeeds?: number;
+  /** Turn length (lexemes) past which the hop's share shrinks, as the neighbour share does (0: never; measurement). */
+  sessionHopLength?: number;
   /** The calendar's offset from UTC in minutes (default: this machine's at `now`); the benches' dates are UTC. */
   timeOffsetMinutes?: number;
 }

@@ -106,6 +106,14 @@ describe('readTimeWindow', () => {
     expect(read('明天见').window).toBeNull();
   });
 
+  it('says whether the window is only dates named outright', () => {
+    expect(readTimeWindow('What did Nate make on 9 November, 2022?', NOW, 0).named).toBe(true);
+    expect(readTimeWindow('in March 2023 and in May', NOW, 0).named).toBe(true);
+    expect(readTimeWindow('last Friday on 23 January, 2022', NOW, 0).named).toBe(false);
+    expect(readTimeWindow('two weeks ago', NOW, 0).named).toBe(false);
+    expect(readTimeWindow('no time here', NOW, 0).named).toBe(false);
+  });
+
   it("reads the calendar in the person's offset", () => {
     // 23:30 on 30 May in UTC+8 is 15:30 UTC; "yesterday" there is 29 May, local midnight to midnight.
     const r = readTimeWindow('yesterday', Date.UTC(2023, 4, 30, 15, 30), 480);

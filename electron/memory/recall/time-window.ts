@@ -34,6 +34,8 @@ export interface TimeWindow {
 export interface TimeReading {
   /** The window the text names (null: none, or only the future). */
   window: TimeWindow | null;
+  /** True when the window comes from dates named outright only ("on 8 May, 2023", "in March 2024"): nothing is read relative to now. */
+  named: boolean;
   /** [start, end) of each time expression in the text (future ones too): the words recall leaves out. */
   spans: [number, number][];
 }
@@ -554,7 +556,7 @@ export function localOffsetMinutes(now: number): number {
  * offset from UTC (default: this machine's at `now`). Never throws.
  */
 export function readTimeWindow(text: string, now: number, offsetMinutes = localOffsetMinutes(now)): TimeReading {
-  if (typeof text !== 'string' || !text || !Number.isFinite(now)) return { window: null, spans: [] };
+  if (typeof text !== 'string' || !text || !Number.isFinite(now)) return { window: null, spans: [], named: false };
   const cal = new Calendar(offsetMinutes * 60_000);
   const pieces: Piece[] = [];
   const taken = (s: number, e: number) => pieces.some((p) => s < p.end && e > p.start);
@@ -587,10 +589,10 @@ export function readTimeWindow(text: string, now: number, offsetMinutes = localO
     if (w && w.to > w.from) windows.push(w);
   }
   // "the week before" with no date named: before what is not known.
-  if (!absolutes.length && relatives.length && relatives.every((r) => r.before)) return { window: null, spans };
-  if (!windows.length) return { window: null, spans };
+  if (!absolutes.length && relatives.length && relatives.every((r) => r.before)) return { window: null, spans, named: false };
+  if (!windows.length) return { window: null, spans, named: false };
   const window = { from: Math.min(...windows.map((w) => w.from)), to: Math.max(...windows.map((w) => w.to)) };
-  return { window, spans };
+  return { window, spans, named: relatives.length === 0 };
 }
 
 /** The text with the time expressions blanked (so their words are not matched as words). */
