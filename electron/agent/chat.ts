@@ -8,7 +8,17 @@ import type { HostEvents } from '../events/events.js';
 import { chatGeneration, chatHistoryContext, type Providers } from '../providers/providers.js';
 import type { SettingsStore } from '../settings/settings.js';
 import { ProviderError, type ChatTurn, type ToolCall, type ToolSpec } from '../llm/types.js';
-import { charsPerTokenSample, ContextOverflowError, estimateTokens, fitToContext, historyBudget, turnsBeyond, userFirst } from '../llm/context.js';
+import {
+  charsPerTokenSample,
+  ContextOverflowError,
+  estimateTokens,
+  fitToContext,
+  historyBudget,
+  turnsBeyond,
+  userFirst,
+  type FitOptions,
+} from '../llm/context.js';
+import { imageFamily, imageTokens, type ImageFamily } from '../llm/image-tokens.js';
 import { buildSystemPrompt } from '../companion/prompt.js';
 import { parseCitations } from '../memory/citations.js';
 import type { SelfLayer } from '../companion/self-layer.js';
@@ -361,9 +371,12 @@ export class ChatEngine {
       model = config.model;
       // The token estimate as this connection's server counts (default rule until it reported a count).
       const charsPerToken = (await this.deps.providers.charsPerToken(config.id)) ?? undefined;
-      const { turns, context } = await this.buildTurns(conversationId, placeholder.id, chatHistoryContext(config), charsPerToken, note, prefix);
+      const sees = seesImages(config, providerAbilities(config, false).images);
+      // The pictures it will see count in the fit, by its family's documented estimate.
+      const family = sees ? imageFamily(config.kind, config.baseUrl) : undefined;
+      const { turns, context } = await this.buildTurns(conversationId, placeholder.id, chatHistoryContext(config), charsPerToken, note, prefix, family);
       // A model that sees gets the newest images; one that cannot keeps the note (the window said so in words).
-      const imagesSent = await this.readImages(turns, seesImages(config, providerAbilities(config, false).images));
+      const imagesSent = await this.readImages(turns, sees);
       const registry = this.memory.tools(context);
       const tools = registry.specs();
       // Up to MAX_TOOL_ROUNDS rounds may call tools; if the last of them still did, one more round
@@ -495,6 +508,8 @@ export class ChatEngine {
     note?: string,
     /** Continuing a reply: its words so far, the last turn (the model's own, unfinished). */
     prefix?: string,
+    /** A model that sees: its pictures' family, so the fit counts the images readImages will send. */
+    family?: ImageFamily,
   ): Promise<{ turns: ChatTurn[]; context: TurnContext }> {
     const { conversations, settings, selfLayer, now } = this.deps;
     const s = await settings.get();
@@ -539,7 +554,11 @@ export class ChatEngine {
     // person's own message.
     const reserve = passive ? estimateTokens(passive.content, charsPerToken) + 8 : 0;
     const room = contextTokens - reserve;
-    let fit = fitToContext(system, history, room, { charsPerToken });
+    const images: FitOptions['images'] = family && {
+      max: MAX_IMAGES_SENT,
+      tokens: (turn) => imagesOf.get(turn)?.images.map((image) => imageTokens(family, image.width, image.height)),
+    };
+    let fit = fitToContext(system, history, room, { charsPerToken, images });
     // Read at most once a turn, by whichever of the fit and the overflow check needs it first.
     let summaryRead: Promise<RollingSummary | null> | undefined;
     const readSummary = () => (summaryRead ??= conversations.rollingSummary(conversationId));
@@ -550,7 +569,7 @@ export class ChatEngine {
         this.deps.log('warn', `rolling summary unread: ${err.message}`);
         return null;
       });
-      if (summary) fit = fitToContext(`${system}\n\n${EARLIER_HEADING}\n${summary.text}`, history, room, { charsPerToken });
+      if (summary) fit = fitToContext(`${system}\n\n${EARLIER_HEADING}\n${summary.text}`, history, room, { charsPerToken, images });
     }
     void this.noteOverflow(conversationId, stored, history, system, room, readSummary, charsPerToken).catch((err: Error) =>
       this.deps.log('warn', `overflow nap not asked: ${err.message}`),

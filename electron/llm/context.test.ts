@@ -58,6 +58,35 @@ describe('fitToContext', () => {
       expect((err as ContextOverflowError).needed).toBe(10_004);
     }
   });
+
+  it('counts the pictures a request carries: text that fits with pictures that do not drops the oldest turns', () => {
+    // Twelve short turns, every person's turn with two pictures of 1,000 tokens each.
+    const history = conversation(12);
+    const pictures = new Map<ChatTurn, number[]>(history.filter((t) => t.role === 'user').map((t) => [t, [1000, 1000]]));
+    const images = { max: 8, tokens: (turn: ChatTurn) => pictures.get(turn) };
+    const window = 8192;
+    const textOnly = fitToContext('sys', history, window);
+    expect(textOnly.dropped).toBe(0);
+    expect(textOnly.estimatedTokens).toBeLessThan(1000);
+
+    const fit = fitToContext('sys', history, window, { images });
+    // 8,192 less the reply's 1,024: three person turns with their pictures fit, the oldest leave first.
+    expect(fit.dropped).toBe(6);
+    const kept = fit.messages.slice(1);
+    expect(kept).toEqual(history.slice(6));
+    expect(kept[0]!.role).toBe('user');
+    expect(fit.estimatedTokens).toBeGreaterThan(6000);
+    expect(fit.estimatedTokens).toBeLessThanOrEqual(window - 1024);
+
+    // Only the newest `max` pictures are read in; older turns go as words and cost only those.
+    const fewer = fitToContext('sys', history, window, { images: { ...images, max: 2 } });
+    expect(fewer.dropped).toBe(0);
+    expect(fewer.estimatedTokens).toBe(textOnly.estimatedTokens + 2000);
+
+    // A latest message whose pictures alone do not fit is refused, as a long one is.
+    const big = new Map([[history.at(-2)!, [9000]]]);
+    expect(() => fitToContext('sys', history.slice(0, -1), window, { images: { max: 8, tokens: (t) => big.get(t) } })).toThrow(ContextOverflowError);
+  });
 });
 
 describe('turns about to leave the window', () => {

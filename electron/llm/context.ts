@@ -60,6 +60,12 @@ export interface FitOptions {
   reserveForReply?: number;
   /** The connection's calibrated ratio; default four. */
   charsPerToken?: number;
+  /**
+   * The pictures the request carries, for a model that sees: each turn's images' tokens (image-tokens.ts),
+   * counted for the newest turns up to `max` images as the request reads them in (a turn whose
+   * images would pass `max` is sent as words, and counted so).
+   */
+  images?: { max: number; tokens: (turn: ChatTurn) => readonly number[] | undefined };
 }
 
 /** Room kept for the reply when none is asked for: a quarter of the context, at most 1,024 tokens. */
@@ -90,26 +96,35 @@ export class ContextOverflowError extends Error {
  * an error the person must see, not a silent cut of their words.
  */
 export function fitToContext(system: string, history: ChatTurn[], contextTokens: number, options: FitOptions = {}): FitResult {
-  const { reserveForReply = defaultReserve(contextTokens), charsPerToken } = options;
+  const { reserveForReply = defaultReserve(contextTokens), charsPerToken, images } = options;
   const turnTokens = (turn: ChatTurn) => turnCost(turn, charsPerToken);
   const systemTurn: ChatTurn = { role: 'system', content: system };
   const budget = contextTokens - reserveForReply - turnTokens(systemTurn);
   const kept: ChatTurn[] = [];
+  const costs: number[] = [];
   let used = 0;
+  let pictures = 0;
   for (let i = history.length - 1; i >= 0; i--) {
-    const cost = turnTokens(history[i]!);
+    let cost = turnTokens(history[i]!);
+    const shown = images && pictures < images.max ? images.tokens(history[i]!) : undefined;
+    const counted = shown?.length && pictures + shown.length <= images!.max ? shown : undefined;
+    if (counted) cost += counted.reduce((a, b) => a + b, 0);
     if (used + cost > budget) {
       if (kept.length === 0) throw new ContextOverflowError(cost, Math.max(0, budget));
       break;
     }
     kept.push(history[i]!);
+    costs.push(cost);
     used += cost;
+    pictures += counted?.length ?? 0;
   }
   kept.reverse();
+  costs.reverse();
   // Providers expect the history to start with the person speaking; a reply cut loose from its
   // question only confuses the model.
   while (kept.length > 1 && kept[0]!.role !== 'user') {
-    used -= turnTokens(kept.shift()!);
+    kept.shift();
+    used -= costs.shift()!;
   }
   return {
     messages: [systemTurn, ...kept],
