@@ -247,3 +247,24 @@ test('the server did not answer at start: the banner says so, tries again, and c
   await expect(page.getByTestId('server-banner')).toContainText('Your Anima server · 192.168.1.5');
   expect((await standIn(page)).calls).toEqual(['reopenServer', 'reopenServer']);
 });
+
+test('outside the shell (a page without its key), the banner still offers this computer', async ({ page }) => {
+  // A tab without the app's key shows the no-token page, as a revoked device's window on a server does.
+  await page.goto(`${app!.origin}/`);
+  await expect(page.getByTestId('no-token')).toBeVisible();
+  await expect(page.getByTestId('server-banner')).toHaveCount(0);
+  const server = { origin: ORIGIN, fingerprint: Array(32).fill('3F').join(':'), since: '2026-11-02T09:30:00.000Z' };
+  await standIn(page, { where: { kind: 'server', server } });
+  await page.reload();
+  await expect(page.getByTestId('no-token')).toBeVisible();
+  const banner = page.getByTestId('server-banner');
+  await expect(banner).toContainText('Your Anima server · 192.168.1.5');
+  // The banner lies above the page's card, not over it.
+  const bannerBox = (await banner.boundingBox())!;
+  const cardBox = (await page.locator('.fullpage-card').boundingBox())!;
+  expect(bannerBox.y + bannerBox.height).toBeLessThanOrEqual(cardBox.y);
+  await shot(page, 'use-server-banner-no-token');
+  await page.getByTestId('server-banner-this-computer').click();
+  await expect(banner).toHaveCount(0);
+  expect((await standIn(page)).calls).toEqual(['useThisComputer']);
+});

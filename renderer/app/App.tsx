@@ -8,6 +8,7 @@ import { Onboarding } from '../views/onboarding/Onboarding.js';
 import { useAppearance } from './appearance.js';
 import { BootFailed, Waking } from './BootStates.js';
 import { NoToken } from './NoToken.js';
+import { OverPage } from './ServerBanner.js';
 import { Shell } from './Shell.js';
 
 export function App({ client }: { client: RendererClient | null }) {
@@ -33,10 +34,12 @@ export function App({ client }: { client: RendererClient | null }) {
     }
   }, [client, bootError]);
 
-  if (!client) return <NoToken />;
-  if (expired) return <NoToken expired />;
-  if (phase === 'booting') return <Waking />;
-  if (phase === 'failed') return <BootFailed error={bootError} onRetry={() => void boot()} />;
+  // Outside the shell too (the server's pair page, a revoked device, a start that failed), the desktop
+  // window on a paired server keeps its way back to this computer.
+  if (!client) return <OverPage page={<NoToken />} />;
+  if (expired) return <OverPage page={<NoToken expired />} />;
+  if (phase === 'booting') return <OverPage page={<Waking />} />;
+  if (phase === 'failed') return <OverPage page={<BootFailed error={bootError} onRetry={() => void boot()} />} />;
   if (!onboarded) return <Onboarding />;
   return <Shell />;
 }

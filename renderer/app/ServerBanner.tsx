@@ -2,6 +2,7 @@
 // paired server: "Your Anima server · 192.168.1.5" and "Use this computer". On this computer after the
 // server did not answer at start: says so, with "Try again" and a dismiss. One slim line in the flow
 // above the view, so it never covers the composer (and a phone has no desktop shell).
+import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Icon } from '../components/Icon.js';
 import { useDesktop } from '../stores/desktop.js';
@@ -19,6 +20,18 @@ export function serverHost(origin: string): string {
 
 export function ServerBanner() {
   return <ServerBannerView state={useDesktopView()} />;
+}
+
+/** A full page outside the shell (the pair page, no token, waking, a failed start) with the banner over its top. */
+export function OverPage({ page }: { page: ReactNode }) {
+  return (
+    <>
+      <div className="server-banner-over">
+        <ServerBanner />
+      </div>
+      {page}
+    </>
+  );
 }
 
 export function ServerBannerView({ state: { where, busy, refusal, unreachableDismissed: dismissed } }: { state: DesktopView }) {
