@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { callApi, expect, newDataDir, shot, startApp, test, type RunningApp } from './app.js';
+import { solidPng } from './fake-llm/images.js';
 
 let app: RunningApp;
 
@@ -32,6 +33,8 @@ test('back up now, restore with a confirmation, and the state before it stays li
   test.setTimeout(240_000);
   await callApi(app, 'conversations.create', { title: 'Allotment plans' });
   await callApi(app, 'memories.create', { type: 'preference', content: 'The person grows runner beans every spring.' });
+  // The companion's picture: copies keep it too.
+  await callApi(app, 'self.setAvatar', { image: `data:image/png;base64,${solidPng(16, 16).toString('base64')}` });
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-e2e-backup-folder-'));
   await page.goto(app.url);
   await openBackups(page);
@@ -42,7 +45,7 @@ test('back up now, restore with a confirmation, and the state before it stays li
   const items = page.getByTestId('backup-item');
   await expect(items).toHaveCount(1);
   await expect(items.first()).toContainText('Made by you');
-  await expect(items.first()).toContainText('1 conversation, 0 messages, 1 memory');
+  await expect(items.first()).toContainText('1 conversation, 0 messages, 1 memory · with 1 picture');
 
   // The person's own folder, with a daily schedule.
   await page.getByTestId('backups-folder-input').fill(path.join(folder, 'missing'));
