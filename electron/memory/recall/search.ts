@@ -2,7 +2,9 @@
 // limbic and autobiographical diary blocks — as one ranked list.
 //
 // One search:
-// 1. buildQuery: the words (query.ts).
+// 1. buildQuery: the words (query.ts); readTimeWindow: the time they name, read from `now` (the time
+//    of the person's message; time-window.ts) — what lies in it ranks higher in every branch (candidates.ts
+//    timeFactor; the table that chose the factors: docs/recall-tuning.md).
 // 2. One query normalises the words to 'english' lexemes and reads four max() ids; the in-memory
 //    indexes of the sources asked for pull what changed since the last search (sidecar.ts).
 // 3. One parallel wave, every branch of every source at once:
