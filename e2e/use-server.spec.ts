@@ -152,6 +152,9 @@ test('a pairing link refused in words, the server in the banner, and back to thi
   // Typing again clears the old refusal.
   await link.fill(GOOD_LINK);
   await expect(refusal).toHaveCount(0);
+  // Tab goes from the field to Connect.
+  await link.press('Tab');
+  await expect(page.getByTestId('use-server-connect')).toBeFocused();
 
   await standIn(page, { answers: ['server_unreachable', 'certificate_mismatch'] });
   await link.press('Enter');
@@ -202,6 +205,11 @@ test('a pairing link refused in words, the server in the banner, and back to thi
   await openDevices(page);
   await expect(page.getByTestId('use-server-origin')).toHaveText(ORIGIN);
   await expect(page.getByTestId('use-server-remembered')).toContainText('first used just now');
+  await page.getByTestId('use-server-reopen').focus();
+  await page.keyboard.press('Tab');
+  await expect(page.getByTestId('use-server-forget')).toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(page.getByTestId('use-server-link')).toBeFocused();
   await shotsInAllLooks(page, app!, 'use-server-remembered', 'use-server-remembered');
 
   // Forget asks first; Escape closes the question and gives focus back.
