@@ -74,7 +74,7 @@ interface Prepared {
 
 /**
  * recordMentions for many sources in one transaction, with a fixed number of statements whatever
- * the batch holds (the indexer's backfill and a long import record 50 texts at a time): one read of
+ * the batch holds (the indexer's backfill and a long import record 100 texts at a time): one read of
  * what the sources already name, one resolution of every new name, one insert each for the new
  * entities, the mention rows and the scans, one update of the counts and one upsert of every
  * co-mention pair, weights summed over the batch. A name new to the graph that several texts of
