@@ -122,6 +122,8 @@ export class LexicalIndex {
   // scratch, reused by every search
   private acc = new Float64Array(0);
   private mark = new Uint8Array(0);
+  /** The slots a search touched, then their neighbours (a buffer, not arrays grown one push at a time). */
+  private order = new Int32Array(0);
 
   get size(): number {
     return this.liveDocs;
@@ -362,10 +364,13 @@ export class LexicalIndex {
     if (this.acc.length < slots) {
       this.acc = new Float64Array(Math.max(slots, this.acc.length * 2, 1024));
       this.mark = new Uint8Array(this.acc.length);
+      this.order = new Int32Array(this.acc.length);
     }
     const acc = this.acc;
     const mark = this.mark;
-    const touched: number[] = [];
+    // order[0, touched): the slots that matched; order[touched, candidates): their neighbours that did not.
+    const order = this.order;
+    let touched = 0;
     const unique = [...new Set(lexemes)];
     const docSlot = this.docSlot;
     const slotDoc = this.slotDoc;
@@ -391,7 +396,7 @@ export class LexicalIndex {
         const s = (idf * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * docLen[doc]!) / avgLen));
         if (!mark[slot]) {
           mark[slot] = 1;
-          touched.push(slot);
+          order[touched++] = slot;
         }
         acc[slot]! += s;
       }
@@ -403,29 +408,29 @@ export class LexicalIndex {
     const boost = o.fieldBoost ?? 0;
     const lexemeSet = boost ? new Set(unique) : null;
     const time = o.time ?? null;
-    // The slots that matched, then their neighbours that did not (marked 2): an array and the marks,
-    // not a Set — tens of thousands of slots for a common word.
-    const candidates = touched.slice();
+    // The slots that matched, then their neighbours that did not (marked 2): the marks, not a Set —
+    // tens of thousands of slots for a common word.
+    let candidates = touched;
     if (neighbour > 0 && !only) {
-      for (let t = 0; t < touched.length; t++) {
-        const slot = touched[t]!;
+      for (let t = 0; t < touched; t++) {
+        const slot = order[t]!;
         const prev = this.slotPrev[slot]!;
         const next = this.slotNext[slot]!;
         if (prev >= 0 && !mark[prev] && slotDoc[prev]! >= 0) {
           mark[prev] = 2;
-          candidates.push(prev);
+          order[candidates++] = prev;
         }
         if (next >= 0 && !mark[next] && slotDoc[next]! >= 0) {
           mark[next] = 2;
-          candidates.push(next);
+          order[candidates++] = next;
         }
       }
     }
     // Keep the best `limit` in a small sorted buffer (candidates can be tens of thousands).
     const top: ScoredSlot[] = [];
     const better = (a: ScoredSlot, b: ScoredSlot) => a.score > b.score || (a.score === b.score && a.key > b.key);
-    for (let c = 0; c < candidates.length; c++) {
-      const slot = candidates[c]!;
+    for (let c = 0; c < candidates; c++) {
+      const slot = order[c]!;
       let score = acc[slot]!;
       if (neighbour > 0 && !only) {
         const prev = this.slotPrev[slot]!;
@@ -461,8 +466,8 @@ export class LexicalIndex {
       }
     }
     if (top.length < o.limit) top.sort((a, b) => (better(a, b) ? -1 : 1));
-    for (let t = 0; t < touched.length; t++) acc[touched[t]!] = 0;
-    for (let c = 0; c < candidates.length; c++) mark[candidates[c]!] = 0;
+    for (let t = 0; t < touched; t++) acc[order[t]!] = 0;
+    for (let c = 0; c < candidates; c++) mark[order[c]!] = 0;
     return top;
   }
 }
