@@ -82,6 +82,7 @@ const en = {
     linkLabel: 'Pairing link',
     linkLabelAgain: 'Pairing link (another server, or a new code from this one)',
     replaces: 'A link to another server replaces the one above: this window forgets it.',
+    certificateChanged: 'The server’s certificate is not the one this computer remembered.',
     ownDevicesTitle: 'Other devices using this computer',
     linkHelp:
       'On the server, open Settings → Devices → Pair a device, and copy the address shown under the QR code (it begins with https:// and carries #pair= and fp=). Paste it here.',

@@ -80,6 +80,7 @@ const zhCN: Messages = {
     linkLabel: '配对链接',
     linkLabelAgain: '配对链接（换一台服务器，或这台服务器的新配对码）',
     replaces: '如果粘贴的是另一台服务器的链接，它会取代上面这台：这个窗口将不再记得它。',
+    certificateChanged: '服务器的证书与这台电脑记住的不一致。',
     ownDevicesTitle: '让其他设备使用这台电脑',
     linkHelp: '在服务器上打开“设置 → 设备 → 配对设备”，复制二维码下方显示的地址（以 https:// 开头，带有 #pair= 和 fp=），粘贴到这里。',
     connect: '连接',

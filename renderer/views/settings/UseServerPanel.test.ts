@@ -229,7 +229,8 @@ describe('the banner', () => {
     await useDesktop.getState().reopen('retry');
     expect(shell.calls).toEqual(['where', 'reopenServer']);
     const banner = text(html(ServerBannerView));
-    expect(banner).toContain('The server’s certificate is not the one the link names.');
+    expect(banner).toContain('The server’s certificate is not the one this computer remembered.');
+    expect(banner).toContain('Do not go on unless you have just made the server’s certificate anew');
     // The panel below does not say it a second time.
     expect(text(html(UseServerPanelView))).not.toContain('certificate');
 

@@ -36,11 +36,16 @@ export function RefusalNote({ refusal, actions, inline = false }: { refusal: Des
   const { t } = useTranslation();
   if (!refusal || !actions.includes(refusal.action)) return null;
   const detail = refusal.message.trim();
+  // Opening the remembered server again, no link is involved: the certificate it names is the one kept.
+  const what =
+    refusal.code === 'certificate_mismatch' && (refusal.action === 'reopen' || refusal.action === 'retry')
+      ? t('useServer.certificateChanged')
+      : t(`useServer.refused.${refusal.code}.what`);
   if (inline) {
     // One quiet line, as in the banner: the words, and the shell's own on hover.
     return (
       <span className="refusal-inline" role="alert" title={detail || undefined} data-testid="use-server-refusal" data-refusal-code={refusal.code}>
-        {t(`useServer.refused.${refusal.code}.what`)} {t(`useServer.refused.${refusal.code}.todo`)}
+        {what} {t(`useServer.refused.${refusal.code}.todo`)}
       </span>
     );
   }
@@ -48,7 +53,7 @@ export function RefusalNote({ refusal, actions, inline = false }: { refusal: Des
     <div className="error-note compact" role="alert" data-testid="use-server-refusal" data-refusal-code={refusal.code}>
       <Icon name="alert" size={18} className="error-note-icon" />
       <div className="error-note-body">
-        <p className="error-note-what">{t(`useServer.refused.${refusal.code}.what`)}</p>
+        <p className="error-note-what">{what}</p>
         <p className="error-note-todo">{t(`useServer.refused.${refusal.code}.todo`)}</p>
         {detail ? (
           <details className="error-note-detail">
