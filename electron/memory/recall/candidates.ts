@@ -116,21 +116,52 @@ export interface Prepared {
   maxima: Maxima;
 }
 
-/** Normalises the words and reads the tables' high-water marks in one round trip. */
+/**
+ * Lexemes of words, by word ('english' to_tsvector of the word alone): a word's lexemes never change.
+ * Shared by the search words and the trigram branch's matches; bounded, cleared when full.
+ */
+const wordLexemes = new Map<string, string[]>();
+const WORD_LEXEME_CACHE = 50_000;
+
+/** The words' remembered lexemes (taken now: the cache may be cleared while the others are read) and the words not remembered. */
+function lookUpLexemes(words: readonly string[]): { known: Map<string, string[]>; missing: string[] } {
+  const known = new Map<string, string[]>();
+  const missing: string[] = [];
+  for (const w of new Set(words)) {
+    const lex = wordLexemes.get(w);
+    if (lex) known.set(w, lex);
+    else missing.push(w);
+  }
+  return { known, missing };
+}
+
+function rememberLexemes(read: ReadonlyMap<string, string[]>): void {
+  if (!read.size) return;
+  if (wordLexemes.size + read.size > WORD_LEXEME_CACHE) wordLexemes.clear();
+  for (const [w, lex] of read) wordLexemes.set(w, lex);
+}
+
+/**
+ * Normalises the words and reads the tables' high-water marks in one round trip. Words met before
+ * are not sent again (their lexemes are remembered: wordLexemes).
+ */
 export async function prepare(db: Database, q: BuiltQuery): Promise<Prepared> {
   const words = q.positiveWords;
+  const { known, missing } = lookUpLexemes(words);
   const row = (
     await db.query<{ lex: string[] | null; seq: number | null; mem: number | null; chg: number | null; dia: number | null }>(
-      `SELECT ARRAY(SELECT to_tsvector('english', w)::text FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i) ORDER BY i) AS lex,
+      `SELECT ${missing.length ? `ARRAY(SELECT to_tsvector('english', w)::text FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i) ORDER BY i)` : 'NULL::text[]'} AS lex,
               (SELECT max(seq) FROM messages)::float8 AS seq, (SELECT max(id) FROM memories)::float8 AS mem,
               (SELECT max(id) FROM memory_changes)::float8 AS chg, (SELECT max(id) FROM diary_blocks)::float8 AS dia`,
-      [words],
+      missing.length ? [missing] : [],
     )
   ).rows[0]!;
+  const read = new Map(missing.map((w, i) => [w, [...parseTsvector(row.lex?.[i] ?? '').tf.keys()]]));
+  rememberLexemes(read);
   const lexemesOf = new Map<string, string[]>();
   const all = new Set<string>();
-  words.forEach((w, i) => {
-    const lex = [...parseTsvector(row.lex?.[i] ?? '').tf.keys()];
+  words.forEach((w) => {
+    const lex = read.get(w) ?? known.get(w) ?? [];
     lexemesOf.set(w, lex);
     for (const l of lex) all.add(l);
   });
@@ -329,18 +360,15 @@ export function plan(
   };
 }
 
-/** Lexemes of known words, by word: a word's lexemes never change. Bounded; cleared when full. */
-const wordLexemes = new Map<string, string[]>();
-const WORD_LEXEME_CACHE = 50_000;
-
 async function lexemesOfWords(db: Database, words: string[]): Promise<Map<string, string[]>> {
-  const missing = [...new Set(words)].filter((w) => !wordLexemes.has(w));
+  const { known, missing } = lookUpLexemes(words);
+  const read = new Map<string, string[]>();
   if (missing.length) {
     const rows = (await db.query<{ w: string; v: string }>(`SELECT w, to_tsvector('english', w)::text AS v FROM unnest($1::text[]) AS w`, [missing])).rows;
-    if (wordLexemes.size + rows.length > WORD_LEXEME_CACHE) wordLexemes.clear();
-    for (const r of rows) wordLexemes.set(r.w, [...parseTsvector(r.v).tf.keys()]);
+    for (const r of rows) read.set(r.w, [...parseTsvector(r.v).tf.keys()]);
+    rememberLexemes(read);
   }
-  return new Map(words.map((w) => [w, wordLexemes.get(w) ?? []]));
+  return new Map(words.map((w) => [w, read.get(w) ?? known.get(w) ?? []]));
 }
 
 /** The trigram branch of one source: unknown words → similar known words → their lexemes, ranked. */
