@@ -196,7 +196,7 @@ const en = {
     showEarlier_other: 'Show {{count}} earlier messages',
     jumpToLatest: 'Jump to the latest',
     emptyTitle: 'What’s on your mind?',
-    emptyBody: 'I’m listening. Everything we say stays on this computer.',
+    emptyBody: 'I’m listening. Everything we say stays on your own machine.',
     pickOne: 'Pick a conversation on the left, or start a new one.',
     noProvider: 'No model is connected yet, so I can’t answer.',
     noProviderAction: 'Connect a model',

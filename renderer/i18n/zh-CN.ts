@@ -192,7 +192,7 @@ const zhCN: Messages = {
     showEarlier_other: '显示更早的 {{count}} 条消息',
     jumpToLatest: '跳到最新',
     emptyTitle: '在想些什么？',
-    emptyBody: '我在听。我们说的一切都只留在这台电脑上。',
+    emptyBody: '我在听。我们说的一切都只留在你自己的设备上。',
     pickOne: '在左侧选一段对话，或者开始新的对话。',
     noProvider: '还没有连接模型，所以我暂时无法回答。',
     noProviderAction: '连接模型',
