@@ -222,5 +222,16 @@ describe.skipIf(TEST_ENGINE === 'postgres')('safety copies keep the pictures', (
     await host.api['backups.restore']({ id: first!.id });
     expect(ls(attachmentsDir(dataDir))).toEqual([image.id]);
     await close(host);
+    // Pictures from the other disk are copied in: without room for them, refused before anything changes.
+    let asked = 0;
+    const tight = await startTestHost({ dataDir, backups: { tickMs: 0 }, sleep: { tickMs: 0 }, freeBytes: () => (asked++ === 0 ? 1e12 : 10 * 1024 * 1024) });
+    hosts.push(tight);
+    fs.rmSync(path.join(attachmentsDir(dataDir), image.id));
+    const entries = ls(dataDir);
+    const err = await rejection(tight.api['backups.restore']({ id: first!.id }), 'invalid_input');
+    expect(err.message).toMatch(/not enough room on the disk for its pictures: .+ Nothing was changed\.$/);
+    expect(ls(dataDir)).toEqual(entries);
+    expect(ls(attachmentsDir(dataDir))).toEqual([]);
+    await close(tight);
   }, 300_000);
 });

@@ -673,6 +673,20 @@ export class BackupService {
     if (damaged.length > 0)
       throw new Error(`${damaged.length} of the pictures it holds are damaged (their bytes are not what their names say): ${few(damaged)}.`);
     if (missing.length > 0) throw new Error(`${missing.length} of the pictures its messages show are missing from it: ${few(missing)}.`);
+    // Pictures from another disk (the person's folder) are copied, not linked: room for them first.
+    const here = fs.statSync(this.deps.dataDir).dev;
+    const copying = plan.reduce((n, p) => {
+      const stat = fs.statSync(p.from);
+      return stat.dev === here ? n : n + stat.size;
+    }, 0);
+    if (copying > 0) {
+      const free = (this.deps.freeBytes ?? diskFree)(this.deps.dataDir);
+      if (free < copying + 64 * MB) {
+        throw new Error(
+          `there is not enough room on the disk for its pictures: about ${Math.ceil(copying / MB) + 64} MB are needed and ${Math.floor(free / MB)} MB are free.`,
+        );
+      }
+    }
     fs.rmSync(target, { recursive: true, force: true });
     for (const folder of FILE_FOLDERS) fs.mkdirSync(path.join(target, folder), { recursive: true, mode: 0o700 });
     for (const p of plan) {
