@@ -24,6 +24,7 @@ import generationSettings from './025_generation_settings.sql';
 import companionGreetings from './026_companion_greetings.sql';
 import entityTrgmFastupdate from './028_entity_trgm_fastupdate.sql';
 import devices from './030_devices.sql';
+import memoryLookAlikeIndexes from './031_memory_look_alike_indexes.sql';
 
 export interface Migration {
   version: number;
@@ -57,4 +58,5 @@ export const migrations: Migration[] = [
   { version: 26, name: 'companion_greetings', sql: companionGreetings },
   { version: 28, name: 'entity_trgm_fastupdate', sql: entityTrgmFastupdate },
   { version: 30, name: 'devices', sql: devices },
+  { version: 31, name: 'memory_look_alike_indexes', sql: memoryLookAlikeIndexes },
 ];
