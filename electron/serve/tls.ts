@@ -36,7 +36,9 @@ interface Stored {
   names: string[];
 }
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+// Node's webcrypto is the Web Crypto API; its type differs from DOM's Crypto in a project that has both.
+const provider: { set(crypto: unknown): void } = x509.cryptoProvider;
+provider.set(webcrypto);
 
 const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
@@ -128,7 +130,7 @@ async function makeCertificate(names: string[], now: Date): Promise<Certificate>
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
       // IP names (either family) as iPAddress entries: 4 or 16 bytes (@peculiar/asn1-x509's IpConverter), as TLS clients compare them.
-      new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: isIP(value) ? 'ip' : 'dns', value }))),
+      new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: isIP(value) ? ('ip' as const) : ('dns' as const), value }))),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });

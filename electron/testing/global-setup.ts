@@ -11,14 +11,7 @@ import { dumpTemplate, openDatabase, openPostgres } from '../db/open.js';
 import { migrations } from '../db/migrations/index.js';
 import { NO_POSTGRES_REASON, postgresBin, startCluster, TEMPLATE_DATABASE, type PostgresCluster } from './postgres.js';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    dbTemplatePath: string;
-    /** The run's PostgreSQL cluster (its `postgres` database, as the superuser), or '' with postgresSkip saying why. */
-    postgresUrl: string;
-    postgresSkip: string;
-  }
-}
+// What it provides to the tests (inject) is declared in provided-context.d.ts.
 
 /**
  * Whether this run may need the cluster: every full run and every run on PostgreSQL does; a run of
