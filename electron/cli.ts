@@ -164,6 +164,21 @@ async function serve(argv: string[]): Promise<void> {
     if (lan && err.code === 'EADDRINUSE' && lan.port !== undefined) throw new Error(`Port ${lan.port} (--lan-port) is taken by another program.`);
     throw err;
   });
+  // Stopping is wired before the first line is printed: whoever waits for that line (a service
+  // manager, a test) may send SIGTERM at once, and without a handler Node would die without closing.
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\nStopping Anima (${signal})…`);
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    await server.close().catch(() => {});
+    await host.close().catch((err: Error) => console.error(err.message));
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
   console.log(`Anima is running at ${server.url}`);
   if (server.movedFrom !== null) {
     console.log(
@@ -184,20 +199,6 @@ async function serve(argv: string[]): Promise<void> {
   if (!values['no-open'] && !process.env.CI) openBrowser(server.url);
   // The terminal's link is the one to open: after a reset in Settings, the new one.
   link.onReset(() => console.log(`The browser link was reset. Anima is now at ${server.url}`));
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\nStopping Anima (${signal})…`);
-    const force = setTimeout(() => process.exit(1), 10_000);
-    force.unref();
-    await server.close().catch(() => {});
-    await host.close().catch((err: Error) => console.error(err.message));
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 const FORMAT_NAMES: Record<ImportPreview['format'], string> = {
