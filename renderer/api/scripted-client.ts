@@ -1,6 +1,6 @@
-// For store tests: a client that answers each call with the handler a test gave for that method and
-// lets the test push host events to whatever the store subscribed. Calls without a handler fail as
-// the host fails an unknown method.
+// For store tests: a client that answers each call with the handler a test gave for that method,
+// keeps every call it was asked in order, and lets the test push host events to whatever the store
+// subscribed. Calls without a handler fail as the host fails an unknown method.
 import { ApiError, type ApiEventName, type ApiEvents, type ApiInput, type ApiMethod, type ApiOutputs } from '../../shared/api.js';
 import type { RendererClient } from './index.js';
 
@@ -10,17 +10,21 @@ export interface ScriptedClient {
   client: RendererClient;
   /** What each method answers; set and replace freely within a test. */
   handlers: { [K in ApiMethod]?: Handler<K> };
+  /** Every call the store made, oldest first; empty it with `calls.length = 0`. */
+  calls: { method: ApiMethod; input: unknown }[];
   /** Delivers a host event to the store's listener, if it subscribed. */
   emit<E extends ApiEventName>(event: E, payload: ApiEvents[E]): void;
 }
 
 export function scriptedClient(): ScriptedClient {
   const handlers: ScriptedClient['handlers'] = {};
+  const calls: ScriptedClient['calls'] = [];
   const listeners = new Map<string, (payload: unknown) => void>();
   const client: RendererClient = {
     transport: 'http',
     connectionState: 'open',
     async call<K extends ApiMethod>(method: K, input: ApiInput<K>): Promise<ApiOutputs[K]> {
+      calls.push({ method, input });
       const h = handlers[method] as Handler<K> | undefined;
       if (!h) throw new ApiError('unknown_method', `no ${method}`);
       return h(input);
@@ -33,5 +37,5 @@ export function scriptedClient(): ScriptedClient {
     onConnectionState: () => () => {},
     openExternal: () => {},
   };
-  return { client, handlers, emit: (event, payload) => listeners.get(event)?.(payload) };
+  return { client, handlers, calls, emit: (event, payload) => listeners.get(event)?.(payload) };
 }
