@@ -1,15 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ApiError,
-  type ApiInput,
-  type ApiMethod,
-  type ApiOutputs,
-  type Entity,
-  type EntityDetail,
-  type EntityEdge,
-  type GraphSlice,
-} from '../../shared/api.js';
-import { setClient, type RendererClient } from '../api/index.js';
+import { ApiError, type ApiMethod, type Entity, type EntityDetail, type EntityEdge, type GraphSlice } from '../../shared/api.js';
+import { setClient } from '../api/index.js';
+import { scriptedClient, type ScriptedClient } from '../api/scripted-client.js';
 import { useApp } from './app.js';
 import {
   addDays,
@@ -59,36 +51,18 @@ function detail(e: Entity): EntityDetail {
   return { entity: e, profile: null, facts: [], relations: [], conversations: [], history: [] };
 }
 
-type Handler<K extends ApiMethod> = (input: ApiInput<K>) => ApiOutputs[K] | Promise<ApiOutputs[K]>;
-let handlers: { [K in ApiMethod]?: Handler<K> } = {};
-let calls: { method: ApiMethod; input: unknown }[] = [];
-
-function fakeClient(): RendererClient {
-  return {
-    transport: 'http',
-    connectionState: 'open',
-    async call<K extends ApiMethod>(method: K, input: ApiInput<K>): Promise<ApiOutputs[K]> {
-      calls.push({ method, input });
-      const h = handlers[method] as Handler<K> | undefined;
-      if (!h) throw new ApiError('unknown_method', `no ${method}`);
-      return h(input);
-    },
-    on: () => () => {},
-    onConnect: () => () => {},
-    onConnectionState: () => () => {},
-    openExternal: () => {},
-  };
-}
+let handlers: ScriptedClient['handlers'];
+let calls: ScriptedClient['calls'];
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 const callsOf = (m: ApiMethod) => calls.filter((c) => c.method === m).map((c) => c.input);
 
 beforeEach(() => {
   useApp.setState({ view: 'graph' });
-  handlers = {};
-  calls = [];
+  const scripted = scriptedClient();
+  ({ handlers, calls } = scripted);
   resetGraphStore();
-  setClient(fakeClient());
+  setClient(scripted.client);
 });
 afterEach(() => {
   resetGraphStore();
@@ -214,7 +188,7 @@ describe('the graph store', () => {
   it('moves the time slider within its span, settles before asking, and goes back to now', async () => {
     handlers['graph.view'] = () => slice();
     await useGraph.getState().refresh();
-    calls = [];
+    calls.length = 0;
     useGraph.getState().setAt('2020-01-01');
     useGraph.getState().setAt('2021-03-01');
     expect(useGraph.getState().at).toBe('2021-03-01');
@@ -242,7 +216,7 @@ describe('the graph store', () => {
     handlers['graph.view'] = () => slice();
     handlers['graph.entity'] = () => detail(ANA);
     await useGraph.getState().refresh();
-    calls = [];
+    calls.length = 0;
     await useGraph.getState().pick(ANA);
     expect(useGraph.getState().selectedId).toBe(3);
     expect(useGraph.getState().focus?.id).toBe(3);

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError, type ApiInput, type ApiMethod, type ApiOutputs, type Memory, type MemoryChange } from '../../shared/api.js';
-import { setClient, type RendererClient } from '../api/index.js';
+import { ApiError, type ApiMethod, type Memory, type MemoryChange } from '../../shared/api.js';
+import { setClient } from '../api/index.js';
+import { scriptedClient, type ScriptedClient } from '../api/scripted-client.js';
 import { DEFAULT_FILTERS } from '../lib/memories.js';
 import { useApp } from './app.js';
 import { resetMemoriesStore, useMemories } from './memories.js';
@@ -26,36 +27,18 @@ function memory(over: Partial<Memory> & Pick<Memory, 'id'>): Memory {
   };
 }
 
-type Handler<K extends ApiMethod> = (input: ApiInput<K>) => ApiOutputs[K] | Promise<ApiOutputs[K]>;
-let handlers: { [K in ApiMethod]?: Handler<K> } = {};
-let calls: { method: ApiMethod; input: unknown }[] = [];
-
-function fakeClient(): RendererClient {
-  return {
-    transport: 'http',
-    connectionState: 'open',
-    async call<K extends ApiMethod>(method: K, input: ApiInput<K>): Promise<ApiOutputs[K]> {
-      calls.push({ method, input });
-      const h = handlers[method] as Handler<K> | undefined;
-      if (!h) throw new ApiError('unknown_method', `no ${method}`);
-      return h(input);
-    },
-    on: () => () => {},
-    onConnect: () => () => {},
-    onConnectionState: () => () => {},
-    openExternal: () => {},
-  };
-}
+let handlers: ScriptedClient['handlers'];
+let calls: ScriptedClient['calls'];
 
 const detail = (m: Memory) => ({ memory: m, history: [], chain: [m] });
 const count = (method: ApiMethod) => calls.filter((c) => c.method === method).length;
 
 beforeEach(() => {
   useApp.setState({ view: 'chat' });
-  handlers = {};
-  calls = [];
+  const scripted = scriptedClient();
+  ({ handlers, calls } = scripted);
   resetMemoriesStore();
-  setClient(fakeClient());
+  setClient(scripted.client);
 });
 afterEach(() => setClient(null));
 

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError, type ApiInput, type ApiMethod, type ApiOutputs, type SleepDigest, type SleepRun, type SleepStatus } from '../../shared/api.js';
-import { setClient, type RendererClient } from '../api/index.js';
+import type { ApiOutputs, SleepDigest, SleepRun, SleepStatus } from '../../shared/api.js';
+import { setClient } from '../api/index.js';
+import { scriptedClient, type ScriptedClient } from '../api/scripted-client.js';
 import { useApp } from './app.js';
 import { applyProgress, auditInput, AUDIT_PAGE, markUndone, replaceProposal, resetSleepStore, useSleep } from './sleep.js';
 
@@ -77,33 +78,15 @@ function status(over: Partial<SleepStatus> = {}): SleepStatus {
   };
 }
 
-type Handler<K extends ApiMethod> = (input: ApiInput<K>) => ApiOutputs[K] | Promise<ApiOutputs[K]>;
-let handlers: { [K in ApiMethod]?: Handler<K> } = {};
-let calls: { method: ApiMethod; input: unknown }[] = [];
-
-function fakeClient(): RendererClient {
-  return {
-    transport: 'http',
-    connectionState: 'open',
-    async call<K extends ApiMethod>(method: K, input: ApiInput<K>): Promise<ApiOutputs[K]> {
-      calls.push({ method, input });
-      const h = handlers[method] as Handler<K> | undefined;
-      if (!h) throw new ApiError('unknown_method', `no ${method}`);
-      return h(input);
-    },
-    on: () => () => {},
-    onConnect: () => () => {},
-    onConnectionState: () => () => {},
-    openExternal: () => {},
-  };
-}
+let handlers: ScriptedClient['handlers'];
+let calls: ScriptedClient['calls'];
 
 beforeEach(() => {
   useApp.setState({ view: 'sleep' });
-  handlers = {};
-  calls = [];
+  const scripted = scriptedClient();
+  ({ handlers, calls } = scripted);
   resetSleepStore();
-  setClient(fakeClient());
+  setClient(scripted.client);
 });
 afterEach(() => {
   resetSleepStore();
