@@ -18,7 +18,9 @@ export interface MemoryFilter {
 export type MemoryOutline = Pick<Memory, 'id' | 'type' | 'content' | 'validFrom' | 'validTo' | 'createdAt' | 'sourceMessageIds' | 'entityNames'>;
 
 /** A journal entry with its memory's text as it stands now (MemoryStore.changesWithText). */
-export type ChangeWithText = Pick<MemoryChange, 'id' | 'memoryId' | 'action' | 'actor' | 'reason' | 'undoneBy' | 'before' | 'after'> & { content: string };
+export type ChangeWithText = Pick<MemoryChange, 'id' | 'memoryId' | 'action' | 'actor' | 'reason' | 'reasonCode' | 'undoneBy' | 'before' | 'after'> & {
+  content: string;
+};
 
 // ---- one memory with its history and chain, a filtered page, a few by id ----
 
@@ -199,7 +201,7 @@ export async function changesWithText(db: Queryable, ids: number[]): Promise<Cha
     memoryId: c.memory_id,
     action: c.action,
     actor: c.actor,
-    reason: decodeReason(c.reason).reason,
+    ...decodeReason(c.reason),
     undoneBy: c.undone_by,
     after: c.after,
     before: c.before,

@@ -69,6 +69,10 @@ describe('journal reasons', () => {
     const undo = announced.find((c) => c.action === 'undo')!;
     expect(undo.reasonCode).toMatchObject({ code: 'undo', changeId: expect.any(Number), action: expect.any(String) });
 
+    // The morning digest reads its changes with their text: the codes come along, so it says them in the window's language.
+    const withText = await store.changesWithText(old.history.map((c) => c.id));
+    expect(withText.map((c) => c.reasonCode ?? null)).toEqual([null, { code: 'near_duplicate' }, { code: 'same_slot', memoryId: first.memory.id }]);
+
     // A row from before codes (and a reason another room wrote in words) reads back exactly as stored.
     await db.query(`UPDATE memory_changes SET reason = $2 WHERE id = $1`, [old.history[1]!.id, 'saved again: near-duplicate of an active memory']);
     const legacy = (await store.get(first.memory.id)).history[1]!;

@@ -283,6 +283,7 @@ export async function digest(db: Database, memories: MemoryStore, day?: string):
     actor: c.actor,
     text: c.action === 'create' ? (c.after?.content ?? c.content) : c.content,
     reason: c.reason,
+    reasonCode: c.reasonCode ?? null,
     undoneBy: c.undoneBy,
   }));
   const proposals = details.proposalIds.length

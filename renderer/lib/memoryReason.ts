@@ -5,12 +5,18 @@ import type { MemoryChange } from '../../shared/api.js';
 
 type Translate = (key: string, values?: Record<string, string | number>) => string;
 
-/** "Why: …" for a journal entry, or null when it carries no reason. */
-export function reasonLine(change: Pick<MemoryChange, 'reason' | 'reasonCode'>, t: Translate): string | null {
+/** A journal entry's reason in the window's language, or null when it carries no reason. */
+export function reasonWords(change: Pick<MemoryChange, 'reason' | 'reasonCode'>, t: Translate): string | null {
   const code = change.reasonCode;
   if (code) {
     const { code: name, ...values } = code;
-    return t('memories.detail.reason', { reason: t(`memories.detail.reasons.${name}`, values) });
+    return t(`memories.detail.reasons.${name}`, values);
   }
-  return change.reason ? t('memories.detail.reason', { reason: change.reason }) : null;
+  return change.reason || null;
+}
+
+/** "Why: …" for a journal entry, or null when it carries no reason. */
+export function reasonLine(change: Pick<MemoryChange, 'reason' | 'reasonCode'>, t: Translate): string | null {
+  const words = reasonWords(change, t);
+  return words === null ? null : t('memories.detail.reason', { reason: words });
 }

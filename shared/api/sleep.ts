@@ -100,7 +100,9 @@ export interface DigestChange {
   actor: MemoryActor;
   /** The memory's text now (for a create or an update) or before (for a supersede or expiry). */
   text: string;
+  /** Why, in words (English for the host's own reasons), and for those the code the window words in its language. */
   reason: string | null;
+  reasonCode?: MemoryChange['reasonCode'];
   /** Set once undone. */
   undoneBy: number | null;
 }

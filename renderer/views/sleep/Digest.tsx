@@ -7,13 +7,16 @@ import { openMemory } from '../../app/actions.js';
 import { useDayLabels, useTimeFormat } from '../../app/hooks.js';
 import { Icon } from '../../components/Icon.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
+import { reasonWords } from '../../lib/memoryReason.js';
 import { reportError } from '../../stores/app.js';
 import { useSleep } from '../../stores/sleep.js';
 
-function ChangeItem({ change }: { change: DigestChange }) {
+/** One change of the night with its reason in the window's language and its undo. */
+export function ChangeItem({ change }: { change: DigestChange }) {
   const { t } = useTranslation();
   const undoing = useSleep((s) => Boolean(s.undoing[change.changeId]));
   const undone = change.undoneBy !== null;
+  const why = reasonWords(change, t);
   return (
     <li
       className={`digest-item${undone ? ' undone' : ''}`}
@@ -26,7 +29,7 @@ function ChangeItem({ change }: { change: DigestChange }) {
         <button type="button" className="digest-text" title={t('sleep.digest.openMemory')} onClick={() => openMemory(change.memoryId)}>
           {change.text}
         </button>
-        {change.reason ? <p className="digest-reason">{t('sleep.digest.why', { reason: change.reason })}</p> : null}
+        {why !== null ? <p className="digest-reason">{t('sleep.digest.why', { reason: why })}</p> : null}
       </div>
       {undone ? (
         <span className="digest-undone" data-testid="digest-undone">
