@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Memory, MemoryChange, RecallHit } from '../../shared/api.js';
+import type { MemoryChange, RecallHit } from '../../shared/api.js';
 import {
   DEFAULT_FILTERS,
   actorGroup,
@@ -25,27 +25,7 @@ import {
   toggleType,
   upsertInList,
 } from './memories.js';
-
-function memory(over: Partial<Memory> & Pick<Memory, 'id'>): Memory {
-  return {
-    type: 'world',
-    content: `memory ${over.id}`,
-    status: 'active',
-    supersededBy: null,
-    validFrom: null,
-    validTo: null,
-    pinned: false,
-    pinOrder: null,
-    referenceCount: 0,
-    injectedCount: 0,
-    source: 'tool',
-    sourceMessageIds: [],
-    entityNames: [],
-    createdAt: '2025-03-01T10:00:00.000Z',
-    updatedAt: '2025-03-01T10:00:00.000Z',
-    ...over,
-  };
-}
+import { testMemory as memory } from './testing/memory.js';
 
 function change(over: Partial<MemoryChange> & Pick<MemoryChange, 'id' | 'action'>): MemoryChange {
   return {

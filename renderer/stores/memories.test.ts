@@ -3,29 +3,9 @@ import { ApiError, type ApiMethod, type Memory, type MemoryChange } from '../../
 import { setClient } from '../api/index.js';
 import { scriptedClient, type ScriptedClient } from '../api/scripted-client.js';
 import { DEFAULT_FILTERS } from '../lib/memories.js';
+import { testMemory as memory } from '../lib/testing/memory.js';
 import { useApp } from './app.js';
 import { resetMemoriesStore, useMemories } from './memories.js';
-
-function memory(over: Partial<Memory> & Pick<Memory, 'id'>): Memory {
-  return {
-    type: 'world',
-    content: `memory ${over.id}`,
-    status: 'active',
-    supersededBy: null,
-    validFrom: null,
-    validTo: null,
-    pinned: false,
-    pinOrder: null,
-    referenceCount: 0,
-    injectedCount: 0,
-    source: 'tool',
-    sourceMessageIds: [],
-    entityNames: [],
-    createdAt: '2025-03-01T10:00:00.000Z',
-    updatedAt: '2025-03-01T10:00:00.000Z',
-    ...over,
-  };
-}
 
 let handlers: ScriptedClient['handlers'];
 let calls: ScriptedClient['calls'];
