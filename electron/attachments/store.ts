@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError } from '../../shared/api.js';
 import { IMAGE_CHUNK_BYTES, IMAGE_ID_PATTERN, MAX_IMAGE_BYTES, type ImageRef, type ImageType } from '../../shared/api/attachments.js';
+import { filesNamed } from '../files/named.js';
 import { EXTENSIONS, imageFacts } from './images.js';
 
 export function attachmentsDir(dataDir: string): string {
@@ -21,19 +22,7 @@ export function attachmentsDir(dataDir: string): string {
  * safety copies list and link them (backups/copies.ts).
  */
 export function storedImages(dir: string): { name: string; bytes: number }[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const out: { name: string; bytes: number }[] = [];
-  for (const name of names.sort()) {
-    if (!IMAGE_ID_PATTERN.test(name)) continue;
-    const stat = fs.statSync(path.join(dir, name), { throwIfNoEntry: false });
-    if (stat?.isFile()) out.push({ name, bytes: stat.size });
-  }
-  return out;
+  return filesNamed(dir, IMAGE_ID_PATTERN);
 }
 
 /** Whether an image file's bytes are the content its name says: the start of their SHA-256. */

@@ -3,10 +3,10 @@
 // CompanionAvatar.tsx); here it is checked by its bytes, bounded, written aside and renamed. Old
 // pictures stay on disk (a picture the person chose is theirs; switching back costs nothing).
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ApiError } from '../../shared/api.js';
+import { filesNamed } from '../files/named.js';
 
 export const AVATAR_FOLDER = 'companion';
 /** What saveAvatar names a picture: the start of its SHA-256 and its type. */
@@ -21,19 +21,7 @@ export function avatarDir(dataDir: string): string {
  * copies list and link them (backups/copies.ts).
  */
 export function storedAvatars(dir: string): { name: string; bytes: number }[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const out: { name: string; bytes: number }[] = [];
-  for (const name of names.sort()) {
-    if (!AVATAR_NAME_PATTERN.test(name)) continue;
-    const stat = fs.statSync(path.join(dir, name), { throwIfNoEntry: false });
-    if (stat?.isFile()) out.push({ name, bytes: stat.size });
-  }
-  return out;
+  return filesNamed(dir, AVATAR_NAME_PATTERN);
 }
 
 /** Whether a picture file's bytes are the content its name says: the start of their SHA-256. */
