@@ -40,6 +40,8 @@ export interface Database extends Queryable {
   onLockRetaken?(listener: () => void): () => void;
   /** PostgreSQL only: null while connected; after a drop, the reconnection. */
   reconnectIfLost?(): Promise<void> | null;
+  /** PostgreSQL only: see backgroundConnection below. */
+  background?(): Database;
 }
 
 export type Engine = 'pglite' | 'postgres';
@@ -71,4 +73,15 @@ export function engineOf(db: Database): Engine {
 export function asPGlite(db: Database, what: string): PGlite {
   if (engineOf(db) === 'pglite') return db as unknown as PGlite;
   throw new ApiError('conflict', `${what} is not available when Anima stores its data on a PostgreSQL server: use the server's own backups (pg_dump) there.`);
+}
+
+/**
+ * Where background work (the graph's mention recording) runs so that its transactions do not hold up
+ * the person's calls: on PostgreSQL a second connection of this host, whose transactions never
+ * overlap the host's but whose batches no longer stand between the person's single statements
+ * (db/postgres.ts); on PGlite the database itself — it has one connection, in this process.
+ * Closed with `db`.
+ */
+export function backgroundConnection(db: Database): Database {
+  return db.background?.() ?? db;
 }

@@ -6,9 +6,10 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { PGlite } from '@electric-sql/pglite';
 import { ApiError } from '../../shared/api.js';
+import { PATIENCE_MS } from '../testing/patience.js';
 import { rejection } from '../testing/rejection.js';
 import { startTestHost, tempDataDir, testPostgresUrl } from '../testing/host.js';
-import { engineOf, type Database } from './database.js';
+import { backgroundConnection, engineOf, type Database } from './database.js';
 import { openPostgres } from './open.js';
 import { vectorSupport } from './pgvector.js';
 import pg from 'pg';
@@ -192,6 +193,84 @@ describe.skipIf(!!skip)('PostgreSQL as the store', () => {
       await rejection(d.query('SELECT 1'), 'data_dir_locked');
     } finally {
       await other?.close();
+      await d.close();
+    }
+  });
+
+  /** Polls `condition` until it holds (bounded by PATIENCE_MS). */
+  async function until(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
+    const deadline = Date.now() + PATIENCE_MS;
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it("runs the host's statements beside a background transaction, and never two transactions at once", async () => {
+    const where = await testPostgresUrl();
+    const d = await openPostgres(where);
+    const bg = backgroundConnection(d);
+    const admin = new pg.Client({ connectionString: where });
+    await admin.connect();
+    try {
+      expect(bg).not.toBe(d);
+      expect(backgroundConnection(d)).toBe(bg);
+      await d.exec('CREATE TABLE steps (a int)');
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let opened!: () => void;
+      const isOpen = new Promise<void>((resolve) => (opened = resolve));
+      const background = bg.transaction(async (tx) => {
+        await tx.query('INSERT INTO steps VALUES (1)');
+        opened();
+        await held;
+      });
+      await isOpen;
+      // A single statement of the host's answers while the background transaction is open (and
+      // does not see its uncommitted row): on one connection it would wait for it.
+      expect((await d.query<{ n: number }>('SELECT count(*)::int AS n FROM steps')).rows[0]!.n).toBe(0);
+      await d.query('INSERT INTO steps VALUES (2)');
+      // A transaction of the host's waits for the background one to end.
+      let hostDone = false;
+      const host = d
+        .transaction(async (tx) => void (await tx.query('INSERT INTO steps VALUES (3)')))
+        .then(() => {
+          hostDone = true;
+        });
+      await until(
+        async () => (await admin.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rows.length === 1,
+        "the host's transaction waiting for the background one",
+      );
+      expect(hostDone).toBe(false);
+      release();
+      await background;
+      await host;
+      expect((await d.query<{ a: number }>('SELECT a FROM steps ORDER BY a')).rows).toEqual([{ a: 1 }, { a: 2 }, { a: 3 }]);
+    } finally {
+      await admin.end();
+      await d.close();
+    }
+    // Closed with the host: its session is gone.
+    expect(bg.closed).toBe(true);
+    await expect(bg.query('SELECT 1')).rejects.toThrow(/closed/);
+  });
+
+  it('writes nothing through the background connection while the host connection is down', async () => {
+    const where = await testPostgresUrl();
+    const d = (await openPostgres(where)) as PostgresDatabase;
+    const bg = backgroundConnection(d);
+    try {
+      await bg.exec('CREATE TABLE notes (a int)');
+      await terminate(d);
+      await until(() => d.lost, 'the host connection to notice the drop');
+      // Another Anima may hold the database now: the background connection refuses, in words.
+      const refused = await rejection(bg.query('INSERT INTO notes VALUES (1)'), 'internal');
+      expect(refused.message).toMatch(/was lost/);
+      // Once the host has connected again (the lock is its own again), the background works again.
+      await nextAnswer(() => d.query('SELECT 1'));
+      await bg.query('INSERT INTO notes VALUES (2)');
+      expect((await d.query<{ a: number }>('SELECT a FROM notes')).rows).toEqual([{ a: 2 }]);
+    } finally {
       await d.close();
     }
   });

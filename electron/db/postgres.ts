@@ -5,6 +5,16 @@
 // connection also holds the session's advisory lock — one host per database, so the in-memory recall
 // index stays exact — which the server drops by itself when the connection goes.
 //
+// Work in the background (the graph's backfill of a whole history) gets a second connection of the
+// same host (background()): on one connection each of its batches held every call of the person's
+// behind it — recall through the host took 5× PGlite's time while the graph backfilled. Transactions
+// still never overlap: once a host has a background connection, every transaction on either takes a
+// transaction-level advisory lock as its first statement, so a transaction holds the database alone
+// as before, and only the single statements outside transactions (a recall's reads, a message's
+// insert) run beside a background transaction. No deadlock can come of it: a transaction waiting for
+// that lock holds nothing yet. The background connection takes no host lock of its own and refuses
+// every call while the host's connection is down (another Anima may hold the database then).
+//
 // A dropped connection (the server restarted, the backend was terminated): the call in flight fails,
 // and the next call connects again (retrying while the server comes back, up to RECONNECT_MS) and
 // takes the lock again before it runs. If another Anima took the database meanwhile, this one is
@@ -27,6 +37,8 @@ import type { Database, QueryResult, Transaction } from './database.js';
 
 /** The session-level advisory lock one Anima host holds on its database: 'anima' in ASCII, 0x616e696d61. */
 const HOST_LOCK_KEY = '418464230753';
+/** The transaction-level advisory lock that keeps a host's transactions from overlapping across its two connections: 'animt', 0x616e696d74. */
+const TRANSACTION_LOCK_KEY = '418464230772';
 const MIN_SERVER_VERSION = 150000;
 const DESCRIBE_CACHE_MAX = 2000;
 const AFFECTING = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
@@ -107,11 +119,28 @@ export class PostgresDatabase implements Database {
   #paramTypes = new Map<string, number[]>();
   vectors: ServerVectors = { usable: false, reason: 'not checked yet' };
   readonly where: string;
+  /** Set on a background connection: the host connection it works for (see background()). */
+  readonly #host: PostgresDatabase | null;
+  #background: PostgresDatabase | null = null;
 
-  private constructor(url: string, where: string) {
+  private constructor(url: string, where: string, host: PostgresDatabase | null = null) {
     this.where = where;
     this.#url = url;
+    this.#host = host;
     this.#client = this.#newClient();
+    // A background connection connects with its first call.
+    if (host) this.#lost = new Error('not connected yet');
+  }
+
+  /**
+   * This host's second connection, for background work whose transactions must not hold up the
+   * person's calls (made with its first call, closed with the host's). Its transactions and the
+   * host's never overlap (TRANSACTION_LOCK_KEY); its single statements and the host's do.
+   */
+  background(): PostgresDatabase {
+    if (this.#host) return this;
+    this.#background ??= new PostgresDatabase(this.#url, this.where, this);
+    return this.#background;
   }
 
   #newClient(): pg.Client {
@@ -179,7 +208,11 @@ export class PostgresDatabase implements Database {
     return db;
   }
 
-  /** After a dropped connection: a new one, the session set up and the host lock taken again, retried while the server comes back. */
+  /**
+   * After a dropped connection: a new one, the session set up and the host lock taken again, retried
+   * while the server comes back. A background connection takes no lock: it connects and reads the
+   * array types.
+   */
   async #reconnect(): Promise<void> {
     const cause = this.#lost;
     const deadline = Date.now() + RECONNECT_MS;
@@ -188,6 +221,12 @@ export class PostgresDatabase implements Database {
       try {
         await client.connect();
         await client.query(`SET TimeZone = 'UTC'; SET DateStyle = 'ISO, MDY'; SET IntervalStyle = 'postgres'`);
+        if (this.#host) {
+          this.#client = client;
+          this.#lost = undefined;
+          await this.refreshArrayTypes();
+          return;
+        }
         const lock = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${HOST_LOCK_KEY}) AS ok`);
         if (!lock.rows[0]?.ok) {
           await client.end().catch(() => {});
@@ -336,6 +375,13 @@ export class PostgresDatabase implements Database {
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(async () => {
       if (this.#closed) throw new Error('The database is closed.');
+      const host = this.#host;
+      if (host) {
+        // Without the host's connection this host may no longer hold the database: nothing is written.
+        if (host.#closed) throw new Error('The database is closed.');
+        if (host.#gone) throw host.#gone;
+        if (host.#lost) throw host.#lostError();
+      }
       if (this.#gone) throw this.#gone;
       if (this.#lost) await this.#reconnect();
       return fn();
@@ -380,6 +426,7 @@ export class PostgresDatabase implements Database {
   transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     return this.#exclusive(async () => {
       await this.#client.query('BEGIN');
+      if (this.#host || this.#background) await this.#client.query(`SELECT pg_advisory_xact_lock(${TRANSACTION_LOCK_KEY})`);
       let closed = false;
       const open = () => {
         if (closed) throw new Error('Transaction is closed');
@@ -409,11 +456,17 @@ export class PostgresDatabase implements Database {
     });
   }
 
-  /** Waits for the calls before it, then ends the connection (the server drops the host lock with it). */
+  /** Waits for the calls before it (and the background connection's), then ends the connection (the server drops the host lock with it). */
   close(): Promise<void> {
     const run = this.#queue.then(async () => {
       if (this.#closed) return;
+      await this.#background?.close();
       this.#closed = true;
+      if (this.#host) {
+        // Never connected: nothing to end.
+        if (!this.#lost) await this.#client.end().catch(() => {});
+        return;
+      }
       if (!this.#lost) await this.#client.query(`SELECT pg_advisory_unlock(${HOST_LOCK_KEY})`).catch(() => {});
       await this.#client.end().catch(() => {});
     });

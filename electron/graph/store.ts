@@ -33,16 +33,22 @@ export type { GraphFilter, GraphNode, GraphView, StoredEntityDetail } from './vi
 
 export class EntityStore {
   private readonly ctx: GraphContext;
+  /** The context mention recording runs in: on the database `recordOn`. */
+  private readonly recordCtx: GraphContext;
 
   /**
    * `sources`: the rooms that own messages and memories, which the graph reads through them.
    * `onChange` hears which entities changed (new mentions, an edit, a merge), after the commit.
+   * `recordOn`: where mentions are recorded — the host's background connection (db/database.ts
+   * backgroundConnection), so that the indexer's batches, a whole history's at start, do not hold
+   * up the person's calls on PostgreSQL.
    */
   constructor(
     db: Database,
     readonly sources: GraphSources,
     log: Log = () => {},
     onChange: (entityIds: number[]) => void = () => {},
+    recordOn: Database = db,
   ) {
     this.ctx = {
       db,
@@ -58,6 +64,7 @@ export class EntityStore {
         }
       },
     };
+    this.recordCtx = { ...this.ctx, db: recordOn };
   }
 
   // ---- reading ----
@@ -129,8 +136,8 @@ export class EntityStore {
    * an alias of the person, so the name resolves to "You".
    */
   async recordMentionsBatch(inputs: RecordInput[]): Promise<RecordedMention[][]> {
-    for (const input of inputs) if (input.role === 'user' && typeof input.text === 'string') await edits.namePerson(this.ctx, selfNames(input.text));
-    return recordMentionsBatch(this.ctx, inputs);
+    for (const input of inputs) if (input.role === 'user' && typeof input.text === 'string') await edits.namePerson(this.recordCtx, selfNames(input.text));
+    return recordMentionsBatch(this.recordCtx, inputs);
   }
 
   /** The entities these names mean, made when unknown, resolved as recordMentions resolves given names. */

@@ -16,7 +16,7 @@ import { Devices } from '../devices/devices.js';
 import { TranscriptImports } from '../conversations/import-transcript.js';
 import { chosenDatabaseUrl, chosenServerFailed } from '../db/choice.js';
 import { acquireLock } from '../db/lock.js';
-import { onLockRetaken, reconnectIfLost } from '../db/database.js';
+import { backgroundConnection, onLockRetaken, reconnectIfLost } from '../db/database.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { VectorSlot } from '../embed/active.js';
 import { SearchByMeaning } from '../embed/search-by-meaning.js';
@@ -246,6 +246,7 @@ function buildServices(
     { conversations, memories },
     log,
     batchedEntityChanges((entityIds) => events.emit('graph.changed', { entityIds })),
+    backgroundConnection(db),
   );
   const graphIndexer = new GraphIndexer(db, graph, log);
   const memory = createTurnMemory({ db, store: memories, recall, settings, conversations, events, log });
