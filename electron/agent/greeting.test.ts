@@ -18,6 +18,7 @@ import {
   model,
   night,
   openHost,
+  type Opened,
   say,
   seedDir,
   talk,
@@ -48,6 +49,18 @@ async function greeted(host: Host, conversationId: string): Promise<Message> {
 /** The chat requests the fake saw (not the night's background calls). */
 function chatRequests() {
   return fake.requests.filter((r) => r.body && !findTask(r.body));
+}
+
+/** Opens a copy of the long talk connected to the fake, hands `body` the host and its one conversation, and closes the host after. */
+async function onLongTalk(body: (o: Opened, conversationId: string) => Promise<void>): Promise<void> {
+  const o = await openHost(copyOf(longDir));
+  try {
+    await connect(o.host);
+    const [conv] = await o.host.api['conversations.list']({});
+    await body(o, conv!.id);
+  } finally {
+    await closeHost(o);
+  }
 }
 
 describe('the companion speaks first', () => {
@@ -98,21 +111,16 @@ describe('the companion speaks first', () => {
 
   it('two asks at once give one message', async () => {
     morningModel();
-    const o = await openHost(copyOf(longDir));
-    try {
-      await connect(o.host);
-      const [conv] = await o.host.api['conversations.list']({});
+    await onLongTalk(async (o, conversationId) => {
       await night(o.host);
-      const done = nextEvent(o.host, 'chat.finished', (p: ApiEvents['chat.finished']) => p.conversationId === conv!.id, 30_000);
+      const done = nextEvent(o.host, 'chat.finished', (p: ApiEvents['chat.finished']) => p.conversationId === conversationId, 30_000);
       const [a, b] = await Promise.all([o.host.api['self.greet']({}), o.host.api['self.greet']({})]);
       await done;
       expect(a.message?.id).toBeTruthy();
       expect(b.message?.id === a.message?.id || b.skipped === 'greeted').toBe(true);
       expect((await o.host.api['self.greet']({})).skipped).toBe('greeted');
-      expect((await messagesOf(o.host, conv!.id)).filter((m) => m.content === MORNING)).toHaveLength(1);
-    } finally {
-      await closeHost(o);
-    }
+      expect((await messagesOf(o.host, conversationId)).filter((m) => m.content === MORNING)).toHaveLength(1);
+    });
   });
 
   it('not after a failed night', async () => {
@@ -120,57 +128,42 @@ describe('the companion speaks first', () => {
     const sleep = model.answer;
     // A background model too small for the task: prose instead of the answers asked for.
     model.answer = (body) => (findTask(body) ? { kind: 'text', text: 'Sure! Here is a summary of your day.', chunks: 2 } : sleep(body));
-    const o = await openHost(copyOf(longDir));
-    try {
-      await connect(o.host);
-      const [conv] = await o.host.api['conversations.list']({});
-      const before = (await messagesOf(o.host, conv!.id)).length;
+    await onLongTalk(async (o, conversationId) => {
+      const before = (await messagesOf(o.host, conversationId)).length;
       const { run } = await night(o.host);
       expect(run.status).toBe('failed');
       expect((await o.host.api['self.greet']({})).skipped).toBe('night_failed');
-      expect(await messagesOf(o.host, conv!.id)).toHaveLength(before);
-    } finally {
-      await closeHost(o);
-    }
+      expect(await messagesOf(o.host, conversationId)).toHaveLength(before);
+    });
   });
 
   it('not when the night had nothing new', async () => {
     morningModel();
-    const o = await openHost(copyOf(longDir));
-    try {
-      await connect(o.host);
-      const [conv] = await o.host.api['conversations.list']({});
+    await onLongTalk(async (o, conversationId) => {
       await night(o.host);
       // A second night the same day, with nothing said since: it writes nothing, and the first one was greeted by nobody yet.
       const second = await night(o.host);
       expect(second.run.status).toBe('done');
       expect((await o.host.api['self.greet']({})).skipped).toBe('nothing_new');
-      expect((await messagesOf(o.host, conv!.id)).some((m) => m.content === MORNING)).toBe(false);
-    } finally {
-      await closeHost(o);
-    }
+      expect((await messagesOf(o.host, conversationId)).some((m) => m.content === MORNING)).toBe(false);
+    });
   });
 
   it('not with the switch off, nor after the person spoke since the night', async () => {
     morningModel();
-    const o = await openHost(copyOf(longDir));
-    try {
-      await connect(o.host);
-      const [conv] = await o.host.api['conversations.list']({});
+    await onLongTalk(async (o, conversationId) => {
       await night(o.host);
       const settings = await o.host.api['settings.update']({ companion: { greeting: false } });
       expect(settings.companion.greeting).toBe(false);
       expect((await o.host.api['self.greet']({})).skipped).toBe('off');
-      expect((await messagesOf(o.host, conv!.id)).some((m) => m.content === MORNING)).toBe(false);
+      expect((await messagesOf(o.host, conversationId)).some((m) => m.content === MORNING)).toBe(false);
       await o.host.api['settings.update']({ companion: { greeting: true } });
       o.clock.now = new Date(o.clock.now.getTime() + 60_000);
-      await say(o.host, conv!.id, 'Morning! I am up early today.');
-      const count = (await messagesOf(o.host, conv!.id)).length;
+      await say(o.host, conversationId, 'Morning! I am up early today.');
+      const count = (await messagesOf(o.host, conversationId)).length;
       expect((await o.host.api['self.greet']({})).skipped).toBe('talked_since');
-      expect(await messagesOf(o.host, conv!.id)).toHaveLength(count);
-    } finally {
-      await closeHost(o);
-    }
+      expect(await messagesOf(o.host, conversationId)).toHaveLength(count);
+    });
   });
 
   it('not about a night older than last night', async () => {
