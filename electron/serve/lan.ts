@@ -13,13 +13,14 @@ import os from 'node:os';
 
 import { pairRequest } from '../../shared/api.js';
 import type { Host } from '../host/types.js';
-import { answerClientError, listenOn, trackConnections } from './connections.js';
+import { listenOn } from './connections.js';
 import { asApiError, statusForErrorCode } from './errors.js';
 import { serveExport } from './exports.js';
 import { admit, type GateKeys } from './gates.js';
-import { describe, pathOnly, type ServeLog } from './log.js';
+import { CLOSE_GRACE_MS, handleRequests, SHUTTING_DOWN } from './listener.js';
+import { describe, type ServeLog } from './log.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
-import { INTERNAL_MESSAGE, refusal, refuse, sendError, sendJson, setCommonHeaders } from './respond.js';
+import { INTERNAL_MESSAGE, refuse, sendError, sendJson, setCommonHeaders } from './respond.js';
 import { answerCall, serveStatic } from './routes.js';
 import { createEventStreams } from './sse.js';
 import { canonicalIp, ensureCertificate, normaliseNames } from './tls.js';
@@ -48,8 +49,6 @@ export interface LanListener {
   close(): Promise<void>;
 }
 
-const CLOSE_GRACE_MS = 1_000;
-const SHUTTING_DOWN = refusal(503, { code: 'internal', message: 'Anima is shutting down.' }, { Connection: 'close' });
 const DNS_LABELS = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 /** An IPv6 link-local address (fe80::/10): usable only with a zone (%eth0), which no browser address or certificate can carry. */
@@ -104,16 +103,8 @@ export async function startLanListener(opts: LanOptions): Promise<LanListener> {
   let keys: GateKeys = { hosts: new Set(), origins: new Set(), tokenDigest: null };
   let closing = false;
 
-  const server = createServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
-    connections.track(req, res);
-    handle(req, res).catch((err: unknown) => {
-      log('error', `serve (LAN): unhandled error for ${req.method} ${pathOnly(req.url)}: ${describe(err)}`);
-      if (!res.headersSent && !res.destroyed) sendError(res, 500, { code: 'internal', message: INTERNAL_MESSAGE });
-      else res.destroy();
-    });
-  });
-  const connections = trackConnections(server, 'secureConnection');
-  server.on('clientError', answerClientError);
+  const server = createServer({ cert: certificate.cert, key: certificate.key });
+  const connections = handleRequests(server, { label: 'serve (LAN)', log, connectionEvent: 'secureConnection' }, handle);
   // A client that refuses the certificate (as it should until it has compared the fingerprint) is not an error here.
   server.on('tlsClientError', (err) => log('info', `serve (LAN): a TLS handshake failed: ${err.message}`));
 

@@ -9,12 +9,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 
 import type { Host } from '../host/types.js';
-import { answerClientError, listenOn, trackConnections } from './connections.js';
+import { listenOn } from './connections.js';
 import { serveExport } from './exports.js';
 import { admit, assertUsableToken, gateKeys } from './gates.js';
 import type { BrowserLink } from './link.js';
-import { defaultLog, describe, pathOnly, type ServeLogLevel } from './log.js';
-import { INTERNAL_MESSAGE, refusal, refuse, sendError, setCommonHeaders } from './respond.js';
+import { CLOSE_GRACE_MS, handleRequests, SHUTTING_DOWN } from './listener.js';
+import { defaultLog, describe, type ServeLogLevel } from './log.js';
+import { refusal, refuse, setCommonHeaders } from './respond.js';
 import { answerCall, resolveStaticRoot, serveStatic } from './routes.js';
 import { startLanListener, type LanListener } from './lan.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -65,10 +66,6 @@ export interface RunningServer {
 
 const BIND_ADDRESS = '127.0.0.1';
 const DEFAULT_KEEPALIVE_MS = 15_000;
-/** How long close() lets in-flight calls finish before cutting their sockets. */
-const CLOSE_GRACE_MS = 1_000;
-
-const SHUTTING_DOWN = refusal(503, { code: 'internal', message: 'Anima is shutting down.' }, { Connection: 'close' });
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { host } = opts;
@@ -80,16 +77,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   let keys = gateKeys(token, null);
   let closing = false;
 
-  const server = createServer((req, res) => {
-    connections.track(req, res);
-    handle(req, res).catch((err: unknown) => {
-      log('error', `serve: unhandled error for ${req.method} ${pathOnly(req.url)}: ${describe(err)}`);
-      if (!res.headersSent && !res.destroyed) sendError(res, 500, { code: 'internal', message: INTERNAL_MESSAGE });
-      else res.destroy();
-    });
-  });
-  const connections = trackConnections(server);
-  server.on('clientError', answerClientError);
+  const server = createServer();
+  const connections = handleRequests(server, { label: 'serve', log }, handle);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     setCommonHeaders(res);
