@@ -1,27 +1,18 @@
 // The Anthropic client against the loopback fake server.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FIXTURES_DIR, startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
+import { describe, expect, it } from 'vitest';
+import { FIXTURES_DIR } from '../../e2e/fake-llm/server.js';
 import { anthropicBaseUrl, createProvider, type ProviderOptions, type StreamRequest } from './index.js';
-import { collect, removeWireFiles, textOf, wireFile } from './test-support.js';
+import { collect, textOf, wireFile } from './test-support.js';
 import { PATIENCE_MS } from '../testing/patience.js';
+import { useFakeServer } from './testing/fake-server.js';
 
 const KEY = 'sk-ant-test-0123456789';
-let fake: FakeLlm;
-let host: string;
-
-beforeEach(async () => {
-  fake = await startFakeLlm({ defaultChunkDelayMs: 0 });
-  host = new URL(fake.url).host;
-});
-afterEach(async () => {
-  await fake.close();
-  removeWireFiles();
-});
+const server = useFakeServer();
 
 function provider(options: Partial<ProviderOptions> = {}) {
-  return createProvider({ kind: 'anthropic', baseUrl: fake.url, apiKey: KEY, retryBaseMs: 5, timeoutMs: PATIENCE_MS, ...options });
+  return createProvider({ kind: 'anthropic', baseUrl: server.fake.url, apiKey: KEY, retryBaseMs: 5, timeoutMs: PATIENCE_MS, ...options });
 }
 
 const hello: StreamRequest = { model: 'claude-test', messages: [{ role: 'user', content: 'hello there' }] };
@@ -39,7 +30,7 @@ const textBlock = (index: number, ...texts: string[]) =>
   texts.map((text) => event({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } })).join('');
 
 function replayWire(body: string) {
-  fake.script({ kind: 'fixture', file: wireFile('made-up.sse', body) });
+  server.fake.script({ kind: 'fixture', file: wireFile('made-up.sse', body) });
   return collect(provider().stream(hello));
 }
 
@@ -69,7 +60,7 @@ describe('request', () => {
     };
     const { events } = await collect(provider().stream(request));
     expect(textOf(events)).toBe('I hear you: Thanks!');
-    const [sent] = fake.requests;
+    const [sent] = server.fake.requests;
     expect(sent!.path).toBe('/v1/messages');
     expect(sent!.headers['x-api-key']).toBe(KEY);
     expect(sent!.headers['anthropic-version']).toBe('2023-06-01');
@@ -104,18 +95,18 @@ describe('request', () => {
   });
 
   it('accepts the address with or without /v1 and /messages', async () => {
-    for (const baseUrl of [fake.url, fake.baseUrl, `${fake.baseUrl}/messages`, `${fake.url}/`]) {
+    for (const baseUrl of [server.fake.url, server.fake.baseUrl, `${server.fake.baseUrl}/messages`, `${server.fake.url}/`]) {
       await collect(provider({ baseUrl }).stream({ ...hello, maxTokens: 100 }));
     }
-    expect(fake.requests.map((r) => r.path)).toEqual(Array(4).fill('/v1/messages'));
-    expect((fake.requests[0]!.body as { max_tokens: number }).max_tokens).toBe(100);
+    expect(server.fake.requests.map((r) => r.path)).toEqual(Array(4).fill('/v1/messages'));
+    expect((server.fake.requests[0]!.body as { max_tokens: number }).max_tokens).toBe(100);
     expect(anthropicBaseUrl('https://api.anthropic.com')).toBe('https://api.anthropic.com/v1');
   });
 });
 
 describe('streaming', () => {
   it('streams scripted text with usage', async () => {
-    fake.script({ kind: 'text', text: 'Hello there, I remember you.', chunks: 2 });
+    server.fake.script({ kind: 'text', text: 'Hello there, I remember you.', chunks: 2 });
     const { events, error } = await collect(provider().stream(hello));
     expect(error).toBeUndefined();
     expect(events).toEqual([
@@ -126,7 +117,7 @@ describe('streaming', () => {
   });
 
   it('yields a scripted tool call, then the scripted answer', async () => {
-    fake.script({ kind: 'tool_call', name: 'memory_recall', arguments: { query: 'Miso' }, thenText: 'Miso is your cat.' });
+    server.fake.script({ kind: 'tool_call', name: 'memory_recall', arguments: { query: 'Miso' }, thenText: 'Miso is your cat.' });
     const first = await collect(provider().stream(hello));
     expect(first.events).toEqual([
       { type: 'tool_call', call: { id: 'toolu_fake00000000000000000001', name: 'memory_recall', arguments: { query: 'Miso' } } },
@@ -185,11 +176,11 @@ describe('failures', () => {
     expect(textOf(events)).toBe("Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?");
     expect(events.some((e) => e.type === 'done')).toBe(false);
     expect(error).toMatchObject({ code: 'provider_bad_response', midStream: true });
-    expect(error?.message).toBe(`The connection to ${host} ended before the reply was complete.`);
+    expect(error?.message).toBe(`The connection to ${server.host} ended before the reply was complete.`);
   });
 
   it('fails on a cut connection with midStream set', async () => {
-    fake.script({ kind: 'cut', text: 'I was saying something important when' });
+    server.fake.script({ kind: 'cut', text: 'I was saying something important when' });
     const { events, error } = await collect(provider().stream(hello));
     expect(textOf(events)).toBe('I was saying something important when');
     expect(error).toMatchObject({ code: 'provider_bad_response', midStream: true });
@@ -200,7 +191,7 @@ describe('failures', () => {
     const { events, error } = await replayWire(body);
     expect(textOf(events)).toBe('Half an ans');
     expect(error).toMatchObject({ code: 'provider_server_error', midStream: true });
-    expect(error?.message).toBe(`The model server at ${host} is overloaded right now. Try again in a moment.`);
+    expect(error?.message).toBe(`The model server at ${server.host} is overloaded right now. Try again in a moment.`);
   });
 
   it('fails when max_tokens cut a tool call mid-arguments', async () => {
@@ -235,21 +226,21 @@ describe('failures', () => {
       ],
     ];
     for (const [status, body, code, attempts] of cases) {
-      fake.requests.length = 0;
-      for (let i = 0; i < attempts; i++) fake.script({ kind: 'error', status, body });
+      server.fake.requests.length = 0;
+      for (let i = 0; i < attempts; i++) server.fake.script({ kind: 'error', status, body });
       const { error } = await collect(provider().stream(hello));
       expect([status, error?.code, error?.status]).toEqual([status, code, status]);
-      expect(fake.requests).toHaveLength(attempts);
+      expect(server.fake.requests).toHaveLength(attempts);
     }
   });
 
   it('says which model is missing and rejects a wrong key', async () => {
-    fake.script({ kind: 'error', status: 404 });
+    server.fake.script({ kind: 'error', status: 404 });
     const missing = await collect(provider().stream({ ...hello, model: 'claude-9' }));
     expect(missing.error?.message).toBe(
-      `The model "claude-9" isn't available at ${host}. Choose another model in Settings, or install it on the server first.`,
+      `The model "claude-9" isn't available at ${server.host}. Choose another model in Settings, or install it on the server first.`,
     );
-    fake.apiKey = 'another-key';
+    server.fake.apiKey = 'another-key';
     const denied = await collect(provider().stream(hello));
     expect(denied.error).toMatchObject({ code: 'provider_auth', status: 401 });
   });
@@ -257,14 +248,14 @@ describe('failures', () => {
 
 describe('listModels', () => {
   it('lists /v1/models with the Anthropic headers', async () => {
-    fake.models = ['claude-sonnet-4-5', 'claude-haiku-4-5'];
+    server.fake.models = ['claude-sonnet-4-5', 'claude-haiku-4-5'];
     expect(await provider().listModels()).toEqual(['claude-sonnet-4-5', 'claude-haiku-4-5']);
-    const [sent] = fake.requests;
+    const [sent] = server.fake.requests;
     expect([sent!.method, sent!.path, sent!.headers['x-api-key'], sent!.headers['anthropic-version']]).toEqual(['GET', '/v1/models', KEY, '2023-06-01']);
   });
 
   it('reports a rejected key', async () => {
-    fake.apiKey = 'another-key';
+    server.fake.apiKey = 'another-key';
     await expect(provider().listModels()).rejects.toMatchObject({ code: 'provider_auth' });
   });
 });
@@ -274,13 +265,13 @@ describe('structured answers', () => {
   const request: StreamRequest = { ...hello, responseSchema: { name: 'dream', schema, strict: true } };
 
   it('forces a tool whose input schema is the answer, and streams its input back as the answer text', async () => {
-    fake.script({ kind: 'tool_call', name: 'dream', arguments: { title: 'A walk by the river' } });
+    server.fake.script({ kind: 'tool_call', name: 'dream', arguments: { title: 'A walk by the river' } });
     const { events, error } = await collect(provider().stream(request));
     expect(error).toBeUndefined();
     expect(events.some((e) => e.type === 'tool_call')).toBe(false);
     expect(JSON.parse(textOf(events))).toEqual({ title: 'A walk by the river' });
     expect(events.at(-1)).toMatchObject({ type: 'done', finishReason: 'stop' });
-    const body = fake.requests[0]!.body as Record<string, unknown>;
+    const body = server.fake.requests[0]!.body as Record<string, unknown>;
     expect(body.tools).toEqual([{ name: 'dream', description: expect.any(String), input_schema: schema }]);
     expect(body.tool_choice).toEqual({ type: 'tool', name: 'dream' });
   });
@@ -291,17 +282,17 @@ describe('structured answers', () => {
       event({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'dream', input: { title: 'Whole' } } }) +
       event({ type: 'content_block_stop', index: 0 }) +
       stop('tool_use');
-    fake.script({ kind: 'fixture', file: wireFile('whole.sse', whole) });
+    server.fake.script({ kind: 'fixture', file: wireFile('whole.sse', whole) });
     expect(JSON.parse(textOf((await collect(provider().stream(request))).events))).toEqual({ title: 'Whole' });
-    fake.script({ kind: 'text', text: '{"title":"As text"}' });
+    server.fake.script({ kind: 'text', text: '{"title":"As text"}' });
     expect(textOf((await collect(provider().stream(request))).events)).toBe('{"title":"As text"}');
   });
 
   it('keeps other tools beside the answer tool, and reports their calls as calls', async () => {
     const tools = [{ name: 'remember', description: 'Store a memory', parameters: { type: 'object', properties: {} } }];
-    fake.script({ kind: 'tool_call', name: 'remember', arguments: { text: 'a' } });
+    server.fake.script({ kind: 'tool_call', name: 'remember', arguments: { text: 'a' } });
     const { events } = await collect(provider().stream({ ...request, tools }));
     expect(events[0]).toMatchObject({ type: 'tool_call', call: { name: 'remember' } });
-    expect((fake.requests[0]!.body as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['remember', 'dream']);
+    expect((server.fake.requests[0]!.body as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['remember', 'dream']);
   });
 });

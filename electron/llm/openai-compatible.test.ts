@@ -1,34 +1,24 @@
 // The OpenAI-compatible client against the loopback fake server: request shape, quirks the
 // captures describe but do not contain, failures, retries, timeouts and cancellation.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
+import { describe, expect, it } from 'vitest';
 import { createProvider, openAiBaseUrl, ProviderError, type ProviderOptions, type StreamRequest } from './index.js';
 import { limitField } from './openai-compatible.js';
-import { closedPort, collect, removeWireFiles, sse, textOf, wireFile } from './test-support.js';
+import { closedPort, collect, sse, textOf, wireFile } from './test-support.js';
 import { PATIENCE_MS } from '../testing/patience.js';
+import { useFakeServer } from './testing/fake-server.js';
 
 const KEY = 'sk-test-0123456789abcdef';
-let fake: FakeLlm;
-let host: string;
-
-beforeEach(async () => {
-  fake = await startFakeLlm({ defaultChunkDelayMs: 0 });
-  host = new URL(fake.url).host;
-});
-afterEach(async () => {
-  await fake.close();
-  removeWireFiles();
-});
+const server = useFakeServer();
 
 function provider(options: Partial<ProviderOptions> = {}) {
-  return createProvider({ kind: 'openai-compatible', baseUrl: fake.baseUrl, apiKey: KEY, retryBaseMs: 5, timeoutMs: PATIENCE_MS, ...options });
+  return createProvider({ kind: 'openai-compatible', baseUrl: server.fake.baseUrl, apiKey: KEY, retryBaseMs: 5, timeoutMs: PATIENCE_MS, ...options });
 }
 
 const hello: StreamRequest = { model: 'fake-model', messages: [{ role: 'user', content: 'hello there' }] };
 
 /** Replays a made-up SSE body (for quirks reported in the fixtures README but not captured). */
 function replayWire(body: string, options: Partial<ProviderOptions> = {}) {
-  fake.script({ kind: 'fixture', file: wireFile('made-up.sse', body) });
+  server.fake.script({ kind: 'fixture', file: wireFile('made-up.sse', body) });
   return collect(provider(options).stream(hello));
 }
 
@@ -56,7 +46,7 @@ describe('request', () => {
     };
     const { events } = await collect(provider().stream(request));
     expect(events.at(-1)).toMatchObject({ type: 'done', finishReason: 'stop' });
-    const [sent] = fake.requests;
+    const [sent] = server.fake.requests;
     expect(sent!.method).toBe('POST');
     expect(sent!.path).toBe('/v1/chat/completions');
     expect(sent!.headers.authorization).toBe(`Bearer ${KEY}`);
@@ -89,17 +79,17 @@ describe('request', () => {
 
   it('sends no tools, limits or key when there are none', async () => {
     await collect(provider({ apiKey: undefined }).stream(hello));
-    const [sent] = fake.requests;
+    const [sent] = server.fake.requests;
     expect(sent!.headers.authorization).toBeUndefined();
     expect(Object.keys(sent!.body as object).sort()).toEqual(['messages', 'model', 'stream', 'stream_options']);
   });
 
   it('adds /v1 to an address without a path and trims a pasted endpoint', async () => {
-    for (const baseUrl of [fake.url, `${fake.url}/`, `${fake.baseUrl}/`, `${fake.baseUrl}/chat/completions`]) {
+    for (const baseUrl of [server.fake.url, `${server.fake.url}/`, `${server.fake.baseUrl}/`, `${server.fake.baseUrl}/chat/completions`]) {
       const { events } = await collect(provider({ baseUrl }).stream(hello));
       expect(textOf(events)).toBe('I hear you: hello there');
     }
-    expect(fake.requests.map((r) => r.path)).toEqual(Array(4).fill('/v1/chat/completions'));
+    expect(server.fake.requests.map((r) => r.path)).toEqual(Array(4).fill('/v1/chat/completions'));
     expect(openAiBaseUrl('https://openrouter.ai/api/v1')).toBe('https://openrouter.ai/api/v1');
     expect(openAiBaseUrl('https://api.groq.com/openai/v1/')).toBe('https://api.groq.com/openai/v1');
     expect(openAiBaseUrl(' http://127.0.0.1:11434 ')).toBe('http://127.0.0.1:11434/v1');
@@ -114,7 +104,7 @@ describe('request', () => {
 
 describe('streaming', () => {
   it('streams scripted text in the chunks the server sent, with usage', async () => {
-    fake.script({ kind: 'text', text: 'Hello there, I remember you.', chunks: 3 });
+    server.fake.script({ kind: 'text', text: 'Hello there, I remember you.', chunks: 3 });
     const { events, error } = await collect(provider().stream(hello));
     expect(error).toBeUndefined();
     expect(events).toEqual([
@@ -126,7 +116,7 @@ describe('streaming', () => {
   });
 
   it('yields a scripted tool call, then the scripted answer to its result', async () => {
-    fake.script({ kind: 'tool_call', name: 'memory_recall', arguments: { query: 'cat "name"', limit: 3 }, thenText: 'Your cat is Miso.' });
+    server.fake.script({ kind: 'tool_call', name: 'memory_recall', arguments: { query: 'cat "name"', limit: 3 }, thenText: 'Your cat is Miso.' });
     const first = await collect(provider().stream(hello));
     expect(first.events).toEqual([
       { type: 'tool_call', call: { id: 'call_000000000000000000000001', name: 'memory_recall', arguments: { query: 'cat "name"', limit: 3 } } },
@@ -251,15 +241,15 @@ describe('failures inside a stream', () => {
     expect(textOf(events)).toBe('I was saying');
     expect(events.some((e) => e.type === 'done')).toBe(false);
     expect(error).toMatchObject({ code: 'provider_bad_response', midStream: true });
-    expect(error?.message).toBe(`The connection to ${host} ended before the reply was complete.`);
+    expect(error?.message).toBe(`The connection to ${server.host} ended before the reply was complete.`);
   });
 
   it('fails on a cut connection with midStream set, after the text that arrived', async () => {
-    fake.script({ kind: 'cut', text: 'I was saying something important when' });
+    server.fake.script({ kind: 'cut', text: 'I was saying something important when' });
     const { events, error } = await collect(provider().stream(hello));
     expect(textOf(events)).toBe('I was saying something important when');
     expect(error).toMatchObject({ code: 'provider_bad_response', midStream: true });
-    expect(error?.message).toBe(`The connection to ${host} ended before the reply was complete.`);
+    expect(error?.message).toBe(`The connection to ${server.host} ended before the reply was complete.`);
   });
 
   it('fails on an empty 200 reply without midStream', async () => {
@@ -271,7 +261,7 @@ describe('failures inside a stream', () => {
   it('fails on a chunk that is not JSON', async () => {
     const { error } = await replayWire(sse(chunk({ content: 'a' }), '{"choices": [{"delta": {"content": "b"'));
     expect(error).toMatchObject({ code: 'provider_bad_response', midStream: true });
-    expect(error?.message).toBe(`The model server at ${host} sent a reply Anima couldn't read (it wasn't valid JSON).`);
+    expect(error?.message).toBe(`The model server at ${server.host} sent a reply Anima couldn't read (it wasn't valid JSON).`);
   });
 
   it('maps a data: {"error": …} event after text (llama.cpp since #16109, OpenRouter)', async () => {
@@ -280,7 +270,9 @@ describe('failures inside a stream', () => {
     );
     expect(textOf(events)).toBe('Partial');
     expect(error).toMatchObject({ code: 'provider_server_error', status: 500, midStream: true });
-    expect(error?.message).toBe(`The model server at ${host} ran into a problem (HTTP 500). Try again in a moment. It said: "CUDA error: out of memory"`);
+    expect(error?.message).toBe(
+      `The model server at ${server.host} ran into a problem (HTTP 500). Try again in a moment. It said: "CUDA error: out of memory"`,
+    );
   });
 
   it('maps an error with finish_reason "error" by its code (OpenRouter rate limit)', async () => {
@@ -292,7 +284,7 @@ describe('failures inside a stream', () => {
     const ollama = await replayWire(sse({ error: 'an error was encountered while running the model' }));
     expect(ollama.error).toMatchObject({ code: 'provider_server_error' });
     expect(ollama.error?.message).toBe(
-      `The model server at ${host} reported an error while answering. It said: "an error was encountered while running the model"`,
+      `The model server at ${server.host} reported an error while answering. It said: "an error was encountered while running the model"`,
     );
     const vllm = await replayWire(sse({ object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', code: 400 }));
     expect(vllm.error).toMatchObject({ code: 'provider_context_overflow', status: 400 });
@@ -301,47 +293,47 @@ describe('failures inside a stream', () => {
 
 describe('HTTP errors and retries', () => {
   it('rejects a wrong key with a real-shaped 401, without retrying or quoting the key', async () => {
-    fake.apiKey = 'the-right-key';
+    server.fake.apiKey = 'the-right-key';
     const { error } = await collect(provider({ apiKey: 'the-wrong-key' }).stream(hello));
     expect(error).toMatchObject({ code: 'provider_auth', status: 401 });
-    expect(fake.requests).toHaveLength(1);
+    expect(server.fake.requests).toHaveLength(1);
     const { events } = await collect(provider({ apiKey: 'the-right-key' }).stream(hello));
     expect(textOf(events)).toBe('I hear you: hello there');
   });
 
   it('never repeats the API key from a server message', async () => {
-    fake.script({ kind: 'error', status: 400, body: JSON.stringify({ error: { message: `Key ${KEY} is not valid for this org` } }) });
+    server.fake.script({ kind: 'error', status: 400, body: JSON.stringify({ error: { message: `Key ${KEY} is not valid for this org` } }) });
     const { error } = await collect(provider().stream(hello));
     expect(error).toMatchObject({ code: 'provider_bad_response', status: 400 });
-    expect(error?.message).toBe(`The model server at ${host} refused the request (HTTP 400). It said: "Key [API key] is not valid for this org"`);
+    expect(error?.message).toBe(`The model server at ${server.host} refused the request (HTTP 400). It said: "Key [API key] is not valid for this org"`);
   });
 
   it('retries a 500 twice, then explains', async () => {
-    fake.script({ kind: 'error', status: 500 }, { kind: 'error', status: 500 }, { kind: 'error', status: 500 });
+    server.fake.script({ kind: 'error', status: 500 }, { kind: 'error', status: 500 }, { kind: 'error', status: 500 });
     const { error } = await collect(provider().stream(hello));
-    expect(fake.requests.map((r) => r.path)).toEqual(Array(3).fill('/v1/chat/completions'));
+    expect(server.fake.requests.map((r) => r.path)).toEqual(Array(3).fill('/v1/chat/completions'));
     expect(error).toMatchObject({ code: 'provider_server_error', status: 500, midStream: false });
     expect(error?.message).toBe(
-      `The model server at ${host} ran into a problem (HTTP 500). Try again in a moment. It said: "The server had an error while processing your request. Sorry about that!"`,
+      `The model server at ${server.host} ran into a problem (HTTP 500). Try again in a moment. It said: "The server had an error while processing your request. Sorry about that!"`,
     );
   });
 
   it('succeeds when a retry after a 503 works', async () => {
-    fake.script({ kind: 'error', status: 503, body: 'upstream connect error' }, { kind: 'text', text: 'Back again.' });
+    server.fake.script({ kind: 'error', status: 503, body: 'upstream connect error' }, { kind: 'text', text: 'Back again.' });
     const { events, error } = await collect(provider().stream(hello));
     expect(error).toBeUndefined();
     expect(textOf(events)).toBe('Back again.');
-    expect(fake.requests).toHaveLength(2);
+    expect(server.fake.requests).toHaveLength(2);
   });
 
   it('retries rate limits (maxRetries honoured) but not quota', async () => {
-    fake.script({ kind: 'error', status: 429 }, { kind: 'error', status: 429 });
+    server.fake.script({ kind: 'error', status: 429 }, { kind: 'error', status: 429 });
     const limited = await collect(provider({ maxRetries: 1 }).stream(hello));
     expect(limited.error).toMatchObject({ code: 'provider_rate_limited', status: 429 });
-    expect(limited.error?.message).toBe(`${host} is getting too many requests right now. Wait a minute and try again.`);
-    expect(fake.requests).toHaveLength(2);
+    expect(limited.error?.message).toBe(`${server.host} is getting too many requests right now. Wait a minute and try again.`);
+    expect(server.fake.requests).toHaveLength(2);
 
-    fake.requests.length = 0;
+    server.fake.requests.length = 0;
     const quota = {
       error: {
         message: 'You exceeded your current quota, please check your plan and billing details.',
@@ -349,14 +341,14 @@ describe('HTTP errors and retries', () => {
         code: 'insufficient_quota',
       },
     };
-    fake.script({ kind: 'error', status: 429, body: JSON.stringify(quota) });
+    server.fake.script({ kind: 'error', status: 429, body: JSON.stringify(quota) });
     const { error } = await collect(provider().stream(hello));
     expect(error).toMatchObject({ code: 'provider_quota', status: 429 });
-    expect(fake.requests).toHaveLength(1);
+    expect(server.fake.requests).toHaveLength(1);
   });
 
   it('waits as long as Retry-After says', async () => {
-    fake.script({ kind: 'error', status: 429, headers: { 'retry-after': '1' } }, { kind: 'text', text: 'Thanks for waiting.' });
+    server.fake.script({ kind: 'error', status: 429, headers: { 'retry-after': '1' } }, { kind: 'text', text: 'Thanks for waiting.' });
     const started = Date.now();
     const { events } = await collect(provider().stream(hello));
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
@@ -364,11 +356,11 @@ describe('HTTP errors and retries', () => {
   });
 
   it('does not hold a turn for a Retry-After of minutes', async () => {
-    fake.script({ kind: 'error', status: 429, headers: { 'retry-after': '120' } });
+    server.fake.script({ kind: 'error', status: 429, headers: { 'retry-after': '120' } });
     const started = Date.now();
     const { error } = await collect(provider().stream(hello));
     expect(error?.code).toBe('provider_rate_limited');
-    expect(fake.requests).toHaveLength(1);
+    expect(server.fake.requests).toHaveLength(1);
     // Not after the two minutes asked for: half of one is beyond any load's noise.
     expect(Date.now() - started).toBeLessThan(30_000);
   });
@@ -392,44 +384,46 @@ describe('HTTP errors and retries', () => {
       },
     };
     for (const body of [openai, llamacpp]) {
-      fake.script({ kind: 'error', status: 400, body: JSON.stringify(body) });
+      server.fake.script({ kind: 'error', status: 400, body: JSON.stringify(body) });
       const { error } = await collect(provider().stream(hello));
       expect(error).toMatchObject({ code: 'provider_context_overflow', status: 400 });
     }
-    expect(fake.requests).toHaveLength(2);
+    expect(server.fake.requests).toHaveLength(2);
   });
 
   it('names the missing model (OpenAI and Ollama 404s), and tells a wrong address apart', async () => {
     const request = { ...hello, model: 'llama9' };
-    fake.script({ kind: 'error', status: 404 });
+    server.fake.script({ kind: 'error', status: 404 });
     const openai = await collect(provider().stream(request));
     expect(openai.error).toMatchObject({ code: 'provider_model_not_found', status: 404 });
-    expect(openai.error?.message).toBe(`The model "llama9" isn't available at ${host}. Choose another model in Settings, or install it on the server first.`);
-    fake.script({ kind: 'error', status: 404, body: '{"error":"model \\"llama9\\" not found, try pulling it first"}' });
+    expect(openai.error?.message).toBe(
+      `The model "llama9" isn't available at ${server.host}. Choose another model in Settings, or install it on the server first.`,
+    );
+    server.fake.script({ kind: 'error', status: 404, body: '{"error":"model \\"llama9\\" not found, try pulling it first"}' });
     expect((await collect(provider().stream(request))).error?.code).toBe('provider_model_not_found');
 
-    const wrongPath = await collect(provider({ baseUrl: `${fake.url}/api` }).stream(request));
+    const wrongPath = await collect(provider({ baseUrl: `${server.fake.url}/api` }).stream(request));
     expect(wrongPath.error).toMatchObject({ code: 'provider_bad_response', status: 404 });
-    expect(wrongPath.error?.message).toBe(`The server at ${host} doesn't offer the model API at this address. Check the server address in Settings.`);
+    expect(wrongPath.error?.message).toBe(`The server at ${server.host} doesn't offer the model API at this address. Check the server address in Settings.`);
   });
 });
 
 describe('timeouts, cancellation, unreachable servers', () => {
   it('gives up on a server that never answers after timeoutMs, without retrying', async () => {
-    fake.script({ kind: 'hang' });
+    server.fake.script({ kind: 'hang' });
     const started = Date.now();
     const { error } = await collect(provider({ timeoutMs: 300 }).stream(hello));
     const elapsed = Date.now() - started;
     expect(error).toMatchObject({ code: 'provider_timeout', midStream: false });
-    expect(error?.message).toBe(`The model server at ${host} stopped answering (nothing for 0.3 s). Try again, or check that it is running.`);
+    expect(error?.message).toBe(`The model server at ${server.host} stopped answering (nothing for 0.3 s). Try again, or check that it is running.`);
     // The hang never ends by itself: the 0.3 s timer ended it (not sooner), and nothing retried.
     expect(elapsed).toBeGreaterThanOrEqual(290);
-    expect(fake.requests).toHaveLength(1);
+    expect(server.fake.requests).toHaveLength(1);
   });
 
   it('gives up when a started stream goes quiet for timeoutMs', async () => {
     // The replay's first write holds the role chunk and "I'm"; the next comes 600 ms later.
-    fake.script({ kind: 'fixture', file: 'openai-chat-text.sse', delayMs: 600 });
+    server.fake.script({ kind: 'fixture', file: 'openai-chat-text.sse', delayMs: 600 });
     const { events, error } = await collect(provider({ timeoutMs: 300 }).stream(hello));
     expect(textOf(events)).toBe("I'm");
     expect(error).toMatchObject({ code: 'provider_timeout', midStream: true });
@@ -437,7 +431,7 @@ describe('timeouts, cancellation, unreachable servers', () => {
 
   it('stops on abort mid-stream, keeping what was yielded', async () => {
     // An endless stream: it ends only because the abort stops it.
-    fake.script({ kind: 'endless', text: 'one', everyMs: 100 });
+    server.fake.script({ kind: 'endless', text: 'one', everyMs: 100 });
     const controller = new AbortController();
     const events: unknown[] = [];
     const failure = await (async () => {
@@ -452,16 +446,16 @@ describe('timeouts, cancellation, unreachable servers', () => {
   });
 
   it('stops on abort while waiting for a hung server, and never starts when already aborted', async () => {
-    fake.script({ kind: 'hang' });
+    server.fake.script({ kind: 'hang' });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const hung = await collect(provider({ timeoutMs: 5_000 }).stream({ ...hello, signal: controller.signal }));
     expect(hung.error).toMatchObject({ code: 'cancelled', midStream: false });
 
-    fake.requests.length = 0;
+    server.fake.requests.length = 0;
     const aborted = await collect(provider().stream({ ...hello, signal: AbortSignal.abort() }));
     expect(aborted.error?.code).toBe('cancelled');
-    expect(fake.requests).toHaveLength(0);
+    expect(server.fake.requests).toHaveLength(0);
   });
 
   it('says the server cannot be reached when nothing listens, after retrying', async () => {
@@ -480,19 +474,19 @@ describe('timeouts, cancellation, unreachable servers', () => {
 
 describe('listModels', () => {
   it('lists the models from /v1/models, with the key', async () => {
-    fake.models = ['llama3.2', 'qwen3:8b'];
+    server.fake.models = ['llama3.2', 'qwen3:8b'];
     expect(await provider().listModels()).toEqual(['llama3.2', 'qwen3:8b']);
-    expect(fake.requests.map((r) => [r.method, r.path, r.headers.authorization])).toEqual([['GET', '/v1/models', `Bearer ${KEY}`]]);
+    expect(server.fake.requests.map((r) => [r.method, r.path, r.headers.authorization])).toEqual([['GET', '/v1/models', `Bearer ${KEY}`]]);
   });
 
   it("falls back to Ollama's /api/tags when /models fails", async () => {
-    fake.models = ['llama3.2'];
-    expect(await provider({ baseUrl: `${fake.url}/old-ollama/v1` }).listModels()).toEqual(['llama3.2']);
-    expect(fake.requests.map((r) => r.path)).toEqual(['/old-ollama/v1/models', '/api/tags']);
+    server.fake.models = ['llama3.2'];
+    expect(await provider({ baseUrl: `${server.fake.url}/old-ollama/v1` }).listModels()).toEqual(['llama3.2']);
+    expect(server.fake.requests.map((r) => r.path)).toEqual(['/old-ollama/v1/models', '/api/tags']);
   });
 
   it('reports the first failure when both fail, and honours cancellation', async () => {
-    fake.apiKey = 'other';
+    server.fake.apiKey = 'other';
     await expect(provider().listModels()).rejects.toMatchObject({ code: 'provider_auth', status: 401 });
     await expect(provider().listModels(AbortSignal.abort())).rejects.toMatchObject({ code: 'cancelled' });
   });
@@ -502,18 +496,18 @@ describe('structured answers', () => {
   const schema = { type: 'object', properties: { title: { type: 'string' } }, required: ['title'], additionalProperties: false };
 
   it('asks for the JSON Schema as response_format json_schema, with its strict flag', async () => {
-    fake.script({ kind: 'text', text: '{"title":"A walk"}' });
+    server.fake.script({ kind: 'text', text: '{"title":"A walk"}' });
     const { events } = await collect(provider().stream({ ...hello, responseSchema: { name: 'dream', schema, strict: true } }));
     expect(textOf(events)).toBe('{"title":"A walk"}');
-    expect((fake.requests[0]!.body as { response_format: unknown }).response_format).toEqual({
+    expect((server.fake.requests[0]!.body as { response_format: unknown }).response_format).toEqual({
       type: 'json_schema',
       json_schema: { name: 'dream', schema, strict: true },
     });
     // Non-strict unless said; and nothing at all for a chat request.
     await collect(provider().stream({ ...hello, responseSchema: { name: 'nap', schema } }));
-    expect((fake.requests[1]!.body as { response_format: { json_schema: { strict: boolean } } }).response_format.json_schema.strict).toBe(false);
+    expect((server.fake.requests[1]!.body as { response_format: { json_schema: { strict: boolean } } }).response_format.json_schema.strict).toBe(false);
     await collect(provider().stream(hello));
-    expect(fake.requests[2]!.body).not.toHaveProperty('response_format');
+    expect(server.fake.requests[2]!.body).not.toHaveProperty('response_format');
   });
 });
 
@@ -539,11 +533,11 @@ describe('max_completion_tokens', () => {
 
   it('a server that refuses max_tokens is asked once more with max_completion_tokens, and so from then on', async () => {
     const request: StreamRequest = { ...hello, model: 'reasoner-a', maxTokens: 300 };
-    fake.script({ kind: 'error', status: 400, body: refusal }, { kind: 'text', text: 'Thought it through.' });
+    server.fake.script({ kind: 'error', status: 400, body: refusal }, { kind: 'text', text: 'Thought it through.' });
     const first = await collect(provider().stream(request));
     expect(first.error).toBeUndefined();
     expect(textOf(first.events)).toBe('Thought it through.');
-    const bodies = fake.requests.map((r) => r.body as Record<string, unknown>);
+    const bodies = server.fake.requests.map((r) => r.body as Record<string, unknown>);
     expect(bodies).toHaveLength(2);
     expect(bodies[0]).toMatchObject({ max_tokens: 300 });
     expect(bodies[0]).not.toHaveProperty('max_completion_tokens');
@@ -551,23 +545,27 @@ describe('max_completion_tokens', () => {
     expect(bodies[1]).not.toHaveProperty('max_tokens');
 
     // A new client for the same connection asks the new way at once.
-    fake.script({ kind: 'text', text: 'Again.' });
+    server.fake.script({ kind: 'text', text: 'Again.' });
     await collect(provider().stream(request));
-    expect(fake.requests).toHaveLength(3);
-    expect(fake.requests[2]!.body).toMatchObject({ max_completion_tokens: 300 });
+    expect(server.fake.requests).toHaveLength(3);
+    expect(server.fake.requests[2]!.body).toMatchObject({ max_completion_tokens: 300 });
     // Another model at the same server is not affected.
-    fake.script({ kind: 'text', text: 'Plain.' });
+    server.fake.script({ kind: 'text', text: 'Plain.' });
     await collect(provider().stream({ ...request, model: 'other-model' }));
-    expect(fake.requests[3]!.body).toMatchObject({ max_tokens: 300 });
+    expect(server.fake.requests[3]!.body).toMatchObject({ max_tokens: 300 });
   });
 
   it('another 400, or the refusal with no limit to move, is not retried', async () => {
-    fake.script({ kind: 'error', status: 400, body: JSON.stringify({ error: { message: 'Invalid value for temperature', type: 'invalid_request_error' } }) });
+    server.fake.script({
+      kind: 'error',
+      status: 400,
+      body: JSON.stringify({ error: { message: 'Invalid value for temperature', type: 'invalid_request_error' } }),
+    });
     const other = await collect(provider().stream({ ...hello, model: 'reasoner-b', maxTokens: 10 }));
     expect(other.error).toBeInstanceOf(ProviderError);
-    fake.script({ kind: 'error', status: 400, body: refusal });
+    server.fake.script({ kind: 'error', status: 400, body: refusal });
     const bare = await collect(provider().stream({ ...hello, model: 'reasoner-c' }));
     expect(bare.error?.message).toContain('max_completion_tokens');
-    expect(fake.requests).toHaveLength(2);
+    expect(server.fake.requests).toHaveLength(2);
   });
 });
