@@ -110,8 +110,11 @@ function newestFilesDir(dir: string): string | null {
   return found.length > 0 ? path.join(dir, found[found.length - 1]!) : null;
 }
 
-/** Picture folders whose copy is gone (removed by hand or by a retention), and half-built ones: removed. */
-function sweepFiles(copyDir: string, filesDir: string): void {
+/**
+ * Picture folders in `filesDir` whose copy is no longer in `copyDir` (removed by hand, or by a
+ * retention from before copies and their pictures went together), and half-built ones: removed.
+ */
+export function sweepOrphanFiles(copyDir: string, filesDir: string): void {
   let names: string[];
   try {
     names = fs.readdirSync(filesDir);
@@ -260,7 +263,7 @@ export async function writeCopy(db: Database, dirs: string[], name: string, info
     try {
       if (info.dataDir) {
         fs.mkdirSync(path.dirname(picturesDir), { recursive: true, mode: 0o700 });
-        sweepFiles(dir, path.dirname(picturesDir));
+        sweepOrphanFiles(dir, path.dirname(picturesDir));
         // The pictures first: a copy file is never there without the pictures its manifest lists.
         const pictures = writeFiles(info.dataDir, picturesDir);
         linked += pictures.linked;

@@ -43,6 +43,7 @@ import {
   readManifest,
   removeCopy,
   SCHEMA_VERSION,
+  sweepOrphanFiles,
   tableCounts,
   writeCopy,
   type CopyManifest,
@@ -215,6 +216,7 @@ export class BackupService {
   }
 
   start(): void {
+    this.sweepOrphanPictures();
     const every = this.opts.tickMs ?? 10 * 60_000;
     if (every <= 0 || this.timer) return;
     const tick = () => void this.tick().catch((err: Error) => this.deps.log('warn', `backup schedule: ${err.message}`));
@@ -223,6 +225,26 @@ export class BackupService {
     // Not at the very start: the host has enough to do then.
     this.first = setTimeout(tick, Math.min(every, 60_000));
     this.first.unref();
+  }
+
+  /**
+   * Picture folders left without their copy (a copy removed by hand, a kill between the two removals)
+   * go at start: nothing else would ever list or remove them. The person's own folder is swept when
+   * a copy is next written there (it may be an unplugged disk now).
+   */
+  private sweepOrphanPictures(): void {
+    const nightly = path.join(this.deps.dataDir, NIGHTLY_DIR);
+    const places: { copies: string; pictures: string }[] = [
+      { copies: nightly, pictures: nightlyManifestDir(nightly) },
+      { copies: this.ownDir, pictures: this.ownDir },
+    ];
+    for (const { copies, pictures } of places) {
+      try {
+        sweepOrphanFiles(copies, pictures);
+      } catch (err) {
+        this.deps.log('warn', `backups: leftover pictures in ${pictures} not removed: ${(err as Error).message}`);
+      }
+    }
   }
 
   async close(): Promise<void> {

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { manifestPath, nightlyManifestDir } from '../../backups/copies.js';
+import { nightlyManifestDir, removeCopy } from '../../backups/copies.js';
 import { SelfLayer } from '../../companion/self-layer.js';
 import { Conversations } from '../../conversations/conversations.js';
 import type { Database } from '../../db/open.js';
@@ -113,8 +113,8 @@ export async function pruneCopies(db: Database, dir: string, currentRunId: numbe
   const keepSet = new Set(kept.map((x) => x.f));
   for (const x of files) {
     if (keepSet.has(x.f)) continue;
-    fs.rmSync(path.join(dir, x.f), { force: true });
-    fs.rmSync(manifestPath(path.join(dir, x.f), nightlyManifestDir(dir)), { force: true });
+    // The copy with its manifest and its pictures (hard links: the data folder's own files stay).
+    removeCopy(path.join(dir, x.f), nightlyManifestDir(dir));
     await db.query(`DELETE FROM sleep_cursors WHERE name = $1`, [fingerprintKey(x.f)]);
   }
   return kept.length;
