@@ -162,59 +162,16 @@ class QuadTree {
   }
 }
 
-/** Repulsion through the quadtree: kr · m1 · m2 / d between every node and each far group as one. */
+/**
+ * Repulsion through the quadtree: kr · m1 · m2 / d between every node and each far group as one. With
+ * `radius` (the last steps), near nodes repel by the gap between their rims, overlapping ones hard.
+ */
 function repel(
   tree: QuadTree,
   x: Float64Array,
   y: Float64Array,
   mass: Float64Array,
-  fx: Float64Array,
-  fy: Float64Array,
-  kr: number,
-  theta2: number,
-  stack: Int32Array,
-): void {
-  const { mass: tMass, mx: tMx, my: tMy, side: tSide, child: tChild, node: tNode } = tree;
-  for (let i = 0; i < x.length; i++) {
-    const xi = x[i]!;
-    const yi = y[i]!;
-    const k = kr * mass[i]!;
-    let sp = 0;
-    stack[sp++] = 0;
-    while (sp > 0) {
-      const c = stack[--sp]!;
-      const cm = tMass[c]!;
-      if (cm === 0) continue;
-      const leaf = tChild[c] === -1;
-      if (leaf && tNode[c] === i) continue;
-      const dx = xi - tMx[c]!;
-      const dy = yi - tMy[c]!;
-      const d2 = dx * dx + dy * dy;
-      const s = tSide[c]!;
-      if (leaf || s * s < theta2 * d2) {
-        if (d2 > 0) {
-          const f = (k * cm) / d2;
-          fx[i]! += dx * f;
-          fy[i]! += dy * f;
-        }
-      } else if (sp + 4 <= stack.length) {
-        const first = tChild[c]!;
-        stack[sp++] = first;
-        stack[sp++] = first + 1;
-        stack[sp++] = first + 2;
-        stack[sp++] = first + 3;
-      }
-    }
-  }
-}
-
-/** The same, with node sizes: near nodes repel by the gap between their rims, overlapping ones hard. */
-function repelApart(
-  tree: QuadTree,
-  x: Float64Array,
-  y: Float64Array,
-  mass: Float64Array,
-  radius: Float64Array,
+  radius: Float64Array | null,
   fx: Float64Array,
   fy: Float64Array,
   kr: number,
@@ -239,7 +196,7 @@ function repelApart(
       const dy = yi - tMy[c]!;
       const d2 = dx * dx + dy * dy;
       const s = tSide[c]!;
-      if (leaf && j !== -1) {
+      if (radius && leaf && j !== -1) {
         const d = Math.sqrt(d2);
         const gap = d - radius[i]! - radius[j]!;
         const f = gap > 0 ? (k * cm) / (gap * gap) : d > 0 ? (100 * k * cm) / d : 0;
@@ -336,11 +293,10 @@ function forceAtlas2(input: ForceInput, o: ForceOptions): void {
     [oldFy, fy] = [fy, oldFy];
     fx.fill(0);
     fy.fill(0);
-    // The last steps also keep nodes from overlapping (separate functions, so each stays fast).
+    // The last steps also keep nodes from overlapping.
     const adjust = iter >= overlapFrom;
     tree.build(x, y, mass);
-    if (adjust) repelApart(tree, x, y, mass, radius, fx, fy, o.scaling, theta2, stack);
-    else repel(tree, x, y, mass, fx, fy, o.scaling, theta2, stack);
+    repel(tree, x, y, mass, adjust ? radius : null, fx, fy, o.scaling, theta2, stack);
     gravitate(x, y, mass, fx, fy, o.gravity);
     attract(input, fx, fy, adjust ? radius : null);
     [speed, speedEfficiency] = move(x, y, mass, fx, fy, oldFx, oldFy, speed, speedEfficiency, adjust);
