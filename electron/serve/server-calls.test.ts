@@ -1,7 +1,7 @@
 // The browser-mode server over real loopback HTTP, against a fake host: POST /api/call/<method> (the token,
 // the contract's methods, input checks, error statuses, body limits). Harness: testing/server-harness.ts.
 import { describe, expect, it } from 'vitest';
-import { ApiError, MAX_BODY_BYTES } from '../../shared/api.js';
+import { ApiError, ERROR_CODES, MAX_BODY_BYTES } from '../../shared/api.js';
 import { statusForErrorCode } from './server.js';
 import { host, server, logs, TOKEN, call, useServer } from './testing/server-harness.js';
 
@@ -163,57 +163,35 @@ describe('POST /api/call/<method>', () => {
     expect(await res.json()).toEqual({ error: { code: 'not_found', message: 'No such conversation.' } });
   });
 
-  it('maps every error code to its documented status', () => {
-    expect(
-      Object.fromEntries(
-        (
-          [
-            'invalid_input',
-            'unauthorized',
-            'not_found',
-            'unknown_method',
-            'conflict',
-            'data_dir_locked',
-            'no_provider',
-            'cancelled',
-            'interrupted',
-            'payload_too_large',
-            'provider_unreachable',
-            'provider_auth',
-            'provider_model_not_found',
-            'provider_rate_limited',
-            'provider_quota',
-            'provider_server_error',
-            'provider_timeout',
-            'provider_bad_response',
-            'provider_context_overflow',
-            'provider_not_installed',
-            'internal',
-          ] as const
-        ).map((code) => [code, statusForErrorCode(code)]),
-      ),
-    ).toEqual({
-      invalid_input: 400,
-      unauthorized: 401,
-      not_found: 404,
-      unknown_method: 404,
-      conflict: 409,
-      data_dir_locked: 409,
-      no_provider: 409,
-      cancelled: 409,
-      interrupted: 409,
-      payload_too_large: 413,
-      provider_unreachable: 502,
-      provider_auth: 502,
-      provider_model_not_found: 502,
-      provider_rate_limited: 502,
-      provider_quota: 502,
-      provider_server_error: 502,
-      provider_timeout: 504,
-      provider_bad_response: 502,
-      provider_context_overflow: 502,
-      provider_not_installed: 502,
-      internal: 500,
+  it('maps every error code to the status errors.ts documents', () => {
+    // Grouped by status, as the header of errors.ts lists them: each code of the contract must be in
+    // its group, a new one too; provider_* are gateway failures, never 401, 404 or 429.
+    const codesByStatus: Record<number, string[]> = {};
+    for (const code of ERROR_CODES) (codesByStatus[statusForErrorCode(code)] ??= []).push(code);
+    for (const codes of Object.values(codesByStatus)) codes.sort();
+    expect(codesByStatus).toEqual({
+      400: ['invalid_input'],
+      401: ['unauthorized'],
+      404: ['not_found', 'unknown_method'],
+      409: ['cancelled', 'conflict', 'data_dir_locked', 'interrupted', 'model_busy', 'model_damaged', 'model_not_installed', 'no_provider'],
+      413: ['payload_too_large'],
+      500: ['internal', 'model_io'],
+      502: [
+        'model_integrity',
+        'model_network',
+        'model_not_found',
+        'provider_auth',
+        'provider_bad_response',
+        'provider_context_overflow',
+        'provider_model_not_found',
+        'provider_not_installed',
+        'provider_quota',
+        'provider_rate_limited',
+        'provider_server_error',
+        'provider_unreachable',
+      ],
+      504: ['provider_timeout'],
+      507: ['model_disk_full'],
     });
   });
 
