@@ -18,7 +18,7 @@ import {
   userFirst,
   type FitOptions,
 } from '../llm/context.js';
-import { imageFamily, imageTokens, type ImageFamily } from '../llm/image-tokens.js';
+import { imageFamily, imageTokens, type ImageFamily } from '../../shared/image-tokens.js';
 import { buildSystemPrompt } from '../companion/prompt.js';
 import { parseCitations } from '../memory/citations.js';
 import type { SelfLayer } from '../companion/self-layer.js';

@@ -61,7 +61,7 @@ export interface FitOptions {
   /** The connection's calibrated ratio; default four. */
   charsPerToken?: number;
   /**
-   * The pictures the request carries, for a model that sees: each turn's images' tokens (image-tokens.ts),
+   * The pictures the request carries, for a model that sees: each turn's images' tokens (shared/image-tokens.ts),
    * counted for the newest turns up to `max` images as the request reads them in (a turn whose
    * images would pass `max` is sent as words, and counted so).
    */

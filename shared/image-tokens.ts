@@ -1,7 +1,8 @@
 // What one picture costs in a model's context window, estimated from its width and height (the
-// attachment knows them: attachments/images.ts) by the rule the provider family documents. The fit
-// (context.ts) counts the images a request will carry, so a conversation of pictures drops its oldest
-// turns as a long one does instead of being refused by the server.
+// attachment knows them: electron/attachments/images.ts) by the rule the provider family documents.
+// The host's fit (electron/llm/context.ts) counts the images a request will carry, so a conversation
+// of pictures drops its oldest turns as a long one does instead of being refused by the server; the
+// composer counts a new message's pictures by the same rule before it is sent.
 //
 // - OpenAI (api.openai.com, Azure OpenAI): "Calculating costs" in
 //   https://platform.openai.com/docs/guides/images-vision — GPT-4o-style models scale the image into
@@ -17,7 +18,7 @@
 //   https://huggingface.co/Qwen/Qwen2-VL-7B-Instruct). So: Qwen's patches, at least LLaVA's 576, at
 //   most 1,600. (A flat 1,600 dropped a small picture's turn on llava:7b's 4,096 window, whose real
 //   cost is 576.)
-import type { ProviderKind } from '../../shared/api/providers.js';
+import type { ProviderKind } from './api/providers.js';
 
 export type ImageFamily = 'openai' | 'anthropic' | 'other';
 
