@@ -17,6 +17,7 @@ import { api } from '../../api/index.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
+import { useBusy } from '../../components/useEditor.js';
 import { currentLocale } from '../../i18n/index.js';
 import { useApp } from '../../stores/app.js';
 import { useConversations } from '../../stores/conversations.js';
@@ -33,8 +34,7 @@ export function BackupsPanel() {
   const [state, setState] = useState<BackupsState | null>(null);
   const [loadError, setLoadError] = useState<unknown>(null);
   const [progress, setProgress] = useState<BackupProgress | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run: runBusy } = useBusy();
   const [confirming, setConfirming] = useState<string | null>(null);
   const [restored, setRestored] = useState<RestoreResult | null>(null);
   const [folder, setFolder] = useState('');
@@ -61,18 +61,12 @@ export function BackupsPanel() {
     });
   }, [load]);
 
-  const run = async (work: () => Promise<unknown>) => {
-    setBusy(true);
-    setError(null);
-    try {
+  /** An action with the panel busy, then the panel read again; a failure is shown. */
+  const run = (work: () => Promise<unknown>) =>
+    runBusy(async () => {
       await work();
       await load();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   const restore = (copy: BackupCopy) =>
     run(async () => {

@@ -7,6 +7,7 @@ import type { VaultProblem, VaultState, VaultSyncReport } from '../../../shared/
 import { api } from '../../api/index.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
 import { Icon } from '../../components/Icon.js';
+import { useBusy } from '../../components/useEditor.js';
 import { currentLocale } from '../../i18n/index.js';
 import { useMemories } from '../../stores/memories.js';
 import { SwitchField } from './SwitchField.js';
@@ -19,8 +20,7 @@ export function VaultPanel() {
   const switchId = useId();
   const [state, setState] = useState<VaultState | null>(null);
   const [folder, setFolder] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, setError, run: runBusy } = useBusy();
   const [report, setReport] = useState<VaultSyncReport | null>(null);
   const when = new Intl.DateTimeFormat(currentLocale(), { timeStyle: 'short' });
 
@@ -33,7 +33,7 @@ export function VaultPanel() {
     } catch (err) {
       setError(err);
     }
-  }, []);
+  }, [setError]);
 
   useEffect(() => {
     void load();
@@ -49,18 +49,12 @@ export function VaultPanel() {
     [],
   );
 
-  const run = async (work: () => Promise<unknown>) => {
-    setBusy(true);
-    setError(null);
-    try {
+  /** An action with the panel busy, then the panel read again; a failure is shown. */
+  const run = (work: () => Promise<unknown>) =>
+    runBusy(async () => {
       await work();
       await load();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   const sync = (dryRun: boolean) =>
     run(async () => {
