@@ -1,35 +1,18 @@
 // `anima export` as a person runs it: its own process on a real data folder. It writes the archive,
 // refuses to replace a file without --force, and says so when a running Anima holds the folder.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { strFromU8, unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireLock } from '../db/lock.js';
 import { openDatabase } from '../db/open.js';
+import { runCli } from '../testing/cli.js';
 import { dbTemplate, tempDataDir } from '../testing/host.js';
 import { seedFolder } from './testing/seed.js';
 
 let dataDir: string;
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', './scripts/register-sql.mjs', 'electron/cli.ts', ...args], {
-      cwd: path.resolve(import.meta.dirname, '..', '..'),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[]) => runCli(args, 90_000);
 
 beforeAll(async () => {
   dataDir = tempDataDir('anima-archive-cli-');

@@ -1,7 +1,6 @@
 // `anima vault sync` as a person runs it: its own process on a real data folder and a real vault
 // folder. The preview writes nothing; the sync writes the files, then takes an edit back; a running
 // Anima holding the data folder is refused in words.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,29 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireLock } from '../db/lock.js';
 import { openDatabase } from '../db/open.js';
 import { MemoryStore } from '../memory/store.js';
+import { runCli } from '../testing/cli.js';
 import { dbTemplate, tempDataDir } from '../testing/host.js';
 
 let dataDir: string;
 let vault: string;
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', './scripts/register-sql.mjs', 'electron/cli.ts', ...args], {
-      cwd: path.resolve(import.meta.dirname, '..', '..'),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[]) => runCli(args, 120_000);
 
 beforeAll(async () => {
   dataDir = tempDataDir('anima-vault-cli-');
