@@ -250,6 +250,10 @@ const en = {
   longMessage: {
     tooLongForModel:
       'This message is about {{size}} tokens, and {{model}} can take about {{limit}} in one message (its context window is {{window}} tokens). Shorten it, send it in parts, or choose a model with a larger window in Settings → Models.',
+    tooLongWithPictures_one:
+      'With its picture, this message is about {{size}} tokens, and {{model}} can take about {{limit}} in one message (its context window is {{window}} tokens). Remove the picture or shorten the words, or choose a model with a larger window in Settings → Models.',
+    tooLongWithPictures_other:
+      'With its {{count}} pictures, this message is about {{size}} tokens, and {{model}} can take about {{limit}} in one message (its context window is {{window}} tokens). Remove a picture or shorten the words, or choose a model with a larger window in Settings → Models.',
     errorWhat: 'This message is too long for the model.',
     errorTodo: 'Shorten it or send it in parts, or choose a model with a larger context window in Settings → Models.',
     showAll: 'Show all ({{count}} characters)',

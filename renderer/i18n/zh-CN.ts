@@ -246,6 +246,10 @@ const zhCN: Messages = {
   longMessage: {
     tooLongForModel:
       '这条消息大约有 {{size}} 个词元，而 {{model}} 一条消息大约只能接收 {{limit}} 个（它的上下文窗口是 {{window}} 个词元）。请缩短它、分几次发送，或在 设置 → 模型 中选择窗口更大的模型。',
+    tooLongWithPictures_one:
+      '连同图片，这条消息大约有 {{size}} 个词元，而 {{model}} 一条消息大约只能接收 {{limit}} 个（它的上下文窗口是 {{window}} 个词元）。请去掉图片或缩短文字，或在 设置 → 模型 中选择窗口更大的模型。',
+    tooLongWithPictures_other:
+      '连同 {{count}} 张图片，这条消息大约有 {{size}} 个词元，而 {{model}} 一条消息大约只能接收 {{limit}} 个（它的上下文窗口是 {{window}} 个词元）。请去掉一张图片或缩短文字，或在 设置 → 模型 中选择窗口更大的模型。',
     errorWhat: '这条消息对这个模型来说太长了。',
     errorTodo: '请缩短它或分几次发送，或在 设置 → 模型 中选择上下文窗口更大的模型。',
     showAll: '显示全部（{{count}} 个字符）',

@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { IMAGE_TYPES, MAX_IMAGE_BYTES, MAX_IMAGES_PER_MESSAGE, MAX_MESSAGE_CHARS, seesImages, type ImageRef } from '../../../shared/api.js';
 import { ensureOpenConversation } from '../../app/actions.js';
 import { Icon } from '../../components/Icon.js';
-import { estimateTokens, messageLimit } from '../../lib/messageLimit.js';
+import { messageLimit, picturesTokens, sizeOverLimit } from '../../lib/messageLimit.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { useChat } from '../../stores/chat.js';
 import { useProviders } from '../../stores/providers.js';
@@ -89,12 +89,15 @@ export function Composer() {
   };
 
   const tooLong = text.length > MAX_MESSAGE_CHARS;
-  // The model's own limit, in words, before anything is sent (the host would refuse it after storing it).
-  const limit = provider ? messageLimit(provider) : null;
-  const size = useMemo(() => (limit && text.length > limit.tokens ? estimateTokens(text) : 0), [text, limit]);
-  const tooLongForModel = !tooLong && limit !== null && size > limit.tokens;
   const preparing = attachments.some((a) => !a.image);
-  const ready = attachments.flatMap((a) => (a.image ? [a.image.id] : []));
+  const readyImages = useMemo(() => attachments.flatMap((a) => (a.image ? [a.image] : [])), [attachments]);
+  const ready = readyImages.map((image) => image.id);
+  // The model's own limit, in words, before anything is sent (the host would refuse it after storing
+  // it): the words and the pictures, counted as the host's fit counts them for this model.
+  const limit = useMemo(() => (provider ? messageLimit(provider) : null), [provider]);
+  const pictures = provider ? picturesTokens(provider, readyImages) : 0;
+  const size = useMemo(() => (limit ? sizeOverLimit(text, pictures, limit) : null), [text, pictures, limit]);
+  const tooLongForModel = !tooLong && size !== null;
   const cantSee = attachments.length > 0 && provider !== null && !seesImages(provider, provider.abilities?.images);
   const canSend = (Boolean(text.trim()) || ready.length > 0) && !preparing && !streaming && !sending && !noProvider && !tooLong && !tooLongForModel;
 
@@ -223,10 +226,11 @@ export function Composer() {
         <div className="composer-notice" role="alert" data-testid="too-long">
           <span>{t('chat.tooLong', { count: text.length - MAX_MESSAGE_CHARS })}</span>
         </div>
-      ) : tooLongForModel && limit && provider ? (
+      ) : tooLongForModel && size !== null && limit && provider ? (
         <div className="composer-notice" role="alert" data-testid="too-long-for-model">
           <span>
-            {t('longMessage.tooLongForModel', {
+            {t(pictures > 0 ? 'longMessage.tooLongWithPictures' : 'longMessage.tooLongForModel', {
+              count: readyImages.length,
               size: size.toLocaleString(),
               limit: limit.tokens.toLocaleString(),
               window: limit.window.toLocaleString(),
