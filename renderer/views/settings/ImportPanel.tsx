@@ -4,7 +4,7 @@
 // companion's six blocks to read and edit; saving them is the person's call, with an undo. Anima's
 // own archive is shown part by part (conversations, memories, diary, graph, …) with what of each is
 // here already; it is stored in one piece or not at all.
-import { useEffect, useId, useRef, useState, type DragEvent } from 'react';
+import { useEffect, useId, useRef, useState, type DragEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import {
   IMPORT_ARCHIVE_PARTS,
@@ -16,7 +16,7 @@ import {
   type SelfBlockKey,
 } from '../../../shared/api.js';
 import { ErrorNote } from '../../components/ErrorNote.js';
-import { Icon } from '../../components/Icon.js';
+import { Icon, type IconName } from '../../components/Icon.js';
 import { currentLocale } from '../../i18n/index.js';
 import { useApp } from '../../stores/app.js';
 import { monthSpan, percentOf, previewReach, useImport } from '../../stores/import.js';
@@ -101,10 +101,35 @@ function Bar({ percent, label, indeterminate = false }: { percent: number; label
   );
 }
 
+/** A card's first line: what it is about (an icon and a file or a name) and a badge (a format or the file). */
+function CardHead({ icon, title, badge }: { icon: IconName; title: string; badge: string }) {
+  return (
+    <div className="import-card-head">
+      <Icon name={icon} size={18} />
+      <strong className="import-file">{title}</strong>
+      <span className="badge">{badge}</span>
+    </div>
+  );
+}
+
+/** A preview's buttons: its own action first (none when there is nothing to do), then Cancel, which drops the preview. */
+function ReviewActions({ children }: { children: ReactNode }) {
+  const { t } = useTranslation();
+  const { reset, busy } = useImport();
+  return (
+    <div className="data-actions">
+      {children}
+      <button type="button" className="button" onClick={reset} disabled={busy} data-testid="import-cancel-preview">
+        {t('imports.cancel')}
+      </button>
+    </div>
+  );
+}
+
 function Summary({ preview }: { preview: ImportPreview }) {
   const { t } = useTranslation();
   const c = useCounts();
-  const { apply, reset, busy } = useImport();
+  const { apply, busy } = useImport();
   const span = monthSpan(preview, currentLocale());
   const parts = [c.conversations(preview.conversations), c.messages(preview.messages)];
   if (preview.versions) parts.push(c.versions(preview.versions));
@@ -116,11 +141,7 @@ function Summary({ preview }: { preview: ImportPreview }) {
   const nothingNew = archive ? Object.values(archive.parts).every((p) => p.already >= p.total) : noneNew;
   return (
     <div className="data-card" data-testid="import-summary">
-      <div className="import-card-head">
-        <Icon name={archive ? 'unarchive' : 'chat'} size={18} />
-        <strong className="import-file">{preview.file}</strong>
-        <span className="badge">{t(`imports.formats.${preview.format}`)}</span>
-      </div>
+      <CardHead icon={archive ? 'unarchive' : 'chat'} title={preview.file} badge={t(`imports.formats.${preview.format}`)} />
       <p className="import-summary-line" data-testid="import-summary-line">
         {parts.join(sep)}
       </p>
@@ -161,16 +182,13 @@ function Summary({ preview }: { preview: ImportPreview }) {
           </ul>
         </details>
       ) : null}
-      <div className="data-actions">
+      <ReviewActions>
         {nothingNew ? null : (
           <button type="button" className="button primary" onClick={() => void apply()} disabled={busy} data-testid="import-start">
             {t('imports.start')}
           </button>
         )}
-        <button type="button" className="button" onClick={reset} disabled={busy} data-testid="import-cancel-preview">
-          {t('imports.cancel')}
-        </button>
-      </div>
+      </ReviewActions>
     </div>
   );
 }
@@ -212,7 +230,7 @@ function ArchiveParts({ archive }: { archive: ImportArchivePreview }) {
 function CardReview({ preview }: { preview: ImportPreview }) {
   const { t } = useTranslation();
   const card = preview.card!;
-  const { saveCard, reset, busy } = useImport();
+  const { saveCard, busy } = useImport();
   const [blocks, setBlocks] = useState<Partial<Record<SelfBlockKey, string>>>(card.blocks);
   const [error, setError] = useState<unknown>(null);
   const save = async () => {
@@ -225,11 +243,7 @@ function CardReview({ preview }: { preview: ImportPreview }) {
   };
   return (
     <div className="data-card" data-testid="import-card-review">
-      <div className="import-card-head">
-        <Icon name="person" size={18} />
-        <strong className="import-file">{t('imports.card.title', { name: card.name })}</strong>
-        <span className="badge">{preview.file}</span>
-      </div>
+      <CardHead icon="person" title={t('imports.card.title', { name: card.name })} badge={preview.file} />
       <p className="help">{t('imports.card.intro')}</p>
       {SELF_BLOCK_KEYS.map((key) => {
         const id = `import-block-${key}`;
@@ -260,14 +274,11 @@ function CardReview({ preview }: { preview: ImportPreview }) {
         </details>
       ) : null}
       {error ? <ErrorNote error={error} compact /> : null}
-      <div className="data-actions">
+      <ReviewActions>
         <button type="button" className="button primary" onClick={() => void save()} disabled={busy} data-testid="import-card-save">
           {t('imports.card.save')}
         </button>
-        <button type="button" className="button" onClick={reset} disabled={busy} data-testid="import-cancel-preview">
-          {t('imports.cancel')}
-        </button>
-      </div>
+      </ReviewActions>
     </div>
   );
 }
@@ -286,11 +297,11 @@ function Progress({ progress }: { progress: ImportProgress }) {
   const stored = { conversations: c.conversations(progress.imported), messages: c.messages(progress.messages) };
   return (
     <div className="data-card" data-testid="import-progress" data-state={progress.state}>
-      <div className="import-card-head">
-        <Icon name={progress.state === 'done' ? 'check' : progress.state === 'running' ? 'unarchive' : 'alert'} size={18} />
-        <strong className="import-file">{progress.file}</strong>
-        <span className="badge">{t(`imports.formats.${progress.format}`)}</span>
-      </div>
+      <CardHead
+        icon={progress.state === 'done' ? 'check' : progress.state === 'running' ? 'unarchive' : 'alert'}
+        title={progress.file}
+        badge={t(`imports.formats.${progress.format}`)}
+      />
       {running ? (
         <>
           <div className="data-progress-top">
