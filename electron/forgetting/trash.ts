@@ -22,6 +22,7 @@ import type { EntityStore } from '../graph/store.js';
 import { dropReferencesOf, memoriesOnlyFrom } from '../memory/sources.js';
 import type { MemoryStore } from '../memory/store.js';
 import { hideBlocksOnlyFrom, unhideBlocks } from '../sleep/forget.js';
+import { diaryFollowsForgets } from './diary.js';
 import { forgetMemory, memorySources, undoMemoryChange } from './with-sources.js';
 
 /** How often the host looks for conversations whose time in the trash is over. */
@@ -64,7 +65,11 @@ export class Trash {
   /** One delete, restore or off-the-record switch at a time: each reads, then writes, several rooms. */
   private chain: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly deps: TrashDeps) {}
+  constructor(private readonly deps: TrashDeps) {
+    // Every forget of the host's memories (the person's, the companion's on their word, the vault's)
+    // takes the diary's restatements of the fact along, and its undo brings them back (diary.ts).
+    deps.memories.followForgets(diaryFollowsForgets);
+  }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.chain.then(fn, fn);

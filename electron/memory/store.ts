@@ -11,6 +11,7 @@ import { VectorSlot } from '../embed/active.js';
 import { compareFacts } from './same-fact.js';
 import { sameSlot } from './same-slot.js';
 import { probe, type Match } from './probe.js';
+import { derivedRestatements } from './restatements.js';
 import { encodeReason } from './reasons.js';
 import { duplicateProbes, type ProbeVector } from '../embed/duplicates.js';
 import * as reads from './reads.js';
@@ -85,6 +86,18 @@ export interface MemoryBatch {
   undo(changeId: number, actor: MemoryActor): Promise<{ memory: Memory; undone: number[] }>;
 }
 
+/**
+ * What else a forget takes along, in the forget's transaction, and gives back when the forget is
+ * undone (in the undo's transaction) — for rows other rooms derived from the fact (the diary's
+ * restatements: electron/forgetting/diary.ts).
+ */
+export interface ForgetFollower {
+  /** `memory` (as it was before) was forgotten by journal entry `changeId`. */
+  forgotten(tx: Transaction, memory: Memory, changeId: number): Promise<void>;
+  /** These forgets (journal ids) were undone. */
+  undone(tx: Transaction, forgetChangeIds: number[]): Promise<void>;
+}
+
 export interface MemoryPatch {
   type?: MemoryType;
   content?: string;
@@ -100,6 +113,13 @@ export class MemoryStore {
     /** The embedding model in use, for the near-duplicate check by meaning; empty: by words only. */
     private readonly vectors: VectorSlot = new VectorSlot(),
   ) {}
+
+  private forgetFollowers: ForgetFollower[] = [];
+
+  /** Every forget from now on, whoever forgets (the person, the companion on their word, the vault), takes `follower` along. */
+  followForgets(follower: ForgetFollower): void {
+    this.forgetFollowers.push(follower);
+  }
 
   async create(w: MemoryWrite): Promise<SaveMemoryResult> {
     const write = checkWrite(w);
@@ -306,9 +326,21 @@ export class MemoryStore {
 
   private async forgetIn(tx: Transaction, journal: Journal, id: number, actor: MemoryActor, reason?: string): Promise<SaveMemoryResult> {
     const current = await requireActive(tx, id, 'forgotten');
-    const { before, after } = diff(current, { status: 'expired', validTo: new Date().toISOString() });
+    const at = new Date().toISOString();
+    // Deep sleep's texts from the same messages that say it again (a profile, a merge) go with it, in
+    // one batch: the undo of the forget brings them back. Expired by the system, not forgotten, so a
+    // profile written later from the facts that remain is not held back as a forgotten one.
+    const restating = await derivedRestatements(tx, current);
+    const batchId = restating.length ? randomUUID() : undefined;
+    const { before, after } = diff(current, { status: 'expired', validTo: at });
     const memory = await applyFields(tx, id, after);
-    const change = await journal(tx, id, 'forget', actor, before, after, undefined, reason);
+    const change = await journal(tx, id, 'forget', actor, before, after, batchId, reason);
+    for (const other of restating) {
+      const derived = diff(await requireMemory(tx, other), { status: 'expired', validTo: at });
+      await applyFields(tx, other, derived.after);
+      await journal(tx, other, 'expire', 'system', derived.before, derived.after, batchId, `said memory ${id} again, which was forgotten`);
+    }
+    for (const follower of this.forgetFollowers) await follower.forgotten(tx, current, change.id);
     return { memory, outcome: 'updated' as const, changeId: change.id };
   }
 
@@ -418,6 +450,8 @@ export class MemoryStore {
       const undo = await journal(tx, c.memoryId, 'undo', actor, before, after, undoBatch, encodeReason({ code: 'undo', changeId: c.id, action: c.action }));
       await tx.query('UPDATE memory_changes SET undone_by = $2 WHERE id = $1', [c.id, undo.id]);
     }
+    const forgets = batch.filter((c) => c.action === 'forget').map((c) => c.id);
+    if (forgets.length) for (const follower of this.forgetFollowers) await follower.undone(tx, forgets);
     return { memory: await requireMemory(tx, target.memoryId), undone: batch.map((c) => c.id) };
   }
 

@@ -1,0 +1,11 @@
+-- Forgetting a memory takes along the diary blocks the sleep cycle wrote that say the fact again
+-- (electron/sleep/forget.ts decides which): they are hidden (`hidden_at`, the one column every reader
+-- that feeds a model already filters on — recall, its vectors, the sleep steps, the morning greeting)
+-- until the forget is undone.
+--
+-- `forgotten_by` holds the memory journal's forget changes (memory_changes ids) that hid the block:
+-- one block can say several forgotten facts; undoing one forget takes only its own id out, and the
+-- block comes back when none is left. A block hidden otherwise (by the person, or with a deleted
+-- conversation) has none, and a forget's undo never shows it. The append-only guard (migrations 004,
+-- 005) leaves this column free to change, as it does `hidden_at`: the text written stays as it was.
+ALTER TABLE diary_blocks ADD COLUMN forgotten_by bigint[];
