@@ -9,7 +9,7 @@ import type { GraphContext, Log, Queryable } from './context.js';
 import { detectMentionsAsync, type MentionKind } from './mentions.js';
 import { rowsAsJson } from './rows.js';
 import { cleanName } from './names.js';
-import { exactKeysSql, kindOfName, resolveKeysWith, TRIGRAM_SETTINGS, type ExactRow, type Resolution } from './resolution.js';
+import { AMBIGUOUS_SIMILARITY, kindOfName, probeableKeys, resolveKeysWith, type ExactRow, type Resolution, type SimilarRow } from './resolution.js';
 
 /** More names than this in one text are a list or a pasted document; the rest are not recorded. */
 export const MAX_NAMES_PER_SOURCE = 50;
@@ -110,35 +110,19 @@ export async function recordMentionsBatch(ctx: GraphContext, inputs: RecordInput
   const recorded = await ctx.db.transaction(async (tx) => {
     const messageIds = prepared.filter((p) => p.column === 'message_id').map((p) => String(p.sourceId));
     const memoryIds = prepared.filter((p) => p.column === 'memory_id').map((p) => Number(p.sourceId));
-    // One read: what the sources already name, and what every name means by its key or an alias
-    // (and the trigram probe's settings, should one follow): each round trip to the database costs
-    // more than the lookups in it. Texts that name nothing (most chat turns) are also marked read
-    // here when they never named anything either, and need no second statement.
+    // One read (migration 032's graph_mentions_read): what the sources already name, what every
+    // name means by its key or an alias, and the trigram probe of the names nothing matched exactly:
+    // each round trip to the database costs more than the lookups in it. Texts that name nothing
+    // (most chat turns) are also marked read here when they never named anything either, and need
+    // no second statement.
     const allKeys = [...new Set(prepared.flatMap((p) => p.wanted.map((w) => w.key)))];
     const scanOnly = allKeys.length === 0;
-    const existingSql = `SELECT id, entity_id, surface_key, message_id AS src FROM entity_mentions WHERE message_id = ANY($1::text[])
-         UNION ALL
-         SELECT id, entity_id, surface_key, 'memory:' || memory_id FROM entity_mentions WHERE memory_id = ANY($2::bigint[])`;
     const read = (
-      await tx.query<{ existing: { id: number; entity_id: number; surface_key: string; src: string }[]; exact: ExactRow[] }>(
-        scanOnly
-          ? `WITH existing AS (${existingSql}),
-             message_scans AS (
-               INSERT INTO entity_scans (message_id, scanned_at) SELECT id, now() FROM unnest($1::text[]) AS u(id)
-               WHERE NOT EXISTS (SELECT 1 FROM existing)
-               ON CONFLICT (message_id) DO UPDATE SET scanned_at = now()
-             ), memory_scans AS (
-               INSERT INTO entity_scans (memory_id, scanned_at) SELECT id, now() FROM unnest($2::bigint[]) AS u(id)
-               WHERE NOT EXISTS (SELECT 1 FROM existing)
-               ON CONFLICT (memory_id) DO UPDATE SET scanned_at = now()
-             )
-             SELECT (SELECT coalesce(json_agg(x), '[]'::json) FROM existing x) AS existing, '[]'::json AS exact`
-          : `SELECT (SELECT coalesce(json_agg(x), '[]'::json) FROM (${existingSql}) x) AS existing,
-                    (SELECT coalesce(json_agg(y), '[]'::json) FROM (${exactKeysSql('$3')}) y) AS exact,
-                    ${TRIGRAM_SETTINGS}`,
-        scanOnly ? [messageIds, memoryIds] : [messageIds, memoryIds, allKeys],
+      await tx.query<{ read: { existing: { id: number; entity_id: number; surface_key: string; src: string }[]; exact: ExactRow[]; similar: SimilarRow[] } }>(
+        'SELECT graph_mentions_read($1::text[], $2::bigint[], $3::text[], $4::text[], $5::real) AS read',
+        [messageIds, memoryIds, allKeys, probeableKeys(allKeys), AMBIGUOUS_SIMILARITY],
       )
-    ).rows[0]!;
+    ).rows[0]!.read;
     // Nothing named, before or now: the read marked the texts read.
     if (scanOnly && !read.existing.length) return prepared.map(() => []);
     const existingRows = read.existing;
@@ -156,7 +140,7 @@ export async function recordMentionsBatch(ctx: GraphContext, inputs: RecordInput
       const kept = new Set((existingBySource.get(srcKey(p)) ?? []).map((r) => r.surface_key));
       for (const w of p.wanted) if (!kept.has(w.key) && !fresh.has(w.key)) fresh.set(w.key, w);
     }
-    const resolved = await resolveKeysWith(tx, [...fresh.values()], read.exact, true);
+    const resolved = await resolveKeysWith(tx, [...fresh.values()], read.exact, read.similar);
     // A low-confidence name (a lone unknown word at a sentence start) counts when the graph has the
     // name already (its key or an alias), or from its second text on.
     // (A name some text of the batch gives with confidence is made by that text: not low here.)
@@ -299,146 +283,49 @@ interface MentionWrite {
 }
 
 /**
- * The writes of a recording in one statement, each part only when the batch has something for it
- * (PGlite plans every statement afresh: a part with nothing to do still costs its planning). New
- * entities are inserted with their counts; ids below zero stand for them (-1 the first) and are
- * looked up in what the insert returned. Returns the new entities' ids, in `create` order.
+ * The writes of a recording in one call of migration 032's graph_mentions_write, which runs each
+ * part only when the batch has rows for it, on plans it keeps. New entities are inserted with their
+ * counts; ids below zero stand for them (-1 the first). Returns the new entities' ids, in `create` order.
  */
 async function writeMentions(tx: Transaction, w: MentionWrite): Promise<number[]> {
-  const params: unknown[] = [];
-  const p = (value: unknown, type: string) => {
-    params.push(value);
-    return `$${params.length}::${type}`;
-  };
-  const parts: string[] = [];
-  const created = w.create.length > 0;
-  // A stand-in id as the real one.
-  const real = (col: string) => (created ? `CASE WHEN ${col} < 0 THEN (SELECT id FROM made WHERE stand_in = ${col}) ELSE ${col} END` : col);
-  if (created) {
-    parts.push(
-      `fresh AS (
-         INSERT INTO entities (kind, name, name_key, mention_count, first_seen, last_seen)
-         SELECT * FROM unnest(${p(
-           w.create.map((c) => c.kind),
-           'text[]',
-         )}, ${p(
-           w.create.map((c) => c.name),
-           'text[]',
-         )}, ${p(
-           w.create.map((c) => c.key),
-           'text[]',
-         )}, ${p(
-           w.create.map((c) => c.n),
-           'int[]',
-         )}, ${p(
-           w.create.map((c) => c.first),
-           'timestamptz[]',
-         )}, ${p(
-           w.create.map((c) => c.last),
-           'timestamptz[]',
-         )})
-         RETURNING id, name_key
-       )`,
-      `made AS (
-         SELECT -u.n AS stand_in, f.id FROM unnest(${p(
-           w.create.map((c) => c.key),
-           'text[]',
-         )}) WITH ORDINALITY AS u(key, n) JOIN fresh f ON f.name_key = u.key
-       )`,
-    );
-    const ambiguous = w.create.flatMap((c, i) =>
-      c.candidates.length
-        ? [{ stand_in: -(i + 1), surface: c.name, candidate_ids: c.candidates.map((x) => x.id), similarities: c.candidates.map((x) => x.similarity) }]
-        : [],
-    );
-    if (ambiguous.length)
-      parts.push(
-        `ambiguities AS (
-           INSERT INTO entity_ambiguities (entity_id, surface, candidate_ids, similarities)
-           SELECT (SELECT id FROM made WHERE stand_in = (a->>'stand_in')::bigint), a->>'surface',
-                  ARRAY(SELECT jsonb_array_elements_text(a->'candidate_ids')::bigint), ARRAY(SELECT jsonb_array_elements_text(a->'similarities')::real)
-           FROM jsonb_array_elements(${p(JSON.stringify(ambiguous), 'jsonb')}) AS a
-           RETURNING 1
-         )`,
-      );
-  }
-  if (w.rows.entity.length)
-    parts.push(
-      `mentions AS (
-         INSERT INTO entity_mentions (entity_id, message_id, memory_id, surface, surface_key, span_start, span_end, origin, seen_at)
-         SELECT ${real('m.e')}, m.msg, m.mem, m.surface, m.key, m.s, m.t, m.origin, m.at
-         FROM unnest(${p(w.rows.entity, 'bigint[]')}, ${p(w.rows.message, 'text[]')}, ${p(w.rows.memory, 'bigint[]')}, ${p(w.rows.surface, 'text[]')},
-                     ${p(w.rows.key, 'text[]')}, ${p(w.spans.start, 'int[]')}, ${p(w.spans.end, 'int[]')}, ${p(w.spans.origin, 'text[]')},
-                     ${p(w.spans.at, 'timestamptz[]')}) AS m(e, msg, mem, surface, key, s, t, origin, at)
-         RETURNING 1
-       )`,
-    );
-  if (w.counts.length)
-    parts.push(
-      `counts AS (
-         UPDATE entities e SET mention_count = e.mention_count + u.n, first_seen = least(e.first_seen, u.first), last_seen = greatest(e.last_seen, u.last), updated_at = now()
-         FROM unnest(${p(
-           w.counts.map(([id]) => id),
-           'bigint[]',
-         )}, ${p(
-           w.counts.map(([, a]) => a.n),
-           'int[]',
-         )}, ${p(
-           w.counts.map(([, a]) => a.first),
-           'timestamptz[]',
-         )}, ${p(
-           w.counts.map(([, a]) => a.last),
-           'timestamptz[]',
-         )}) AS u(id, n, first, last) WHERE e.id = u.id
-         RETURNING 1
-       )`,
-    );
-  if (w.plus.length)
-    parts.push(
-      `edges AS (
-         INSERT INTO entity_edges (source_id, target_id, relation, weight)
-         SELECT least(s, t), greatest(s, t), 'co_mention', w FROM (
-           SELECT ${real('p.s')} AS s, ${real('p.t')} AS t, p.w FROM unnest(${p(
-             w.plus.map((x) => x[0]),
-             'bigint[]',
-           )}, ${p(
-             w.plus.map((x) => x[1]),
-             'bigint[]',
-           )}, ${p(
-             w.plus.map((x) => x[2]),
-             'real[]',
-           )}) AS p(s, t, w)
-         ) p
-         ON CONFLICT (source_id, target_id) WHERE relation = 'co_mention'
-         DO UPDATE SET weight = entity_edges.weight + EXCLUDED.weight, updated_at = now()
-         RETURNING 1
-       )`,
-    );
-  if (w.messageIds.length)
-    parts.push(
-      `message_scans AS (
-         INSERT INTO entity_scans (message_id, scanned_at) SELECT id, now() FROM unnest(${p(w.messageIds, 'text[]')}) AS u(id)
-         ON CONFLICT (message_id) DO UPDATE SET scanned_at = now()
-         RETURNING 1
-       )`,
-    );
-  if (w.memoryIds.length)
-    parts.push(
-      `memory_scans AS (
-         INSERT INTO entity_scans (memory_id, scanned_at) SELECT id, now() FROM unnest(${p(w.memoryIds, 'bigint[]')}) AS u(id)
-         ON CONFLICT (memory_id) DO UPDATE SET scanned_at = now()
-         RETURNING 1
-       )`,
-    );
-  if (!parts.length) return [];
-  // Every part runs whether or not the final SELECT reads it; it reads the new ids.
-  const made = await tx.query<{ made: [number, number][] }>(
-    `WITH ${parts.join(',\n')}
-     SELECT ${created ? `(SELECT coalesce(json_agg(json_build_array(stand_in, id)), '[]'::json) FROM made)` : `'[]'::json`} AS made`,
-    params,
+  const ambiguities = w.create.flatMap((c, i) =>
+    c.candidates.length
+      ? [{ stand_in: -(i + 1), surface: c.name, candidate_ids: c.candidates.map((x) => x.id), similarities: c.candidates.map((x) => x.similarity) }]
+      : [],
   );
-  const ids = new Map(made.rows[0]!.made.map(([standIn, id]) => [Number(standIn), Number(id)]));
-  return w.create.map((_, i) => ids.get(-(i + 1))!);
+  const made = await tx.query<{ made: (number | string)[] }>(
+    `SELECT graph_mentions_write($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::timestamptz[], $7::jsonb,
+       $8::bigint[], $9::text[], $10::bigint[], $11::text[], $12::text[], $13::int[], $14::int[], $15::text[], $16::timestamptz[],
+       $17::bigint[], $18::int[], $19::timestamptz[], $20::timestamptz[], $21::bigint[], $22::bigint[], $23::real[], $24::text[], $25::bigint[]) AS made`,
+    [
+      w.create.map((c) => c.kind),
+      w.create.map((c) => c.name),
+      w.create.map((c) => c.key),
+      w.create.map((c) => c.n),
+      w.create.map((c) => c.first),
+      w.create.map((c) => c.last),
+      JSON.stringify(ambiguities),
+      w.rows.entity,
+      w.rows.message,
+      w.rows.memory,
+      w.rows.surface,
+      w.rows.key,
+      w.spans.start,
+      w.spans.end,
+      w.spans.origin,
+      w.spans.at,
+      w.counts.map(([id]) => id),
+      w.counts.map(([, a]) => a.n),
+      w.counts.map(([, a]) => a.first),
+      w.counts.map(([, a]) => a.last),
+      w.plus.map((x) => x[0]),
+      w.plus.map((x) => x[1]),
+      w.plus.map((x) => x[2]),
+      w.messageIds,
+      w.memoryIds,
+    ],
+  );
+  return (made.rows[0]!.made ?? []).map(Number);
 }
 
 /** Texts a low-confidence name must appear in before it becomes an entity. */

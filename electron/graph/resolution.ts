@@ -102,25 +102,36 @@ export interface ExactRow {
   via: 'name' | 'alias';
 }
 
+/** A live name (or alias) a trigram probe found close to `key` (migration 032's graph_names_similar). */
+export interface SimilarRow {
+  key: string;
+  id: number;
+  kind: EntityKind;
+  name: string;
+  mention_count: number;
+  sim: number;
+}
+
 /** The exact half of resolution as SQL: live entities whose name or alias key is in `param` (a text[]), as ExactRow rows. */
 export function exactKeysSql(param: string): string {
-  return `SELECT e.name_key AS key, e.id, e.kind, e.name, e.mention_count, 'name' AS via FROM entities e
-     WHERE e.name_key = ANY(${param}::text[]) AND e.status <> 'merged'
-     UNION ALL
-     SELECT a.alias_key, e.id, e.kind, e.name, e.mention_count, 'alias' FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
-     WHERE a.alias_key = ANY(${param}::text[]) AND e.status <> 'merged'`;
+  return `SELECT key, id, kind, name, mention_count, via FROM graph_names_exact(${param}::text[])`;
+}
+
+/** The keys a trigram probe can compare: names of one or two characters have too few trigrams ("jo", "王芳" are exact-only). */
+export function probeableKeys(keys: Iterable<string>): string[] {
+  return [...new Set(keys)].filter((k) => [...k.replace(/\s/g, '')].length >= 3);
 }
 
 /**
  * resolveKeys with the exact lookup already read (a caller that reads it within a statement of
- * its own): the trigram probe for the rest. `settings`: the caller's statement ran
- * TRIGRAM_SETTINGS in this transaction already.
+ * its own): the trigram probe for the rest. `similarRows`: the caller's statement probed already
+ * (graph_names_similar on the probeable keys that matched nothing exactly, a superset of the ones asked).
  */
 export async function resolveKeysWith(
   tx: Transaction,
   items: { key: string; kind?: EntityKind }[],
   exactRows: ExactRow[],
-  settings = false,
+  similarRows?: SimilarRow[],
 ): Promise<Map<string, KeyResolution>> {
   const out = new Map<string, KeyResolution>();
   if (!items.length) return out;
@@ -147,10 +158,12 @@ export async function resolveKeysWith(
     rest.push(item);
   }
   if (rest.length) {
-    const similar = await resolveSimilar(
-      tx,
-      rest.map((i) => i.key),
-      settings,
+    const similar = similarCandidates(
+      similarRows ??
+        (await probeSimilar(
+          tx,
+          rest.map((i) => i.key),
+        )),
     );
     for (const item of rest) {
       if (out.has(item.key)) continue;
@@ -161,36 +174,23 @@ export async function resolveKeysWith(
 }
 
 /**
- * What the trigram probe needs, as two columns of a SELECT: its threshold, and sequential scans off.
- * Local settings: the connection is shared, and recall tunes the threshold for its own queries.
- * The planner cannot guess how many names a trigram probe of an unnest matches and chose to read
- * every entity (0.5 s a probe at 20,000 entities): the trigram indexes are what bounds this, so
- * sequential scans are off. (Both for the rest of the caller's transaction: resolution's callers
- * run index lookups only.)
+ * The ten most similar live names (or aliases) for each key, by trigram similarity, in one query
+ * (migration 032: the probe's threshold and sequential scans off are set for the rest of the
+ * transaction — the planner cannot guess how many names a trigram probe of an unnest matches and
+ * chose to read every entity, 0.5 s a probe at 20,000 entities).
  */
-export const TRIGRAM_SETTINGS = `set_config('pg_trgm.similarity_threshold', '${AMBIGUOUS_SIMILARITY}', true) AS trgm_threshold, set_config('enable_seqscan', 'off', true) AS seqscan`;
+async function probeSimilar(tx: Transaction, keys: string[]): Promise<SimilarRow[]> {
+  const probed = probeableKeys(keys);
+  if (!probed.length) return [];
+  return (
+    await tx.query<SimilarRow>('SELECT key, id, kind, name, mention_count, sim FROM graph_names_similar($1::text[], $2::real)', [probed, AMBIGUOUS_SIMILARITY])
+  ).rows;
+}
 
-/** The ten most similar live names (or aliases) for each key, by trigram similarity, in one query. */
-async function resolveSimilar(tx: Transaction, keys: string[], settings = false): Promise<Map<string, Candidate[]>> {
-  // Names of one or two characters have too few trigrams to compare ("jo", "王芳" are exact-only).
-  const probed = [...new Set(keys)].filter((k) => [...k.replace(/\s/g, '')].length >= 3);
+/** Probe rows as each key's candidates, most alike first. */
+function similarCandidates(rows: SimilarRow[]): Map<string, Candidate[]> {
   const out = new Map<string, Candidate[]>();
-  if (!probed.length) return out;
-  if (!settings) await tx.query(`SELECT ${TRIGRAM_SETTINGS}`);
-  const rows = await tx.query<{ key: string; id: number; kind: EntityKind; name: string; mention_count: number; sim: number }>(
-    `SELECT q.key, c.* FROM unnest($1::text[]) AS q(key)
-     CROSS JOIN LATERAL (
-       SELECT id, kind, name, mention_count, max(sim) AS sim FROM (
-         SELECT e.id, e.kind, e.name, e.mention_count, similarity(e.name_key, q.key) AS sim FROM entities e
-         WHERE e.name_key % q.key AND e.status <> 'merged' AND e.kind NOT IN ('self', 'user')
-         UNION ALL
-         SELECT e.id, e.kind, e.name, e.mention_count, similarity(a.alias_key, q.key) FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
-         WHERE a.alias_key % q.key AND e.status <> 'merged' AND e.kind NOT IN ('self', 'user')
-       ) c GROUP BY id, kind, name, mention_count ORDER BY max(sim) DESC, id LIMIT 10
-     ) c`,
-    [probed],
-  );
-  for (const r of rows.rows) {
+  for (const r of rows) {
     const list = out.get(r.key) ?? [];
     list.push({
       id: Number(r.id),

@@ -25,6 +25,7 @@ import companionGreetings from './026_companion_greetings.sql';
 import entityTrgmFastupdate from './028_entity_trgm_fastupdate.sql';
 import devices from './030_devices.sql';
 import memoryLookAlikeIndexes from './031_memory_look_alike_indexes.sql';
+import graphMentionFunctions from './032_graph_mention_functions.sql';
 import diaryForgotten from './033_diary_forgotten.sql';
 
 export interface Migration {
@@ -60,5 +61,6 @@ export const migrations: Migration[] = [
   { version: 28, name: 'entity_trgm_fastupdate', sql: entityTrgmFastupdate },
   { version: 30, name: 'devices', sql: devices },
   { version: 31, name: 'memory_look_alike_indexes', sql: memoryLookAlikeIndexes },
+  { version: 32, name: 'graph_mention_functions', sql: graphMentionFunctions },
   { version: 33, name: 'diary_forgotten', sql: diaryForgotten },
 ];
