@@ -14,7 +14,7 @@ import { currentLocale } from '../../i18n/index.js';
 import { reportError, useApp } from '../../stores/app.js';
 import { formatBytes, languageNames, percentDone, searchModel, timeLeft, useModels } from '../../stores/models.js';
 import { useProviders } from '../../stores/providers.js';
-import { EmbeddingHint, SearchSource, ServerSearchHint } from './SearchSource.js';
+import { EmbeddingHint, ProblemHint, SearchingHint, SearchSource, ServerSearchHint } from './SearchSource.js';
 import { SwitchField } from './SwitchField.js';
 
 const DEFAULT_HOST = 'https://huggingface.co';
@@ -390,20 +390,10 @@ function SearchHint({ items }: { items: LocalModel[] }) {
     const name = inUse.name;
     if (status.state === 'unavailable') {
       return (
-        <div className="lm-hint lm-hint-warn" data-testid="search-hint" data-kind="unavailable" role="status">
-          <Icon name="alert" size={16} />
-          <span>
-            {t('models.local.searchUnavailable', { name })}
-            {inUse.state !== 'installed' ? ` ${t('models.local.searchRedownload')}` : null}
-            {status.error ? (
-              // The host's own words (paths, runtime messages): there for a bug report, folded away.
-              <details className="error-note-detail">
-                <summary>{t('common.details')}</summary>
-                <code>{status.error}</code>
-              </details>
-            ) : null}
-          </span>
-        </div>
+        <ProblemHint kind="unavailable" detail={status.error}>
+          {t('models.local.searchUnavailable', { name })}
+          {inUse.state !== 'installed' ? ` ${t('models.local.searchRedownload')}` : null}
+        </ProblemHint>
       );
     }
     if (status.state === 'embedding') {
@@ -420,13 +410,9 @@ function SearchHint({ items }: { items: LocalModel[] }) {
       );
     }
     return (
-      <div className="lm-hint lm-hint-on" data-testid="search-hint" data-kind={status.searching ? 'meaning' : 'repeats'}>
-        <Icon name="check" size={16} />
-        <div className="lm-hint-body">
-          <span>{status.searching ? t('models.local.searchByMeaning', { name }) : t('models.local.searchRepeats', { name })}</span>
-          <MeaningSwitch />
-        </div>
-      </div>
+      <SearchingHint searching={status.searching} meaningSwitch={<MeaningSwitch />}>
+        {status.searching ? t('models.local.searchByMeaning', { name }) : t('models.local.searchRepeats', { name })}
+      </SearchingHint>
     );
   }
   return (

@@ -184,26 +184,11 @@ export function ServerSearchHint({ status, meaningSwitch }: { status: Embeddings
   const model = status.model ?? '';
   const connection = status.connection ?? '';
   if (status.state === 'paused' || status.state === 'unavailable') {
-    // Paused is the server's absence, not a fault of the choice: said calmly, with the server's words folded away.
+    // Paused is the server's absence, not a fault of the choice: said calmly.
     return (
-      <div
-        className={status.state === 'paused' ? 'lm-hint search-paused' : 'lm-hint lm-hint-warn'}
-        data-testid="search-hint"
-        data-kind={status.state}
-        data-source="server"
-        role="status"
-      >
-        <Icon name={status.state === 'paused' ? 'server' : 'alert'} size={16} />
-        <span>
-          {status.state === 'paused' ? t('models.local.source.paused') : t('models.local.source.unavailable', { model })}
-          {status.error ? (
-            <details className="error-note-detail">
-              <summary>{t('common.details')}</summary>
-              <code>{status.error}</code>
-            </details>
-          ) : null}
-        </span>
-      </div>
+      <ProblemHint kind={status.state} source="server" paused={status.state === 'paused'} detail={status.error}>
+        {status.state === 'paused' ? t('models.local.source.paused') : t('models.local.source.unavailable', { model })}
+      </ProblemHint>
     );
   }
   if (status.state === 'embedding') {
@@ -221,10 +206,64 @@ export function ServerSearchHint({ status, meaningSwitch }: { status: Embeddings
     );
   }
   return (
-    <div className="lm-hint lm-hint-on" data-testid="search-hint" data-kind={status.searching ? 'meaning' : 'repeats'} data-source="server">
+    <SearchingHint searching={status.searching} source="server" meaningSwitch={meaningSwitch}>
+      {status.searching ? t('models.local.source.meaning', { model, connection }) : t('models.local.source.repeats', { model })}
+    </SearchingHint>
+  );
+}
+
+/**
+ * Memory search's model cannot be used, or waits for its server: the words, and the host's or the
+ * server's own (paths, runtime messages) folded away, there for a bug report.
+ */
+export function ProblemHint({
+  kind,
+  source,
+  paused = false,
+  detail,
+  children,
+}: {
+  kind: 'paused' | 'unavailable';
+  source?: 'server';
+  /** Waiting, not failing: said calmly. */
+  paused?: boolean;
+  detail?: string | null;
+  children: ReactNode;
+}) {
+  const { t } = useTranslation();
+  return (
+    <div className={paused ? 'lm-hint search-paused' : 'lm-hint lm-hint-warn'} data-testid="search-hint" data-kind={kind} data-source={source} role="status">
+      <Icon name={paused ? 'server' : 'alert'} size={16} />
+      <span>
+        {children}
+        {detail ? (
+          <details className="error-note-detail">
+            <summary>{t('common.details')}</summary>
+            <code>{detail}</code>
+          </details>
+        ) : null}
+      </span>
+    </div>
+  );
+}
+
+/** Memory search's model in use: for repeats only, or for recall by meaning too; and the switch between them. */
+export function SearchingHint({
+  searching,
+  source,
+  meaningSwitch,
+  children,
+}: {
+  searching: boolean;
+  source?: 'server';
+  meaningSwitch: ReactNode;
+  children: ReactNode;
+}) {
+  return (
+    <div className="lm-hint lm-hint-on" data-testid="search-hint" data-kind={searching ? 'meaning' : 'repeats'} data-source={source}>
       <Icon name="check" size={16} />
       <div className="lm-hint-body">
-        <span>{status.searching ? t('models.local.source.meaning', { model, connection }) : t('models.local.source.repeats', { model })}</span>
+        <span>{children}</span>
         {meaningSwitch}
       </div>
     </div>
