@@ -2,39 +2,19 @@
 // window a conversation of six short messages, each with a picture, fits as words but not with its
 // pictures — the request drops the oldest turns (as a long conversation does) instead of sending what
 // the server would cut or refuse; a model that cannot see gets every turn, as words.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Message } from '../../shared/api.js';
-import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
-import { serveOllama } from '../../e2e/fake-llm/ollama.js';
 import { imagesSent, solidPng } from '../../e2e/fake-llm/images.js';
-import { nextEvent, startTestHost } from '../testing/host.js';
-import { PATIENCE_MS } from '../testing/patience.js';
-import type { Host } from '../host/types.js';
+import { nextEvent } from '../testing/host.js';
+import { usePictureModels } from '../attachments/testing/picture-models.js';
 
-let fake: FakeLlm;
-const hosts: Host[] = [];
-beforeAll(async () => {
-  fake = await startFakeLlm({ defaultChunkDelayMs: 0 });
-  fake.models = ['llava:7b', 'llama3.2:3b'];
-  serveOllama(fake, {
-    loaded: { 'llava:7b': 4096, 'llama3.2:3b': 4096 },
-    show: { 'llava:7b': { capabilities: ['completion', 'vision'] }, 'llama3.2:3b': { capabilities: ['completion', 'tools'] } },
-  });
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((h) => h.close()));
-  fake.reset();
-});
+const pictures = usePictureModels();
 
-const chatBodies = () => fake.requests.filter((r) => r.path === '/api/chat').map((r) => r.body as { messages: { role: string; content: string }[] });
+const chatBodies = () => pictures.fake.requests.filter((r) => r.path === '/api/chat').map((r) => r.body as { messages: { role: string; content: string }[] });
 
 async function conversationOfPictures(model: string): Promise<{ messages: { role: string; content: string }[] }> {
-  const h = await startTestHost({ providerTimeoutMs: PATIENCE_MS });
-  hosts.push(h);
-  const provider = await h.api['providers.save']({ kind: 'ollama', name: model, baseUrl: fake.url, model });
+  const h = await pictures.host();
+  const provider = await h.api['providers.save']({ kind: 'ollama', name: model, baseUrl: pictures.fake.url, model });
   await h.api['settings.update']({ chatProviderId: provider.id });
   const bytes = solidPng(512, 512);
   const { image } = await h.api['attachments.upload']({ size: bytes.length, offset: 0, data: bytes.toString('base64') });

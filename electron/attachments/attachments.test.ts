@@ -4,42 +4,19 @@
 // (it reads "[photo shared]" and the words, as the sleep cycle does).
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { IMAGE_CHUNK_BYTES, MAX_IMAGE_BYTES, TRASH_DAYS, seesImages, type Message } from '../../shared/api.js';
-import { startFakeLlm, type FakeLlm } from '../../e2e/fake-llm/server.js';
-import { serveOllama } from '../../e2e/fake-llm/ollama.js';
 import { imagesSent, solidPng } from '../../e2e/fake-llm/images.js';
-import { nextEvent, startTestHost } from '../testing/host.js';
+import { nextEvent } from '../testing/host.js';
 import { PATIENCE_MS } from '../testing/patience.js';
 import type { Host } from '../host/types.js';
+import { usePictureModels } from './testing/picture-models.js';
 import { openDatabase } from '../db/open.js';
 import { Conversations } from '../conversations/conversations.js';
 import { imageFacts, sniffImageType } from './images.js';
 import { attachmentsDir } from './store.js';
 
-let fake: FakeLlm;
-const hosts: Host[] = [];
-beforeAll(async () => {
-  fake = await startFakeLlm({ defaultChunkDelayMs: 0 });
-  fake.models = ['llava:7b', 'llama3.2:3b'];
-  serveOllama(fake, {
-    loaded: { 'llava:7b': 4096, 'llama3.2:3b': 4096 },
-    show: { 'llava:7b': { capabilities: ['completion', 'vision'] }, 'llama3.2:3b': { capabilities: ['completion', 'tools'] } },
-  });
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((h) => h.close()));
-  fake.reset();
-});
-
-async function host(): Promise<Host> {
-  const h = await startTestHost({ providerTimeoutMs: PATIENCE_MS });
-  hosts.push(h);
-  return h;
-}
+const pictures = usePictureModels();
 
 async function upload(h: Host, bytes: Buffer) {
   let uploadId: string | undefined;
@@ -58,7 +35,7 @@ async function send(h: Host, conversationId: string, content: string, images?: s
   return { user: userMessage, reply: ((await finished) as { message: Message }).message };
 }
 
-const chatBodies = () => fake.requests.filter((r) => r.path === '/api/chat').map((r) => r.body);
+const chatBodies = () => pictures.fake.requests.filter((r) => r.path === '/api/chat').map((r) => r.body);
 
 describe('image files', () => {
   it('knows png, jpeg, webp and gif by their first bytes, with their dimensions', () => {
@@ -79,7 +56,7 @@ describe('image files', () => {
   });
 
   it('uploads in chunks into the data folder, once per content; refuses a non-image and an oversized file in words, storing nothing', async () => {
-    const h = await host();
+    const h = await pictures.host();
     const png = solidPng(900, 700);
     // Bytes after IEND leave it a PNG, and make the upload take two chunks.
     const big = Buffer.concat([png, Buffer.alloc(IMAGE_CHUNK_BYTES + 10)]);
@@ -108,7 +85,7 @@ describe('image files', () => {
 
 describe('erase everything', () => {
   it('takes the attached images with it', async () => {
-    const h = await host();
+    const h = await pictures.host();
     await upload(h, solidPng(6, 6));
     expect(fs.readdirSync(attachmentsDir(h.dataDir))).toHaveLength(1);
     await h.api['app.eraseEverything']({ confirm: 'erase' });
@@ -118,8 +95,8 @@ describe('erase everything', () => {
 
 describe('the purge', () => {
   it('removes the image files only a purged conversation named, keeping one another conversation still shows', async () => {
-    const h = await host();
-    const provider = await h.api['providers.save']({ kind: 'ollama', name: 'Llava', baseUrl: fake.url, model: 'llava:7b' });
+    const h = await pictures.host();
+    const provider = await h.api['providers.save']({ kind: 'ollama', name: 'Llava', baseUrl: pictures.fake.url, model: 'llava:7b' });
     await h.api['settings.update']({ chatProviderId: provider.id });
     const shared = (await upload(h, solidPng(8, 8))).image!;
     const onlyInA = (await upload(h, solidPng(9, 9))).image!;
@@ -129,15 +106,13 @@ describe('the purge', () => {
     await send(h, b.id, 'One of them again.', [shared.id]);
     await h.api['conversations.delete']({ id: a.id });
     const dataDir = h.dataDir;
-    await h.close();
-    hosts.splice(hosts.indexOf(h), 1);
+    await pictures.close(h);
     // In the trash its images stay (a restore shows them again)…
     expect(fs.readdirSync(attachmentsDir(dataDir)).sort()).toEqual([shared.id, onlyInA.id].sort());
 
     // …and when the purge removes the conversation for good, the picture only it held goes too.
     const later = new Date(Date.now() + (TRASH_DAYS + 1) * 86_400_000);
-    const h2 = await startTestHost({ dataDir, now: () => later, providerTimeoutMs: PATIENCE_MS });
-    hosts.push(h2);
+    const h2 = await pictures.host({ dataDir, now: () => later });
     await expect.poll(() => fs.readdirSync(attachmentsDir(dataDir)), { timeout: PATIENCE_MS }).toEqual([shared.id]);
     expect((await h2.api['attachments.get']({ id: shared.id })).type).toBe('image/png');
   });
@@ -145,8 +120,8 @@ describe('the purge', () => {
 
 describe('images in a turn', () => {
   it('a model that sees gets them in Ollama’s shape; the message keeps their references', async () => {
-    const h = await host();
-    const provider = await h.api['providers.save']({ kind: 'ollama', name: 'Llava', baseUrl: fake.url, model: 'llava:7b' });
+    const h = await pictures.host();
+    const provider = await h.api['providers.save']({ kind: 'ollama', name: 'Llava', baseUrl: pictures.fake.url, model: 'llava:7b' });
     expect(provider.abilities?.images).toBe('yes');
     await h.api['settings.update']({ chatProviderId: provider.id });
     const { image } = await upload(h, solidPng(64, 48));
@@ -165,16 +140,15 @@ describe('images in a turn', () => {
     expect(imagesSent(chatBodies().at(-1))).toHaveLength(2);
 
     // The sleep cycle and the nap read a note and the caption, never the bytes.
-    await h.close();
-    hosts.splice(hosts.indexOf(h), 1);
+    await pictures.close(h);
     const db = await openDatabase(h.dataDir);
     const transcript = await new Conversations(db).chatMessagesOf(id, 0).finally(() => db.close());
     expect(transcript.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['[photo shared] This is Miso, my cat.', '[photo shared]']);
   });
 
   it('a model that cannot see gets no image: the note and the words instead', async () => {
-    const h = await host();
-    const provider = await h.api['providers.save']({ kind: 'ollama', name: 'Llama', baseUrl: fake.url, model: 'llama3.2:3b' });
+    const h = await pictures.host();
+    const provider = await h.api['providers.save']({ kind: 'ollama', name: 'Llama', baseUrl: pictures.fake.url, model: 'llama3.2:3b' });
     expect(provider.abilities?.images).toBe('no');
     await h.api['settings.update']({ chatProviderId: provider.id });
     const { image } = await upload(h, solidPng(10, 10));
@@ -187,7 +161,7 @@ describe('images in a turn', () => {
   });
 
   it('an image that is not in the data folder, or a fifth one, is refused and nothing is stored', async () => {
-    const h = await host();
+    const h = await pictures.host();
     const { id } = await h.api['conversations.create']({});
     await expect(h.api['chat.send']({ conversationId: id, content: 'hi', images: ['0123456789abcdef0123456789abcdef.png'] })).rejects.toMatchObject({
       code: 'not_found',
