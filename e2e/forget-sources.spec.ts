@@ -2,32 +2,16 @@
 // turns of a chat; Forget asks whether to hide those three messages too; with the box ticked they
 // leave recall but stay in the conversation, and the toast's Undo brings back the memory and them.
 import type { Page } from '@playwright/test';
-import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
-import { callApi, expect, newDataDir, shot, startApp, test, type RunningApp, dismissToasts } from './app.js';
+import { callApi, expect, shot, test, dismissToasts } from './app.js';
+import { useConnectedApp } from './connected-app.js';
 
-let fake: FakeLlm;
-let app: RunningApp;
-
-test.beforeAll(async () => {
-  fake = await startFakeLlm();
-});
-test.afterAll(async () => {
-  await fake.close();
-});
-test.beforeEach(async () => {
-  app = await startApp(newDataDir());
-  await callApi(app, 'providers.save', { kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
-  await callApi(app, 'settings.update', { onboarded: true });
-});
-test.afterEach(async () => {
-  await app.stop('SIGTERM');
-});
+const connected = useConnectedApp();
 
 const FACT = 'Sam’s grandmother Ilse grows saffron crocuses on her balcony in Graz.';
 
 /** One turn in which the model saves FACT (the same words each time: one memory, its sources growing). */
 async function talk(page: Page, text: string): Promise<void> {
-  fake.script({ kind: 'tool_call', name: 'remember', arguments: { action: 'save', type: 'world', content: FACT }, thenText: 'I’ll remember that.' });
+  connected.fake.script({ kind: 'tool_call', name: 'remember', arguments: { action: 'save', type: 'world', content: FACT }, thenText: 'I’ll remember that.' });
   const replies = page.locator('[data-testid="message"][data-role="assistant"]');
   const before = await replies.count();
   await page.getByTestId('chat-input').fill(text);
@@ -37,19 +21,19 @@ async function talk(page: Page, text: string): Promise<void> {
 }
 
 const recalledMessages = async (query: string) =>
-  ((await callApi(app, 'recall.search', { query, limit: 50 })) as { link: { kind: string; messageId?: string } }[]).flatMap((h) =>
+  ((await callApi(connected.app, 'recall.search', { query, limit: 50 })) as { link: { kind: string; messageId?: string } }[]).flatMap((h) =>
     h.link.kind === 'message' ? [h.link.messageId!] : [],
   );
 
 test('Forget offers to hide the messages it came from; they leave recall, stay in the chat, and Undo brings them back', async ({ page }) => {
-  const conversation = await callApi(app, 'conversations.create', { title: 'Grandmother Ilse' });
-  await page.goto(app.url);
+  const conversation = await callApi(connected.app, 'conversations.create', { title: 'Grandmother Ilse' });
+  await page.goto(connected.app.url);
   await page.getByTestId('conversation-item').filter({ hasText: 'Grandmother Ilse' }).click();
   await talk(page, 'My grandmother Ilse grows saffron crocuses on her balcony in Graz.');
   await talk(page, 'Ilse’s saffron crocuses on the balcony flowered again this October.');
   await talk(page, 'The saffron on Ilse’s balcony is enough for a risotto every winter.');
 
-  const memory = (await callApi(app, 'memories.list', {})).items.find((m: { content: string }) => m.content === FACT);
+  const memory = (await callApi(connected.app, 'memories.list', {})).items.find((m: { content: string }) => m.content === FACT);
   expect(memory.sourceMessageIds).toHaveLength(3);
   const sources: string[] = memory.sourceMessageIds;
   expect((await recalledMessages('saffron balcony')).filter((id) => sources.includes(id)).length).toBeGreaterThan(0);
@@ -65,29 +49,29 @@ test('Forget offers to hide the messages it came from; they leave recall, stay i
   await shot(page, 'memory-forget-sources');
 
   // In Chinese, dark.
-  await callApi(app, 'settings.update', { theme: 'dark', language: 'zh-CN' });
+  await callApi(connected.app, 'settings.update', { theme: 'dark', language: 'zh-CN' });
   await expect(confirm).toContainText('同时隐藏它来自的消息（3 条）');
   await page.getByTestId('memory-forget-sources').check();
   await shot(page, 'memory-forget-sources-zh-dark');
-  await callApi(app, 'settings.update', { theme: 'light', language: 'en' });
+  await callApi(connected.app, 'settings.update', { theme: 'light', language: 'en' });
 
   // Esc closes it and changes nothing; Forget asks again.
   await page.keyboard.press('Escape');
   await expect(confirm).toHaveCount(0);
-  expect((await callApi(app, 'memories.get', { id: memory.id })).memory.status).toBe('active');
+  expect((await callApi(connected.app, 'memories.get', { id: memory.id })).memory.status).toBe('active');
   await page.getByTestId('memory-forget').click();
   await page.getByTestId('memory-forget-sources').check();
   await page.getByTestId('memory-forget-go').click();
   await expect(page.getByTestId('toast').last()).toContainText('with the 3 messages it came from');
 
   // Out of recall, still in the conversation.
-  expect((await callApi(app, 'memories.get', { id: memory.id })).memory.status).toBe('expired');
+  expect((await callApi(connected.app, 'memories.get', { id: memory.id })).memory.status).toBe('expired');
   expect((await recalledMessages('saffron balcony')).filter((id) => sources.includes(id))).toEqual([]);
-  const shown = (await callApi(app, 'conversations.get', { id: conversation.id })).messages.map((m: { id: string }) => m.id);
+  const shown = (await callApi(connected.app, 'conversations.get', { id: conversation.id })).messages.map((m: { id: string }) => m.id);
   for (const id of sources) expect(shown).toContain(id);
 
   // Undo brings back the memory and the messages.
   await page.getByTestId('toast-action').last().click();
-  await expect.poll(async () => (await callApi(app, 'memories.get', { id: memory.id })).memory.status).toBe('active');
+  await expect.poll(async () => (await callApi(connected.app, 'memories.get', { id: memory.id })).memory.status).toBe('active');
   await expect.poll(async () => (await recalledMessages('saffron balcony')).filter((id) => sources.includes(id)).length).toBeGreaterThan(0);
 });

@@ -1,34 +1,19 @@
 // What the companion remembers, as a person sees it: citation chips and the "remembered" line in
 // chat, the Memories card index with its history and undo, and the Pins view with the resident block.
-import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
-import { callApi, expect, newDataDir, shot, startApp, test, type RunningApp } from './app.js';
+import { callApi, expect, shot, test } from './app.js';
+import { useConnectedApp } from './connected-app.js';
 
-let fake: FakeLlm;
-let app: RunningApp;
-
-test.beforeAll(async () => {
-  fake = await startFakeLlm();
-});
-test.afterAll(async () => {
-  await fake.close();
-});
-test.beforeEach(async () => {
-  app = await startApp(newDataDir());
-  await callApi(app, 'providers.save', { kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
-  await callApi(app, 'settings.update', { onboarded: true });
-});
-test.afterEach(async () => {
-  await app.stop('SIGTERM');
-});
+const connected = useConnectedApp();
 
 test('chat shows which memories were used, and a chip opens the memory', async ({ page }) => {
-  const mara = (await callApi(app, 'memories.create', { type: 'world', content: 'Sam’s sister Mara lives in Lisbon and works night shifts as a nurse.' }))
-    .memory;
-  await callApi(app, 'memories.create', { type: 'preference', content: 'Sam prefers tea to coffee in the evening.' });
+  const mara = (
+    await callApi(connected.app, 'memories.create', { type: 'world', content: 'Sam’s sister Mara lives in Lisbon and works night shifts as a nurse.' })
+  ).memory;
+  await callApi(connected.app, 'memories.create', { type: 'preference', content: 'Sam prefers tea to coffee in the evening.' });
 
-  await page.goto(app.url);
+  await page.goto(connected.app.url);
   await page.getByTestId('new-conversation').click();
-  fake.script({ kind: 'text', text: `Mara is still in Lisbon — the night shifts must be hard on her. [[anima:${mara.id}]]`, chunks: 6 });
+  connected.fake.script({ kind: 'text', text: `Mara is still in Lisbon — the night shifts must be hard on her. [[anima:${mara.id}]]`, chunks: 6 });
   await page.getByTestId('chat-input').fill('How is my sister Mara doing in Lisbon?');
   await page.getByTestId('chat-input').press('Enter');
 
@@ -53,9 +38,9 @@ test('the Memories view searches, edits, refuses secrets, and forgets with undo'
     ['opinion', 'I think Sam’s tomato plan is ambitious but doable.'],
     ['procedural', 'When Sam is stressed, ask before giving advice.'],
   ] as const) {
-    await callApi(app, 'memories.create', { type, content });
+    await callApi(connected.app, 'memories.create', { type, content });
   }
-  await page.goto(app.url);
+  await page.goto(connected.app.url);
   await page.getByTestId('nav-memories').click();
   await expect(page.getByTestId('memory-card')).toHaveCount(4);
   await shot(page, 'memory-view');
@@ -76,14 +61,15 @@ test('the Memories view searches, edits, refuses secrets, and forgets with undo'
   await page.getByTestId('memory-forget').click();
   await expect(page.getByTestId('toast')).toBeVisible();
   await page.getByTestId('toast-action').click();
-  const restored = await callApi(app, 'memories.list', {});
+  const restored = await callApi(connected.app, 'memories.list', {});
   expect(restored.items.map((m: { content: string }) => m.content)).toContain('Sam’s sister Mara lives in Porto now.');
 });
 
 test('the Pins view lists pins in order and previews what the companion carries', async ({ page }) => {
-  const a = (await callApi(app, 'memories.create', { type: 'preference', content: 'Sam likes to be called Sammy.', pinned: true })).memory;
-  const b = (await callApi(app, 'memories.create', { type: 'world', content: 'Sam lives in Rotterdam with a cat called Pepper.', pinned: true })).memory;
-  await page.goto(app.url);
+  const a = (await callApi(connected.app, 'memories.create', { type: 'preference', content: 'Sam likes to be called Sammy.', pinned: true })).memory;
+  const b = (await callApi(connected.app, 'memories.create', { type: 'world', content: 'Sam lives in Rotterdam with a cat called Pepper.', pinned: true }))
+    .memory;
+  await page.goto(connected.app.url);
   await page.getByTestId('nav-pins').click();
   await expect(page.getByTestId('pin-item')).toHaveCount(2);
   await expect(page.getByTestId('resident-preview')).toContainText(`[[anima:${a.id}]]`);
@@ -101,7 +87,7 @@ test('the Pins view lists pins in order and previews what the companion carries'
 });
 
 test('Settings → Memory shows the nap switch and its quiet minutes, in both languages', async ({ page }) => {
-  await page.goto(app.url);
+  await page.goto(connected.app.url);
   await page.getByTestId('nav-settings').click();
   await page.getByTestId('settings-memory').click();
   const nap = page.getByTestId('sleep-nap');
@@ -110,15 +96,15 @@ test('Settings → Memory shows the nap switch and its quiet minutes, in both la
   await expect(minutes).toHaveValue('10');
   await minutes.fill('25');
   await minutes.press('Enter');
-  await expect.poll(async () => (await callApi(app, 'settings.get', {})).sleep.napQuietMinutes).toBe(25);
+  await expect.poll(async () => (await callApi(connected.app, 'settings.get', {})).sleep.napQuietMinutes).toBe(25);
   await nap.scrollIntoViewIfNeeded();
   await shot(page, 'settings-memory-nap');
 
   // Off: no nap, and the minutes go away with it; kept after a reload.
   await nap.click();
-  await expect.poll(async () => (await callApi(app, 'settings.get', {})).sleep.nap).toBe(false);
+  await expect.poll(async () => (await callApi(connected.app, 'settings.get', {})).sleep.nap).toBe(false);
   await expect(page.getByTestId('sleep-setting-napQuietMinutes')).toHaveCount(0);
-  await callApi(app, 'settings.update', { language: 'zh-CN', theme: 'dark' });
+  await callApi(connected.app, 'settings.update', { language: 'zh-CN', theme: 'dark' });
   await page.reload();
   await page.getByTestId('nav-settings').click();
   await page.getByTestId('settings-memory').click();

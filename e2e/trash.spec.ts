@@ -2,26 +2,10 @@
 // (with Undo), find it in Settings → Data → Trash with the day it is removed for good, restore it;
 // start a conversation off the record (badge in the list, banner in the chat) and put it back on.
 import type { Page } from '@playwright/test';
-import { startFakeLlm, type FakeLlm } from './fake-llm/server.js';
-import { callApi, expect, newDataDir, shot, startApp, test, type RunningApp, dismissToasts } from './app.js';
+import { callApi, expect, shot, test, dismissToasts } from './app.js';
+import { useConnectedApp } from './connected-app.js';
 
-let fake: FakeLlm;
-let app: RunningApp;
-
-test.beforeAll(async () => {
-  fake = await startFakeLlm();
-});
-test.afterAll(async () => {
-  await fake.close();
-});
-test.beforeEach(async () => {
-  app = await startApp(newDataDir());
-  await callApi(app, 'providers.save', { kind: 'openai-compatible', name: 'Fake', baseUrl: fake.baseUrl, model: 'fake-model' });
-  await callApi(app, 'settings.update', { onboarded: true });
-});
-test.afterEach(async () => {
-  await app.stop('SIGTERM');
-});
+const connected = useConnectedApp();
 
 async function talk(page: Page, text: string): Promise<void> {
   await page.getByTestId('chat-input').fill(text);
@@ -45,9 +29,9 @@ async function openTrash(page: Page): Promise<void> {
 }
 
 test('delete from the list with undo, the trash says when it is removed for good, restore brings it back', async ({ page }) => {
-  const kept = await callApi(app, 'conversations.create', { title: 'Allotment plans' });
-  const doomed = await callApi(app, 'conversations.create', { title: 'Lofoten trip' });
-  await page.goto(app.url);
+  const kept = await callApi(connected.app, 'conversations.create', { title: 'Allotment plans' });
+  const doomed = await callApi(connected.app, 'conversations.create', { title: 'Lofoten trip' });
+  await page.goto(connected.app.url);
   await item(page, 'Lofoten trip').click();
   await talk(page, 'My sister Margaret kayaks around Lofoten every summer.');
 
@@ -64,7 +48,7 @@ test('delete from the list with undo, the trash says when it is removed for good
   await page.keyboard.press('Enter');
   await expect(item(page, 'Lofoten trip')).toHaveCount(0);
   await expect(item(page, 'Allotment plans')).toHaveCount(1);
-  const trash = await callApi(app, 'conversations.trash');
+  const trash = await callApi(connected.app, 'conversations.trash');
   expect(trash.map((t: { id: string }) => t.id)).toEqual([doomed.id]);
 
   await openTrash(page);
@@ -75,45 +59,45 @@ test('delete from the list with undo, the trash says when it is removed for good
   await shot(page, 'trash');
 
   // In Chinese, dark.
-  await callApi(app, 'settings.update', { theme: 'dark', language: 'zh-CN' });
+  await callApi(connected.app, 'settings.update', { theme: 'dark', language: 'zh-CN' });
   await expect(page.getByTestId('trash-panel')).toContainText('回收站');
   await expect(row).toContainText('彻底清除');
   await shot(page, 'trash-zh-dark');
-  await callApi(app, 'settings.update', { theme: 'light', language: 'en' });
+  await callApi(connected.app, 'settings.update', { theme: 'light', language: 'en' });
 
   await row.getByTestId('trash-restore').click();
   await expect(page.getByTestId('trash-empty')).toBeVisible();
   await page.getByTestId('nav-chat').click();
   await expect(item(page, 'Lofoten trip')).toHaveCount(1);
-  expect((await callApi(app, 'conversations.get', { id: doomed.id })).messages.length).toBe(2);
+  expect((await callApi(connected.app, 'conversations.get', { id: doomed.id })).messages.length).toBe(2);
   expect(kept.id).not.toBe(doomed.id);
 });
 
 test('off the record: started from the list, badge and banner, back on the record', async ({ page }) => {
-  await page.goto(app.url);
+  await page.goto(connected.app.url);
   await page.getByTestId('new-off-record').click();
   await expect(page.getByTestId('off-record-banner')).toBeVisible();
   await talk(page, 'Between us: Oswaldo hides his umbrella collection.');
   const row = page.locator('[data-testid="conversation-item"][data-off-record="true"]');
   await expect(row).toHaveCount(1);
   await expect(row.getByTestId('off-record-badge')).toBeVisible();
-  const [listed] = await callApi(app, 'conversations.list', {});
+  const [listed] = await callApi(connected.app, 'conversations.list', {});
   expect(listed.offRecord).toBe(true);
-  const { messages } = await callApi(app, 'conversations.get', { id: listed.id });
+  const { messages } = await callApi(connected.app, 'conversations.get', { id: listed.id });
   expect(messages.every((m: { offRecord?: boolean }) => m.offRecord === true)).toBe(true);
   await shot(page, 'off-record');
 
-  await callApi(app, 'settings.update', { theme: 'dark', language: 'zh-CN' });
+  await callApi(connected.app, 'settings.update', { theme: 'dark', language: 'zh-CN' });
   await expect(page.getByTestId('off-record-banner')).toContainText('不留记录');
   await shot(page, 'off-record-zh-dark');
-  await callApi(app, 'settings.update', { theme: 'light', language: 'en' });
+  await callApi(connected.app, 'settings.update', { theme: 'light', language: 'en' });
 
   // Back on the record from the banner: the badge and banner go; what was said before stays off.
   await page.getByTestId('off-record-end').click();
   await expect(page.getByTestId('off-record-banner')).toHaveCount(0);
   await expect(page.locator('[data-testid="conversation-item"][data-off-record="true"]')).toHaveCount(0);
   await talk(page, 'Now on the record: tangerine kites.');
-  const after = (await callApi(app, 'conversations.get', { id: listed.id })).messages as { content: string; offRecord?: boolean }[];
+  const after = (await callApi(connected.app, 'conversations.get', { id: listed.id })).messages as { content: string; offRecord?: boolean }[];
   expect(after.filter((m) => m.offRecord).length).toBe(2);
   expect(after.filter((m) => !m.offRecord).length).toBe(2);
 
@@ -128,6 +112,6 @@ test('off the record: started from the list, badge and banner, back on the recor
   await page.getByTestId('new-conversation').click();
   await expect(page.getByTestId('off-record-banner')).toHaveCount(0);
   await talk(page, 'A new conversation, on the record.');
-  const newest = (await callApi(app, 'conversations.list', {}))[0] as { offRecord?: boolean; title: string };
+  const newest = (await callApi(connected.app, 'conversations.list', {}))[0] as { offRecord?: boolean; title: string };
   expect(newest.offRecord).toBeUndefined();
 });
