@@ -500,6 +500,20 @@ function GenerationFields({
     );
   };
   const invalid = (key: GenerationKey) => Boolean(issueFor(key)) || badField === `generation.${key}` || undefined;
+  /** A number's box, empty for the server's default; a whole number's takes digits only. */
+  const numberInput = (key: 'temperature' | 'topP' | 'maxTokens', testId: string, inputMode: 'decimal' | 'numeric') => (
+    <input
+      id={ids[key]}
+      className="input narrow"
+      data-testid={testId}
+      inputMode={inputMode}
+      value={draft[key]}
+      placeholder={t('models.generation.serverDefault')}
+      aria-describedby={`${ids[key]}-help`}
+      aria-invalid={invalid(key)}
+      onChange={(e) => set(key, inputMode === 'numeric' ? e.target.value.replace(/[^\d]/g, '') : e.target.value)}
+    />
+  );
   return (
     <details
       className="generation-settings"
@@ -517,51 +531,16 @@ function GenerationFields({
           'temperature',
           t('models.generation.temperature'),
           t('models.generation.temperatureHelp', { min: L.temperature.min, max: tMax }),
-          <input
-            id={ids.temperature}
-            className="input narrow"
-            data-testid="generation-temperature"
-            inputMode="decimal"
-            value={draft.temperature}
-            placeholder={t('models.generation.serverDefault')}
-            aria-describedby={`${ids.temperature}-help`}
-            aria-invalid={invalid('temperature')}
-            onChange={(e) => set('temperature', e.target.value)}
-          />,
+          numberInput('temperature', 'generation-temperature', 'decimal'),
         )}
         {samplingOnly(kind)
           ? null
-          : field(
-              'topP',
-              t('models.generation.topP'),
-              t('models.generation.topPHelp'),
-              <input
-                id={ids.topP}
-                className="input narrow"
-                data-testid="generation-top-p"
-                inputMode="decimal"
-                value={draft.topP}
-                placeholder={t('models.generation.serverDefault')}
-                aria-describedby={`${ids.topP}-help`}
-                aria-invalid={invalid('topP')}
-                onChange={(e) => set('topP', e.target.value)}
-              />,
-            )}
+          : field('topP', t('models.generation.topP'), t('models.generation.topPHelp'), numberInput('topP', 'generation-top-p', 'decimal'))}
         {field(
           'maxTokens',
           t('models.generation.maxTokens'),
           t('models.generation.maxTokensHelp', { max: Math.floor(contextTokens * L.maxTokens.contextShare).toLocaleString(i18n.language) }),
-          <input
-            id={ids.maxTokens}
-            className="input narrow"
-            data-testid="generation-max-tokens"
-            inputMode="numeric"
-            value={draft.maxTokens}
-            placeholder={t('models.generation.serverDefault')}
-            aria-describedby={`${ids.maxTokens}-help`}
-            aria-invalid={invalid('maxTokens')}
-            onChange={(e) => set('maxTokens', e.target.value.replace(/[^\d]/g, ''))}
-          />,
+          numberInput('maxTokens', 'generation-max-tokens', 'numeric'),
         )}
       </div>
       {samplingOnly(kind)
