@@ -4,8 +4,6 @@
 // and Origin gates with `[::1]:port`, the pairing address in brackets, a device paired over IPv6.
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
-import type { IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -16,6 +14,7 @@ import { serverNames } from './lan.js';
 import { createRateLimiter } from './rate-limit.js';
 import { startServer, type RunningServer } from './server.js';
 import { canonicalIp, CERTIFICATE_FILE, normaliseNames } from './tls.js';
+import { httpsCall, type HttpsCallOptions, type HttpsReply } from './testing/https-call.js';
 
 const dirs: string[] = [];
 const running: { host: Host; server: RunningServer }[] = [];
@@ -56,12 +55,6 @@ afterAll(() => {
 
 const certificateOf = (host: Host) => JSON.parse(fs.readFileSync(path.join(host.dataDir, CERTIFICATE_FILE), 'utf8')) as { cert: string; names: string[] };
 
-interface Reply {
-  status: number;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
 /**
  * An HTTPS request to `address` (an IP, as a client dials it) trusting the folder's certificate and
  * checking it against that address — as a paired phone's browser does. Node writes the Host header
@@ -72,24 +65,9 @@ function request(
   address: string,
   method: string,
   urlPath: string,
-  opts: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
-): Promise<Reply> {
-  const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-  const headers: Record<string, string> = { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...opts.headers };
-  if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      { host: address, port: one.server.lan!.port, method, path: urlPath, headers, agent: false, ca: certificateOf(one.host).cert },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  opts: HttpsCallOptions = {},
+): Promise<HttpsReply> {
+  return httpsCall({ host: address, port: one.server.lan!.port, ca: certificateOf(one.host).cert }, method, urlPath, opts);
 }
 
 describe('IPv6 addresses, written as browsers write them', () => {

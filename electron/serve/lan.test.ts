@@ -4,7 +4,6 @@
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 
@@ -14,6 +13,7 @@ import { PATIENCE_MS } from '../testing/patience.js';
 import { createRateLimiter } from './rate-limit.js';
 import { startServer, type RunningServer } from './server.js';
 import { CERTIFICATE_FILE, ensureCertificate } from './tls.js';
+import { httpsCall, type HttpsCallOptions, type HttpsReply } from './testing/https-call.js';
 
 const dirs: string[] = [];
 const NAMES = ['127.0.0.1', 'localhost', 'anima-test.local'];
@@ -54,48 +54,10 @@ afterAll(() => {
 
 const certificate = () => JSON.parse(fs.readFileSync(path.join(host.dataDir, CERTIFICATE_FILE), 'utf8')) as { cert: string; key: string; names: string[] };
 
-interface Reply {
-  status: number;
-  headers: IncomingMessage['headers'];
-  body: string;
-  json: () => unknown;
-  fingerprint: string;
-}
-
-/** An HTTPS request to the LAN listener that trusts its certificate (as a paired phone does). */
-function lan(
-  method: string,
-  urlPath: string,
-  opts: { token?: string; body?: unknown; headers?: Record<string, string>; trust?: boolean } = {},
-): Promise<Reply> {
-  const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-  const headers: Record<string, string> = { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...opts.headers };
-  if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: '127.0.0.1',
-        port: server.lan!.port,
-        method,
-        path: urlPath,
-        headers,
-        agent: false,
-        ...(opts.trust === false ? {} : { ca: certificate().cert, servername: 'localhost' }),
-      },
-      (res) => {
-        const fingerprint = (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256;
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text, json: () => JSON.parse(text), fingerprint });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+/** An HTTPS request to the LAN listener that trusts its certificate (as a paired phone does), unless `trust` is false. */
+function lan(method: string, urlPath: string, opts: HttpsCallOptions & { trust?: boolean } = {}): Promise<HttpsReply> {
+  const trusted = opts.trust === false ? {} : { ca: certificate().cert, servername: 'localhost' };
+  return httpsCall({ host: '127.0.0.1', port: server.lan!.port, ...trusted }, method, urlPath, opts);
 }
 
 /** An event stream on the LAN listener: resolves once `hello` arrived; `closed` when the server ends it. */
