@@ -23,12 +23,12 @@ import { useApp } from '../../stores/app.js';
 import { useConversations } from '../../stores/conversations.js';
 import { useMemories } from '../../stores/memories.js';
 import { formatBytes } from '../../stores/models.js';
+import { FolderForm } from './FolderForm.js';
 import '../../styles/settings/backups.css';
 
 export function BackupsPanel() {
   const { t } = useTranslation();
   const titleId = useId();
-  const folderId = useId();
   const scheduleId = useId();
   const keepId = useId();
   const [state, setState] = useState<BackupsState | null>(null);
@@ -228,42 +228,22 @@ export function BackupsPanel() {
         <div className="backups-folder" data-testid="backups-folder">
           <h4 className="backups-subhead">{t('backups.folderTitle')}</h4>
           <p className="help">{t('backups.folderHelp')}</p>
-          <form
+          <FolderForm
             className="backups-folder-row"
-            onSubmit={(e) => {
-              e.preventDefault();
-              void run(() => api().call('backups.setFolder', { folder: folder.trim() || null }));
+            testId="backups-folder"
+            words={{
+              label: t('backups.folderLabel'),
+              placeholder: t('backups.folderPlaceholder'),
+              save: t('backups.folderSave'),
+              stop: t('backups.folderClear'),
             }}
-          >
-            <label className="visually-hidden" htmlFor={folderId}>
-              {t('backups.folderLabel')}
-            </label>
-            <input
-              id={folderId}
-              className="input mono"
-              value={folder}
-              placeholder={t('backups.folderPlaceholder')}
-              onChange={(e) => setFolder(e.target.value)}
-              spellCheck={false}
-              data-testid="backups-folder-input"
-            />
-            <button type="submit" className="button" disabled={busy} data-testid="backups-folder-save">
-              {t('backups.folderSave')}
-            </button>
-            {settings.folder ? (
-              <button
-                type="button"
-                className="button"
-                disabled={busy}
-                onClick={() => {
-                  setFolder('');
-                  void run(() => api().call('backups.setFolder', { folder: null }));
-                }}
-              >
-                {t('backups.folderClear')}
-              </button>
-            ) : null}
-          </form>
+            folder={folder}
+            onFolderChange={setFolder}
+            busy={busy}
+            inUse={!!settings.folder}
+            onSave={(next) => void run(() => api().call('backups.setFolder', { folder: next }))}
+            onStop={() => void run(() => api().call('backups.setFolder', { folder: null }))}
+          />
           {state?.folderProblem ? (
             <p className="help backups-problem" role="alert">
               {state.folderProblem}

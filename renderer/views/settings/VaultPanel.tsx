@@ -10,13 +10,13 @@ import { Icon } from '../../components/Icon.js';
 import { useBusy } from '../../components/useEditor.js';
 import { currentLocale } from '../../i18n/index.js';
 import { useMemories } from '../../stores/memories.js';
+import { FolderForm } from './FolderForm.js';
 import { SwitchField } from './SwitchField.js';
 import '../../styles/settings/vault.css';
 
 export function VaultPanel() {
   const { t } = useTranslation();
   const titleId = useId();
-  const folderId = useId();
   const switchId = useId();
   const [state, setState] = useState<VaultState | null>(null);
   const [folder, setFolder] = useState('');
@@ -91,44 +91,21 @@ export function VaultPanel() {
         {t('vault.title')}
       </h3>
       <p className="help data-intro">{t('vault.intro')}</p>
-      <form
+      <FolderForm
         className="vault-folder-row"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const next = folder.trim() || null;
-          void run(() => api().call('vault.configure', { folder: next, keepInStep: next ? (settings?.keepInStep ?? false) : false }));
+        testId="vault-folder"
+        words={{ label: t('vault.folderLabel'), placeholder: t('vault.folderPlaceholder'), save: t('vault.save'), stop: t('vault.clear') }}
+        folder={folder}
+        onFolderChange={setFolder}
+        busy={busy}
+        canSave={!!folder.trim() && folder.trim() !== saved}
+        inUse={!!saved}
+        onSave={(next) => void run(() => api().call('vault.configure', { folder: next, keepInStep: next ? (settings?.keepInStep ?? false) : false }))}
+        onStop={() => {
+          setReport(null);
+          void run(() => api().call('vault.configure', { folder: null, keepInStep: false }));
         }}
-      >
-        <label className="visually-hidden" htmlFor={folderId}>
-          {t('vault.folderLabel')}
-        </label>
-        <input
-          id={folderId}
-          className="input mono"
-          value={folder}
-          placeholder={t('vault.folderPlaceholder')}
-          onChange={(e) => setFolder(e.target.value)}
-          spellCheck={false}
-          data-testid="vault-folder-input"
-        />
-        <button type="submit" className="button" disabled={busy || !folder.trim() || folder.trim() === saved} data-testid="vault-folder-save">
-          {t('vault.save')}
-        </button>
-        {saved ? (
-          <button
-            type="button"
-            className="button"
-            disabled={busy}
-            onClick={() => {
-              setFolder('');
-              setReport(null);
-              void run(() => api().call('vault.configure', { folder: null, keepInStep: false }));
-            }}
-          >
-            {t('vault.clear')}
-          </button>
-        ) : null}
-      </form>
+      />
       {saved ? (
         <>
           <SwitchField
