@@ -4,40 +4,21 @@
 // with its schedule and retention.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BackupProgress } from '../../shared/api/backups.js';
 import type { Host } from '../host/types.js';
 import { SelfLayer } from '../companion/self-layer.js';
 import { openDatabase } from '../db/open.js';
 import { HostEvents } from '../events/events.js';
 import { SettingsStore } from '../settings/settings.js';
-import { dbTemplate, startTestHost, tempDataDir } from '../testing/host.js';
+import { dbTemplate } from '../testing/host.js';
 import { rejection } from '../testing/rejection.js';
+import { useBackupHosts } from './testing/hosts.js';
 import { nightlyManifestDir, writeCopy } from './copies.js';
 import { BackupService } from './service.js';
 import { JOURNAL_FILE } from './switch.js';
 
-const dirs: string[] = [];
-const hosts: Host[] = [];
-const scratch = (prefix = 'anima-backups-') => {
-  const d = tempDataDir(prefix);
-  dirs.push(d);
-  return d;
-};
-const open = async (dataDir: string, now?: () => Date) => {
-  const host = await startTestHost({ dataDir, backups: { tickMs: 0 }, sleep: { tickMs: 0 }, ...(now ? { now } : {}) });
-  hosts.push(host);
-  return host;
-};
-const close = async (host: Host) => {
-  hosts.splice(hosts.indexOf(host), 1);
-  await host.close();
-};
-
-afterAll(async () => {
-  await Promise.all(hosts.map((h) => h.close().catch(() => {})));
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const { scratch, open, close } = useBackupHosts('anima-backups-');
 
 /** What a person would notice: conversation titles, active memories, the identity block. */
 async function snapshot(host: Host) {
@@ -143,8 +124,7 @@ describe('backups and restore', () => {
 
     // A disk without room for the restored copy beside the current data: refused before anything is written.
     fs.writeFileSync(file, whole);
-    const full = await startTestHost({ dataDir, backups: { tickMs: 0 }, sleep: { tickMs: 0 }, freeBytes: () => 10 * 1024 * 1024 });
-    hosts.push(full);
+    const full = await open(dataDir, { freeBytes: () => 10 * 1024 * 1024 });
     const err = await rejection(full.api['backups.restore']({ id: copy!.id }), 'invalid_input');
     expect(err.message).toMatch(/not enough room on the disk: about \d+ MB are needed and 10 MB are free\. Nothing was changed\.$/);
     expect(await snapshot(full)).toEqual(now);

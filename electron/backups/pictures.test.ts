@@ -7,39 +7,20 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { solidPng } from '../../e2e/fake-llm/images.js';
 import { IMAGE_CHUNK_BYTES, type ImageRef } from '../../shared/api/attachments.js';
 import type { Host } from '../host/types.js';
 import { attachmentsDir } from '../attachments/store.js';
 import { avatarDir } from '../companion/avatar.js';
 import { Conversations } from '../conversations/conversations.js';
-import { openTestDatabase, startTestHost, tempDataDir, TEST_ENGINE } from '../testing/host.js';
+import { openTestDatabase, TEST_ENGINE } from '../testing/host.js';
 import { rejection } from '../testing/rejection.js';
+import { useBackupHosts } from './testing/hosts.js';
 import { readManifest, type CopyManifest } from './copies.js';
 import { JOURNAL_FILE } from './switch.js';
 
-const dirs: string[] = [];
-const hosts: Host[] = [];
-const scratch = (prefix = 'anima-pictures-') => {
-  const d = tempDataDir(prefix);
-  dirs.push(d);
-  return d;
-};
-const open = async (dataDir: string) => {
-  const host = await startTestHost({ dataDir, backups: { tickMs: 0 }, sleep: { tickMs: 0 } });
-  hosts.push(host);
-  return host;
-};
-const close = async (host: Host) => {
-  hosts.splice(hosts.indexOf(host), 1);
-  await host.close();
-};
-
-afterAll(async () => {
-  await Promise.all(hosts.map((h) => h.close().catch(() => {})));
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const { scratch, removeAfterAll, open, close } = useBackupHosts('anima-pictures-');
 
 async function upload(host: Host, bytes: Buffer): Promise<ImageRef> {
   let uploadId: string | undefined;
@@ -202,7 +183,7 @@ describe.skipIf(TEST_ENGINE === 'postgres')('safety copies keep the pictures', (
       ctx.skip();
       return;
     }
-    dirs.push(other);
+    removeAfterAll(other);
     const dataDir = scratch();
     const { host, image } = await withPictures(dataDir, [250, 200, 0]);
     await host.api['backups.setFolder']({ folder: other });
@@ -224,8 +205,7 @@ describe.skipIf(TEST_ENGINE === 'postgres')('safety copies keep the pictures', (
     await close(host);
     // Pictures from the other disk are copied in: without room for them, refused before anything changes.
     let asked = 0;
-    const tight = await startTestHost({ dataDir, backups: { tickMs: 0 }, sleep: { tickMs: 0 }, freeBytes: () => (asked++ === 0 ? 1e12 : 10 * 1024 * 1024) });
-    hosts.push(tight);
+    const tight = await open(dataDir, { freeBytes: () => (asked++ === 0 ? 1e12 : 10 * 1024 * 1024) });
     fs.rmSync(path.join(attachmentsDir(dataDir), image.id));
     const entries = ls(dataDir);
     const err = await rejection(tight.api['backups.restore']({ id: first!.id }), 'invalid_input');
