@@ -98,6 +98,17 @@ async function answer(prompt: string): Promise<unknown> {
 }
 
 describe('sleepResponder', () => {
+  it('lists no weekday or month among a memory’s names, as a model would not', async () => {
+    const prompt = [
+      `${TASK_PREFIX}light-sleep`,
+      '',
+      conversationHeading('c1', 'Mara — a new cat', '2023-06-05'),
+      transcriptLine('m1', '2023-06-05 18:02', 'Mara', 'I adopted a grey cat called Pixel from the shelter on Saturday, the first weekend of June.'),
+    ].join('\n');
+    const parsed = lightSleepAnswer.parse(await answer(prompt));
+    expect(parsed.memories.map((m) => m.entities)).toEqual([['Mara', 'Pixel']]);
+  });
+
   it('answers light sleep with memories, one anchor per conversation and day, imprints and a narrative per day', async () => {
     const { prompt, refs } = lightSleepPrompt();
     const parsed = lightSleepAnswer.parse(await answer(prompt));

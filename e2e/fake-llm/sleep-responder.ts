@@ -272,14 +272,19 @@ function topWords(texts: string[], n: number): string[] {
     .map(([w]) => w);
 }
 
-/** Capitalised names in a text that are not just the first word of a sentence (and not "I"). */
+/** Capitalised but no one and nowhere: a model lists no weekday or month as a name ("on Saturday", "in June"). */
+const WEEKDAYS = 'monday tuesday wednesday thursday friday saturday sunday';
+const MONTHS = 'january february march april may june july august september october november december';
+const CALENDAR = new Set(`${WEEKDAYS} ${MONTHS}`.split(' '));
+
+/** Capitalised names in a text that are not just the first word of a sentence (and not "I", a weekday or a month). */
 function entitiesOf(text: string, speaker: string): string[] {
   const found: string[] = [speaker];
   const re = /(^|[.!?]\s+|\s)([A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)*)/g;
   for (const m of text.matchAll(re)) {
     const sentenceStart = m[1] === '' || /[.!?]/.test(m[1]!);
     const name = m[2]!.replace(/'s$/, '');
-    if (sentenceStart || name === 'I' || /^I'/.test(name) || STOP.has(name.toLowerCase())) continue;
+    if (sentenceStart || name === 'I' || /^I'/.test(name) || STOP.has(name.toLowerCase()) || CALENDAR.has(name.toLowerCase())) continue;
     if (!found.includes(name)) found.push(name);
   }
   return found

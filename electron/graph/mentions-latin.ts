@@ -59,6 +59,11 @@ const STOP = set(`
   remember consider make sure try keep use avoid check find look get take have do be let
 `);
 
+/** Whether a word is on the list of words that are never a name on their own (any case). */
+export function isLatinStopWord(word: string): boolean {
+  return STOP.has(word.trim().toLowerCase());
+}
+
 /** Capitalised at a sentence start and nothing more (also never the first word of a name there). */
 const STARTERS = set(`
   the a an and but or so if when what why how where who which that this these those there here then now just

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectMentions, detectMentionsAsync, isPlausibleName } from './mentions.js';
+import { detectMentions, detectMentionsAsync, isPlausibleName, isRefusedName } from './mentions.js';
 
 const found = (text: string) => detectMentions(text).map((m) => `${m.kind}:${m.name}`);
 
@@ -96,5 +96,16 @@ describe('isPlausibleName', () => {
     expect(isPlausibleName('王')).toBe(false);
     expect(isPlausibleName('Ana')).toBe(true);
     expect(isPlausibleName('王芳')).toBe(true);
+  });
+});
+
+describe('isRefusedName', () => {
+  it('refuses what the mention rules never take for a name on its own, in any case, and nothing that is a name', () => {
+    for (const word of ['Saturday', 'saturday', 'January', 'December', 'Christmas', 'Tonight', 'English', 'You', 'Mom', ' Sunday ', '王', '...']) {
+      expect(isRefusedName(word), word).toBe(true);
+    }
+    for (const name of ['Ana', 'Lisbon', 'Saturday Market', 'June Carter', 'Nimbus Labs', '王芳']) expect(isRefusedName(name), name).toBe(false);
+    // The mention rules agree: a weekday or a month alone is never found as a name.
+    expect(found('We met Ana on Saturday in January.')).toEqual(['person:Ana']);
   });
 });

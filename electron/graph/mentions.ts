@@ -16,7 +16,7 @@
 // Cost, measured on 2,011 LongMemEval turns (median ~1,000 characters): see docs/mentions.md.
 // Both libraries load on first use (compromise ~0.35 s, jieba's dictionary ~0.2 s), never at import.
 import { createRequire } from 'node:module';
-import { latinMentions, latinSelfNames, type Dictionary, type Lexicon, type MentionKind } from './mentions-latin.js';
+import { isLatinStopWord, latinMentions, latinSelfNames, type Dictionary, type Lexicon, type MentionKind } from './mentions-latin.js';
 
 export type { MentionKind };
 
@@ -211,6 +211,15 @@ export function isPlausibleName(name: string): boolean {
   const letters = n.replace(/[^\p{L}]/gu, '');
   if (letters.length < 2) return false;
   return true;
+}
+
+/**
+ * A name the mention rules refuse on its own — a weekday or month, a holiday, a pronoun, a greeting,
+ * a language, a kinship word alone — or one that is no plausible name at all: nothing to write about
+ * as someone or somewhere, whatever a model listed.
+ */
+export function isRefusedName(name: string): boolean {
+  return !isPlausibleName(name) || isLatinStopWord(name);
 }
 
 // ---- Latin script ----

@@ -18,6 +18,7 @@ import { runCycle, type SleepStep } from './dag.js';
 import {
   conversationHeading,
   dreamAnswer,
+  ENTITY_HEADING,
   entityHeading,
   lightSleepAnswer,
   memoryLine,
@@ -455,6 +456,24 @@ describe('the night budget and the profile call', () => {
       expect.objectContaining({ id: before, status: 'superseded', superseded_by: after }),
       expect.objectContaining({ id: after, status: 'active', superseded_by: null, content: expect.stringContaining('Miso') }),
     ]);
+  });
+
+  it('profiles no weekday, month or pronoun a model listed as a name; the person themself still gets one', async () => {
+    await deps.store.create({
+      type: 'experience',
+      content: 'Ines took you to the flea market on Saturday, as every June.',
+      entityNames: ['Ines', 'Saturday', 'June', 'You'],
+      source: 'user',
+      actor: 'person',
+    });
+    const night = await runCycle(db, [{ ...deepSleepStep(deps, modelForRun(deps)), dependsOn: [] }], { sleepDay: day(33), trigger: 'manual' });
+    expect(night.status).toBe('done');
+    const [call] = (await db.query<{ prompt: string }>(`SELECT prompt FROM auto_llm_runs WHERE run_id = $1 AND purpose = 'deep-sleep:profiles'`, [night.runId]))
+      .rows;
+    const listed = [...call!.prompt.matchAll(new RegExp(ENTITY_HEADING.source, 'gm'))].map((m) => m[2]);
+    expect(listed.sort()).toEqual(['Ines', 'You']);
+    const profiled = await db.query<{ name: string }>(`SELECT name FROM entities WHERE profile_memory_id IS NOT NULL ORDER BY name`);
+    expect(profiled.rows.map((r) => r.name)).toEqual(['Ines', 'You']);
   });
 });
 

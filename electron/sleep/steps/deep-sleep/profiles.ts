@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../../../shared/api.js';
 import { estimateTokens } from '../../../llm/context.js';
+import { isRefusedName } from '../../../graph/mentions.js';
 import { nameKey } from '../../../graph/names.js';
 import { newestFacts, profileCandidates, profileMemoryIds } from '../../../graph/profiles.js';
 import type { EntityKind } from '../../../graph/store.js';
@@ -100,6 +101,9 @@ async function entitiesWithNewFacts(deps: SleepStepDeps, start: number, top: num
   }
   const candidates: ProfileTarget[] = [];
   for (const e of await profileCandidates(deps.db, [...factsOf.keys()])) {
+    // A weekday, a month, a pronoun is no one to profile, even when a model listed it as a name (the
+    // person's own entity is called "You", and is the one exception).
+    if (e.kind !== 'user' && isRefusedName(e.name)) continue;
     const fresh = (factsOf.get(e.id) ?? []).filter((m) => m > (e.profileMemoryId ?? 0));
     if (fresh.length) candidates.push({ id: e.id, name: e.name, kind: e.kind, linked: e.profileMemoryId, current: null, fresh });
   }
