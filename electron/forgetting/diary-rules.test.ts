@@ -57,6 +57,15 @@ describe('a forget and the diary', () => {
     expect(await hidden([anchor, dream, otherThings, elsewhereLoosely, elsewhereVerbatim])).toEqual([anchor, dream, elsewhereVerbatim]);
   });
 
+  it('in Chinese too', async () => {
+    const [m1] = messages(1);
+    const saved = await fact('用户住在上海。', [m1!]);
+    const saysIt = await block('anchor', '今天和用户聊了很久，她说她住在上海，很喜欢那里的秋天。', [m1!], '2025-03-07');
+    const otherThings = await block('imprint', '今天和用户聊了她的工作。', [m1!], '2025-03-07');
+    await store.forget(saved.memory.id, 'person');
+    expect(await hidden([saysIt, otherThings])).toEqual([saysIt]);
+  });
+
   it('a forget by the companion (on the person’s word) hides them too; a block two forgets hide comes back when both are undone', async () => {
     const [m1, m2] = messages(2);
     const peanuts = await fact('Mara is allergic to peanuts.', [m1!]);
