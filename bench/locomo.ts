@@ -18,7 +18,7 @@
 // --tune JSON: recall's internal options (RecallInternals: neighbourShare, neighbourMode, …) as one
 // object or a list of them; after the run with the defaults, each is measured too and printed as one
 // line (recall@10 cat 1–4 and per category). For choosing weights (docs/recall-tuning.md); the JSON
-// output is the defaults' run.
+// output is the defaults' run. `--tune @FILE` reads the JSON from FILE (variants too long for a command line).
 // DIR defaults to ../shared/bench/locomo/dev. --graph-walk defaults to the app's default
 // (GRAPH_WALK_DEFAULT, electron/memory/recall/index.ts), --graph-weight to GRAPH_WEIGHT (fusion.ts).
 // --embed-model: a transformers.js model folder (as the model manager installs them under
@@ -151,7 +151,8 @@ if (embedModelArg !== undefined) {
 let tuneVariants: Record<string, unknown>[] = [];
 if (values.tune !== undefined) {
   try {
-    const parsed: unknown = JSON.parse(String(values.tune));
+    const tune = String(values.tune);
+    const parsed: unknown = JSON.parse(tune.startsWith('@') ? fs.readFileSync(tune.slice(1), 'utf8') : tune);
     tuneVariants = (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
     if (!tuneVariants.every((v) => v && typeof v === 'object' && !Array.isArray(v))) throw new Error('expected objects');
   } catch (err) {
@@ -578,7 +579,8 @@ if (tuned.length) {
       .join(', ')}]  ${name}`;
   console.log('\n--tune: R@10 cat 1–4 [per category]');
   console.log(line('defaults', without));
-  for (const [variant, r] of tuned) console.log(line(JSON.stringify(variant), r));
+  // A variant may name itself ("label"): one whose lists are long prints that instead of itself.
+  for (const [variant, r] of tuned) console.log(line(JSON.stringify(variant.label ?? variant), r));
 }
 const p50 = queryMs.length ? percentile(queryMs, 50) : 0;
 const p95 = queryMs.length ? percentile(queryMs, 95) : 0;

@@ -25,6 +25,13 @@ export const NEIGHBOUR_SHARE = 0.5;
  * turn is matched by its own words; a short chat turn needs its neighbours. docs/recall-tuning.md.
  */
 export const NEIGHBOUR_FULL_LENGTH = 50;
+/**
+ * The session branch also searches each query word's related words (related-words.json: its 5 nearest
+ * words by GloVe word vectors among the 30k most frequent, built by scripts/build-related-words.ts),
+ * each at this weight against the query's own words' 1: the question's words are often not the turn's
+ * ("kids" / "children"). Chosen on both dev sets together, docs/recall-tuning.md ("Related words").
+ */
+export const RELATED_WORD_WEIGHT = 0.08;
 /** A turn whose speaker the query names scores × (1 + this). */
 export const SPEAKER_BOOST = 0.5;
 /**
@@ -94,6 +101,26 @@ function sessionHop(hits: ScoredSlot[], index: LexicalIndex, share: number, seed
   });
   out.sort((a, b) => b.score - a.score || b.key - a.key);
   return out.slice(0, depth);
+}
+
+/** The table of related words (related-words.json), read on the first search that uses it. */
+let relatedWordTable: Promise<Record<string, string>> | null = null;
+
+function relatedWords(): Promise<Record<string, string>> {
+  relatedWordTable ??= import('./related-words.json').then((m) => (m.default as { words: Record<string, string> }).words);
+  return relatedWordTable;
+}
+
+/** The lexemes of the query words' related words that are not the query's own, each at `weight`. */
+async function relatedLexemes(db: Database, p: Prepared, weight: number): Promise<Map<string, number>> {
+  const weights = new Map<string, number>();
+  if (!(weight > 0)) return weights;
+  const table = await relatedWords();
+  const words = [...new Set(p.q.positiveWords.flatMap((w) => (Object.hasOwn(table, w) ? table[w]!.split(' ') : [])))];
+  if (!words.length) return weights;
+  const own = new Set(p.lexemes);
+  for (const lexemes of (await lexemesOfWords(db, words)).values()) for (const l of lexemes) if (!own.has(l)) weights.set(l, weight);
+  return weights;
 }
 
 /** The trigram branch looks at most at this many unknown words (the longest)… */
@@ -285,7 +312,10 @@ export function plan(
             depth,
             o.sessionHopLength ?? 0,
           );
-        if (q.plainOr) return s.index.search(p.lexemes, searchOpts);
+        if (q.plainOr) {
+          const related = await relatedLexemes(db, p, o.relatedWordWeight ?? RELATED_WORD_WEIGHT);
+          return related.size ? s.index.search([...p.lexemes, ...related.keys()], { ...searchOpts, weights: related }) : s.index.search(p.lexemes, searchOpts);
+        }
         const rows = await db.query<{ key: number }>(
           `SELECT m.seq::float8 AS key FROM messages m
            WHERE m.content_fts @@ to_tsquery('english', $1) AND m.replaced_by IS NULL AND m.status <> 'streaming' ${convFilter}

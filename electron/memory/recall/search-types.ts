@@ -92,6 +92,8 @@ export interface RecallInternals {
   sessionHopSeeds?: number;
   /** Turn length (lexemes) past which the hop's share shrinks, as the neighbour share does (0: never; measurement). */
   sessionHopLength?: number;
+  /** Weight of a query word's related words in the session branch (default RELATED_WORD_WEIGHT, candidates.ts; 0 = off; measurement). */
+  relatedWordWeight?: number;
   /** The calendar's offset from UTC in minutes (default: this machine's at `now`); the benches' dates are UTC. */
   timeOffsetMinutes?: number;
 }
