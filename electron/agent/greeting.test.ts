@@ -4,7 +4,7 @@
 // since the night, and two asks at once give one message.
 import { describe, expect, it } from 'vitest';
 import { findTask } from '../../e2e/fake-llm/sleep-responder.js';
-import type { ApiEvents, Message } from '../../shared/api.js';
+import type { ApiEvents, Memory, Message } from '../../shared/api.js';
 import { nextEvent } from '../testing/host.js';
 import type { Host } from '../host/types.js';
 import {
@@ -107,6 +107,28 @@ describe('the companion speaks first', () => {
     } finally {
       await closeHost(o);
     }
+  });
+
+  it("tells of the night's memories as they stand now: not one forgotten since, and a corrected one as corrected", async () => {
+    morningModel();
+    await onLongTalk(async (o, conversationId) => {
+      await night(o.host);
+      const { items } = await o.host.api['memories.list']({ limit: 200 });
+      const written = items.filter((m) => m.source === 'light-sleep' || m.source === 'deep-sleep');
+      expect(written.length).toBeGreaterThanOrEqual(2);
+      const [forgotten, corrected] = written as [Memory, Memory];
+      await o.host.api['memories.forget']({ id: forgotten.id });
+      const correction = 'Joana moved to Braga in the end, not to Porto.';
+      await o.host.api['memories.update']({ id: corrected.id, content: correction });
+      fake.requests.length = 0;
+      await greeted(o.host, conversationId);
+      const turns = (chatRequests()[0]!.body as { messages: { role: string; content: string }[] }).messages;
+      const note = turns.at(-1)!.content;
+      expect(note).toContain('What I kept from our days:');
+      expect(note).toContain(`- ${correction}`);
+      expect(note).not.toContain(forgotten.content.trim());
+      expect(note).not.toContain(corrected.content.trim());
+    });
   });
 
   it('two asks at once give one message', async () => {

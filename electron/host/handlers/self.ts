@@ -25,7 +25,10 @@ async function lastNight(s: HostServices): Promise<LastNight | null> {
   const d = await digest(s.db, s.memories, run.sleepDay);
   if (!d || d.runId !== run.id) return night;
   night.digest = d.summary;
-  night.memories = [...d.added, ...d.changed].filter((c) => c.undoneBy === null).map((c) => c.text);
+  night.memories = await asTheyStandNow(
+    s,
+    [...d.added, ...d.changed].filter((c) => c.undoneBy === null).map((c) => c.memoryId),
+  );
   // This night's diary: the newest narratives and anchors, as many as the digest counted (light sleep writes on the days the talk was on).
   const days = await diaryDays(s.db, { limit: 7 });
   const newest = (blocks: DiaryBlock[], n: number) => blocks.sort((a, b) => b.id - a.id).slice(0, n);
@@ -40,6 +43,21 @@ async function lastNight(s: HostServices): Promise<LastNight | null> {
     ),
   ].map((b) => b.body);
   return night;
+}
+
+/**
+ * The memories the night wrote, as they stand now: the greeting is a model call like any other, so a
+ * memory the person forgot since the night never reaches it, and one they corrected reaches it as
+ * corrected (its active version's words, not the words the night wrote).
+ */
+async function asTheyStandNow(s: HostServices, memoryIds: number[]): Promise<string[]> {
+  const current = await Promise.all([...new Set(memoryIds)].map((id) => s.memories.activeVersionOf(id)));
+  const ids = [...new Set(current.filter((id): id is number => id !== null))];
+  const byId = new Map((await s.memories.getMany(ids)).map((m) => [m.id, m]));
+  return ids.flatMap((id) => {
+    const m = byId.get(id);
+    return m && m.status === 'active' ? [m.content] : [];
+  });
 }
 
 export const selfHandlers = (s: HostServices): DomainHandlers<'self'> => {
