@@ -32,6 +32,13 @@ export const NEIGHBOUR_FULL_LENGTH = 50;
  * ("kids" / "children"). Chosen on both dev sets together, docs/recall-tuning.md ("Related words").
  */
 export const RELATED_WORD_WEIGHT = 0.08;
+/**
+ * A related word held by more than this many of the searched turns is left out (SearchOptions
+ * weightedMaxDf): walking the postings of the common ones doubled recall's time at 100k messages.
+ * No dev set's conversation is that long, and a cap relative to the turns searched lost there (both
+ * measured in docs/recall-tuning.md, "Related words"): it bounds the cost of a long history only.
+ */
+export const RELATED_WORD_MAX_DF = 1000;
 /** A turn whose speaker the query names scores × (1 + this). */
 export const SPEAKER_BOOST = 0.5;
 /**
@@ -314,7 +321,13 @@ export function plan(
           );
         if (q.plainOr) {
           const related = await relatedLexemes(db, p, o.relatedWordWeight ?? RELATED_WORD_WEIGHT);
-          return related.size ? s.index.search([...p.lexemes, ...related.keys()], { ...searchOpts, weights: related }) : s.index.search(p.lexemes, searchOpts);
+          return related.size
+            ? s.index.search([...p.lexemes, ...related.keys()], {
+                ...searchOpts,
+                weights: related,
+                weightedMaxDf: o.relatedMaxDf ?? RELATED_WORD_MAX_DF,
+              })
+            : s.index.search(p.lexemes, searchOpts);
         }
         const rows = await db.query<{ key: number }>(
           `SELECT m.seq::float8 AS key FROM messages m

@@ -73,6 +73,11 @@ export interface SearchOptions {
   /** A lexeme's contribution × its weight (default 1): the trigram branch's similarities. */
   weights?: ReadonlyMap<string, number>;
   /**
+   * A weighted lexeme (one in `weights`) held by more than this many of the scope's docs is left out:
+   * its postings are the longest to walk, for a word at a small weight.
+   */
+  weightedMaxDf?: number;
+  /**
    * The time the query names (time-window.ts): a slot whose time (put's `time`) lies in [from, to)
    * scores × inside, one with a time outside it × outside; a slot without a time is left as it is.
    */
@@ -381,9 +386,11 @@ export class LexicalIndex {
       if (!p) continue;
       // Document frequency within the scope (idf of the collection searched): counted over the
       // postings for a scope, kept up to date for the whole index (liveDf).
-      const df = scope ? this.df(lexeme, scope) : this.liveDf(lexeme, p);
-      if (df === 0) continue;
-      const idf = Math.log(1 + (N - df + 0.5) / (df + 0.5)) * (o.weights?.get(lexeme) ?? 1);
+      const weight = o.weights?.get(lexeme);
+      const cap = weight !== undefined && o.weightedMaxDf !== undefined ? o.weightedMaxDf : Infinity;
+      const df = scope ? this.df(lexeme, scope, cap + 1) : this.liveDf(lexeme, p);
+      if (df === 0 || df > cap) continue;
+      const idf = Math.log(1 + (N - df + 0.5) / (df + 0.5)) * (weight ?? 1);
       const docs = p.docs;
       const tfs = p.tfs;
       for (let i = 0; i < docs.length; i++) {

@@ -62,6 +62,19 @@ describe('LexicalIndex', () => {
     expect(withNeighbours[1]!.score).toBeCloseTo(withNeighbours[0]!.score * 0.5, 10);
   });
 
+  it('leaves out a weighted lexeme held by more docs than weightedMaxDf, and only a weighted one', () => {
+    const index = small();
+    const related = new Map([['garden', 0.1]]);
+    // 'garden' (3 docs) as a related word: searched under a cap of 3, left out under a cap of 2.
+    expect(index.search(['tomato', 'garden'], { limit: 10, weights: related, weightedMaxDf: 3 }).map((h) => h.key)).toEqual([1, 3, 4]);
+    expect(index.search(['tomato', 'garden'], { limit: 10, weights: related, weightedMaxDf: 2 }).map((h) => h.key)).toEqual([1]);
+    // The query's own words (no weight) are never left out.
+    expect(index.search(['garden'], { limit: 10, weightedMaxDf: 1 }).map((h) => h.key)).toEqual([3, 4, 1]);
+    // Within a scope, the docs counted are the scope's: conversation 0 holds 'garden' twice.
+    const scope = new Uint8Array([1, 0]);
+    expect(index.search(['tomato', 'garden'], { limit: 10, scope, weights: related, weightedMaxDf: 2 }).map((h) => h.key)).toEqual([1, 3]);
+  });
+
   it('takes the better neighbour’s share, not both: a turn between two matches does not outrank them', () => {
     // A reply (2) between two turns on the topic (1, 3), each matching the query once, with no word of it itself.
     const index = new LexicalIndex();

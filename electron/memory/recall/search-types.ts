@@ -94,6 +94,8 @@ export interface RecallInternals {
   sessionHopLength?: number;
   /** Weight of a query word's related words in the session branch (default RELATED_WORD_WEIGHT, candidates.ts; 0 = off; measurement). */
   relatedWordWeight?: number;
+  /** A related word held by more than this many of the searched turns is left out (default RELATED_WORD_MAX_DF, candidates.ts; measurement). */
+  relatedMaxDf?: number;
   /** The calendar's offset from UTC in minutes (default: this machine's at `now`); the benches' dates are UTC. */
   timeOffsetMinutes?: number;
 }
