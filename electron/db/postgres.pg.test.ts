@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { PGlite } from '@electric-sql/pglite';
 import { ApiError } from '../../shared/api.js';
-import { PATIENCE_MS } from '../testing/patience.js';
+import { waitUntil } from '../testing/patience.js';
 import { rejection } from '../testing/rejection.js';
 import { startTestHost, tempDataDir, testPostgresUrl } from '../testing/host.js';
 import { backgroundConnection, engineOf, type Database } from './database.js';
@@ -197,15 +197,6 @@ describe.skipIf(!!skip)('PostgreSQL as the store', () => {
     }
   });
 
-  /** Polls `condition` until it holds (bounded by PATIENCE_MS). */
-  async function until(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
-    const deadline = Date.now() + PATIENCE_MS;
-    while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
   it("runs the host's statements beside a background transaction, and never two transactions at once", async () => {
     const where = await testPostgresUrl();
     const d = await openPostgres(where);
@@ -237,7 +228,7 @@ describe.skipIf(!!skip)('PostgreSQL as the store', () => {
         .then(() => {
           hostDone = true;
         });
-      await until(
+      await waitUntil(
         async () => (await admin.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rows.length === 1,
         "the host's transaction waiting for the background one",
       );
@@ -262,7 +253,7 @@ describe.skipIf(!!skip)('PostgreSQL as the store', () => {
     try {
       await bg.exec('CREATE TABLE notes (a int)');
       await terminate(d);
-      await until(() => d.lost, 'the host connection to notice the drop');
+      await waitUntil(() => d.lost, 'the host connection to notice the drop');
       // Another Anima may hold the database now: the background connection refuses, in words.
       const refused = await rejection(bg.query('INSERT INTO notes VALUES (1)'), 'internal');
       expect(refused.message).toMatch(/was lost/);

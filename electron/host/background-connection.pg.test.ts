@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestHost, tempDataDir, testPostgresUrl } from '../testing/host.js';
-import { PATIENCE_MS } from '../testing/patience.js';
+import { waitUntil } from '../testing/patience.js';
 
 const skip = inject('postgresSkip');
 if (skip) console.log(`background-connection.pg.test: skipped — ${skip}.`);
@@ -30,27 +30,19 @@ describe.skipIf(!!skip)("a host on PostgreSQL: the graph's recording on a connec
     return r.rows[0]!.n;
   }
 
-  async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
-    const deadline = Date.now() + PATIENCE_MS;
-    while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-
   it('records mentions on a second session, and closes both with the host', async () => {
     const url = await testPostgresUrl();
     const database = new URL(url).pathname.slice(1);
     const host = await startTestHost({ dataDir: tempDataDir('anima-pgbg-'), database: url });
     try {
       await host.api['memories.create']({ type: 'world', content: 'Anna moved to Brno last spring to teach music.' });
-      await until(async () => (await host.api['graph.search']({ query: 'Anna' })).length > 0, 'the memory’s mentions recorded');
+      await waitUntil(async () => (await host.api['graph.search']({ query: 'Anna' })).length > 0, 'the memory’s mentions recorded');
       expect(await sessions(database)).toBe(2);
       // The person's calls go on answering on the host's own session.
       expect((await host.api['recall.search']({ query: 'Where did Anna move?', limit: 5 })).length).toBeGreaterThan(0);
     } finally {
       await host.close();
     }
-    await until(async () => (await sessions(database)) === 0, 'both sessions gone after close');
+    await waitUntil(async () => (await sessions(database)) === 0, 'both sessions gone after close');
   });
 });

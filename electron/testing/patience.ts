@@ -8,3 +8,12 @@
 // Only for waits that end when something arrives. A negative wait ("nothing arrives within X")
 // costs its whole bound on every run: keep those short, or make them structural.
 export const PATIENCE_MS = 60_000;
+
+/** Polls `condition` until it holds; gives up, naming `what`, after PATIENCE_MS (a bound for hangs). */
+export async function waitUntil(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
+  const deadline = Date.now() + PATIENCE_MS;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -27,7 +27,7 @@ export const NEIGHBOUR_SHARE = 0.5;
 export const NEIGHBOUR_FULL_LENGTH = 50;
 /**
  * The session branch also searches each query word's related words (related-words.json: its 5 nearest
- * words by GloVe word vectors among the 30k most frequent, built by scripts/build-related-words.ts),
+ * words by GloVe word vectors among the 30k most frequent, built by scripts/build-related-words.py),
  * each at this weight against the query's own words' 1: the question's words are often not the turn's
  * ("kids" / "children"). Chosen on both dev sets together, docs/recall-tuning.md ("Related words").
  */
