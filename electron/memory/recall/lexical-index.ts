@@ -68,7 +68,7 @@ export interface SearchOptions {
    * 0 or absent: every slot receives the whole share.
    */
   neighbourLength?: number;
-  /** Slots whose field lexemes (a message's speaker) meet the query's lexemes get score × (1 + boost). */
+  /** Slots whose field lexemes (a message's speaker) meet the query's own lexemes (not the weighted ones) get score × (1 + boost). */
   fieldBoost?: number;
   /** A lexeme's contribution × its weight (default 1): the trigram branch's similarities. */
   weights?: ReadonlyMap<string, number>;
@@ -413,7 +413,8 @@ export class LexicalIndex {
     const sumNeighbours = o.neighbourMode === 'sum';
     const fullLength = o.neighbourLength && o.neighbourLength > 0 ? o.neighbourLength : Infinity;
     const boost = o.fieldBoost ?? 0;
-    const lexemeSet = boost ? new Set(unique) : null;
+    // The query's own words only: a related or look-alike word naming a speaker ("use" → "user") is no question about them.
+    const lexemeSet = boost ? new Set(unique.filter((l) => !o.weights?.has(l))) : null;
     const time = o.time ?? null;
     // The slots that matched, then their neighbours that did not (marked 2): the marks, not a Set —
     // tens of thousands of slots for a common word.

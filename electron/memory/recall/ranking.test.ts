@@ -116,6 +116,15 @@ describe('LexicalIndex', () => {
     expect(hits[1]!.score).toBe(hits[0]!.score);
   });
 
+  it('boosts no speaker a related or look-alike word names', () => {
+    const index = small();
+    // "carolin" reached only as a weighted word (a related word, a trigram look-alike): no question about Caroline.
+    const weights = new Map([['carolin', 0.08]]);
+    const hits = index.search(['water', 'carolin'], { limit: 10, neighbour: 0.5, fieldBoost: 2, weights });
+    expect(hits.map((h) => h.key)).toEqual([2, 3, 1]);
+    expect(hits.find((h) => h.key === 3)!.score).toBeCloseTo(hits[0]!.score * 0.5, 10);
+  });
+
   it('replaces and removes rows', () => {
     const index = small();
     index.put(2, 0, vec(`'garden':1`));
