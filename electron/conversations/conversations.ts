@@ -434,7 +434,8 @@ export class Conversations {
       [id],
     );
     await q.query(
-      `UPDATE conversations SET purged_at = $2, title = '', system_prompt = '', rolling_summary = '', deleted_derived = NULL
+      `UPDATE conversations SET purged_at = $2, title = '', system_prompt = '', rolling_summary = '', deleted_derived = NULL,
+              rolling_summary_set_aside = NULL, rolling_summary_set_aside_seq = NULL, rolling_summary_set_aside_at = NULL, rolling_summary_forgotten_by = NULL
         WHERE id = $1 AND deleted_at IS NOT NULL`,
       [id, at.toISOString()],
     );
@@ -484,11 +485,13 @@ export class Conversations {
   /**
    * Replaces the rolling summary with one that covers the messages through `throughSeq`. A summary
    * covering less than the stored one is ignored (a slow nap finishing after a newer one); returns
-   * whether it was saved.
+   * whether it was saved. A summary a forget set aside (forgotten-summaries.ts) is dropped: the newer
+   * one stays even if that forget is undone.
    */
   async saveRollingSummary(id: string, text: string, throughSeq: number): Promise<boolean> {
     const r = await this.db.query(
-      `UPDATE conversations SET rolling_summary = $2, rolling_summary_seq = $3, rolling_summary_at = now()
+      `UPDATE conversations SET rolling_summary = $2, rolling_summary_seq = $3, rolling_summary_at = now(),
+              rolling_summary_set_aside = NULL, rolling_summary_set_aside_seq = NULL, rolling_summary_set_aside_at = NULL, rolling_summary_forgotten_by = NULL
         WHERE id = $1 AND rolling_summary_seq < $3`,
       [id, text, throughSeq],
     );
@@ -553,12 +556,18 @@ export class Conversations {
   /**
    * The rolling summary describes the line it was written from: once a message it covers leaves or
    * joins the chosen line, it would tell the model about words no longer on it. Dropped, the next
-   * turn that outgrows the window has the nap summarise the chosen line afresh.
+   * turn that outgrows the window has the nap summarise the chosen line afresh. One a forget set aside
+   * goes too: undoing the forget must not bring it back.
    */
   private async dropSummaryFrom(q: Pick<Database, 'query'>, conversationId: string, seq: number): Promise<void> {
     if (!Number.isFinite(seq)) return;
     await q.query(
       `UPDATE conversations SET rolling_summary = '', rolling_summary_seq = 0 WHERE id = $1 AND rolling_summary <> '' AND rolling_summary_seq >= $2`,
+      [conversationId, seq],
+    );
+    await q.query(
+      `UPDATE conversations SET rolling_summary_set_aside = NULL, rolling_summary_set_aside_seq = NULL, rolling_summary_set_aside_at = NULL, rolling_summary_forgotten_by = NULL
+        WHERE id = $1 AND rolling_summary_set_aside_seq >= $2`,
       [conversationId, seq],
     );
   }

@@ -23,6 +23,7 @@ import { dropReferencesOf, memoriesOnlyFrom } from '../memory/sources.js';
 import type { MemoryStore } from '../memory/store.js';
 import { hideBlocksOnlyFrom, unhideBlocks } from '../sleep/forget.js';
 import { diaryFollowsForgets } from './diary.js';
+import { summariesFollowForgets } from './summaries.js';
 import { forgetMemory, memorySources, undoMemoryChange } from './with-sources.js';
 
 /** How often the host looks for conversations whose time in the trash is over. */
@@ -67,8 +68,10 @@ export class Trash {
 
   constructor(private readonly deps: TrashDeps) {
     // Every forget of the host's memories (the person's, the companion's on their word, the vault's)
-    // takes the diary's restatements of the fact along, and its undo brings them back (diary.ts).
+    // takes the diary's and the rolling summaries' restatements of the fact along, and its undo brings
+    // them back (diary.ts, summaries.ts).
     deps.memories.followForgets(diaryFollowsForgets);
+    deps.memories.followForgets(summariesFollowForgets);
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
