@@ -21,6 +21,12 @@ import { MIN_FUZZY_CHARS, type Vocabulary } from './vocabulary.js';
  */
 export const NEIGHBOUR_SHARE = 0.5;
 /**
+ * A turn two away counts in that better-of at this much of its score: a reply often answers a turn
+ * later, with the other person's question between ("For how long have you had them?"). 0.6–0.8 give
+ * the same on both dev sets; docs/recall-tuning.md ("Neighbouring turns").
+ */
+export const SECOND_NEIGHBOUR = 0.75;
+/**
  * A turn longer than this many lexemes receives the neighbour share scaled by this / its length: a long
  * turn is matched by its own words; a short chat turn needs its neighbours. docs/recall-tuning.md.
  */
@@ -301,6 +307,7 @@ export function plan(
       neighbour: o.neighbourShare ?? NEIGHBOUR_SHARE,
       neighbourMode: o.neighbourMode,
       neighbourLength: o.neighbourLength ?? NEIGHBOUR_FULL_LENGTH,
+      secondNeighbour: o.secondNeighbour ?? SECOND_NEIGHBOUR,
       fieldBoost: o.speakerBoost ?? SPEAKER_BOOST,
       only: restrict?.session ?? null,
       time,

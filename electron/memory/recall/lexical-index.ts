@@ -68,6 +68,11 @@ export interface SearchOptions {
    * 0 or absent: every slot receives the whole share.
    */
   neighbourLength?: number;
+  /**
+   * The turns two away count too, their score × this, in the same better-of (0 or absent: only the
+   * adjacent ones): an answer often comes a turn later ("How long have you had them?" between).
+   */
+  secondNeighbour?: number;
   /** Slots whose field lexemes (a message's speaker) meet the query's own lexemes (not the weighted ones) get score × (1 + boost). */
   fieldBoost?: number;
   /** A lexeme's contribution × its weight (default 1): the trigram branch's similarities. */
@@ -411,6 +416,7 @@ export class LexicalIndex {
 
     const neighbour = o.neighbour ?? 0;
     const sumNeighbours = o.neighbourMode === 'sum';
+    const second = o.secondNeighbour ?? 0;
     const fullLength = o.neighbourLength && o.neighbourLength > 0 ? o.neighbourLength : Infinity;
     const boost = o.fieldBoost ?? 0;
     // The query's own words only: a related or look-alike word naming a speaker ("use" → "user") is no question about them.
@@ -432,6 +438,18 @@ export class LexicalIndex {
           mark[next] = 2;
           order[candidates++] = next;
         }
+        if (second > 0) {
+          const prev2 = prev >= 0 ? this.slotPrev[prev]! : -1;
+          const next2 = next >= 0 ? this.slotNext[next]! : -1;
+          if (prev2 >= 0 && !mark[prev2] && slotDoc[prev2]! >= 0) {
+            mark[prev2] = 2;
+            order[candidates++] = prev2;
+          }
+          if (next2 >= 0 && !mark[next2] && slotDoc[next2]! >= 0) {
+            mark[next2] = 2;
+            order[candidates++] = next2;
+          }
+        }
       }
     }
     // Keep the best `limit` in a small sorted buffer (candidates can be tens of thousands).
@@ -447,7 +465,13 @@ export class LexicalIndex {
         const after = next >= 0 ? acc[next]! : 0;
         const len = this.docLen[this.slotDoc[slot]!]!;
         const share = len > fullLength ? (neighbour * fullLength) / len : neighbour;
-        score += share * (sumNeighbours ? before + after : Math.max(before, after));
+        let near = sumNeighbours ? before + after : Math.max(before, after);
+        if (second > 0) {
+          const prev2 = prev >= 0 ? this.slotPrev[prev]! : -1;
+          const next2 = next >= 0 ? this.slotNext[next]! : -1;
+          near = Math.max(near, second * Math.max(prev2 >= 0 ? acc[prev2]! : 0, next2 >= 0 ? acc[next2]! : 0));
+        }
+        score += share * near;
       }
       if (score <= 0) continue;
       if (lexemeSet) {

@@ -90,6 +90,27 @@ describe('LexicalIndex', () => {
     expect(sum[0]!.key).toBe(2);
   });
 
+  it('counts a turn two away at its factor, in the same better-of, and never across conversations', () => {
+    // conversation 0: the topic, a question between, the answer; conversation 1: a turn two after nothing.
+    const index = new LexicalIndex();
+    index.put(1, 0, vec(`'turtl':1 'boy':2`), { linkNeighbours: true });
+    index.put(2, 0, vec(`'long':1`), { linkNeighbours: true });
+    index.put(3, 0, vec(`'year':1 'joy':2`), { linkNeighbours: true });
+    index.put(4, 1, vec(`'year':1`), { linkNeighbours: true });
+    const only = index.search(['turtl'], { limit: 10, neighbour: 0.5 });
+    expect(only.map((h) => h.key)).toEqual([1, 2]);
+    const hits = index.search(['turtl'], { limit: 10, neighbour: 0.5, secondNeighbour: 0.75 });
+    const score = (key: number) => hits.find((h) => h.key === key)!.score;
+    expect(hits.map((h) => h.key)).toEqual([1, 2, 3]);
+    expect(score(2)).toBeCloseTo(score(1) * 0.5, 10);
+    expect(score(3)).toBeCloseTo(score(1) * 0.5 * 0.75, 10);
+    // A nearer neighbour's own score wins the better-of when it is higher.
+    index.put(2, 0, vec(`'turtl':1 'long':2 'ago':3`), { linkNeighbours: true });
+    const again = index.search(['turtl'], { limit: 10, neighbour: 0.5, secondNeighbour: 0.75 });
+    const own = (key: number) => index.search(['turtl'], { limit: 10 }).find((h) => h.key === key)!.score;
+    expect(again.find((h) => h.key === 3)!.score).toBeCloseTo(0.5 * Math.max(own(2), 0.75 * own(1)), 10);
+  });
+
   it('gives a long turn a smaller neighbour share: it is matched by its own words', () => {
     // A short turn names the topic; after it a short reply and a long one (60 lexemes) without its word.
     const long = Array.from({ length: 60 }, (_, i) => `'w${i}':${i + 1}`).join(' ');

@@ -97,7 +97,7 @@ describe('recall', () => {
     expect(hits[1]!.score).toBeLessThan(1);
   });
 
-  it('finds past conversation turns (session), linked to their message, with the turn after it', async () => {
+  it('finds past conversation turns (session), linked to their message, with the turns after it', async () => {
     const hits = await recall.search({ query: 'sourdough', sources: ['session'] });
     expect(hits[0]).toEqual({
       source: 'session',
@@ -107,8 +107,8 @@ describe('recall', () => {
       score: 1,
       link: { kind: 'message', conversationId: a, messageId: msg.sourdough },
     });
-    // The next turn shares half its score (strength 0.5 at rank 2: 0.5 × 61/62).
-    expect(said(hits)).toEqual(['sourdough', 'crustQ']);
+    // The next turn shares half its score (strength 0.5 at rank 2: 0.5 × 61/62); the one after it, two away, less.
+    expect(said(hits)).toEqual(['sourdough', 'crustQ', 'crust']);
     expect(hits[1]!.score).toBe(0.4919);
   });
 
@@ -148,7 +148,7 @@ describe('recall', () => {
 
   it('restricts session hits to the conversations asked for (statistics included)', async () => {
     const both = await recall.search({ query: 'garden', sources: ['session'] });
-    expect(said(both)).toEqual(['gardenB', 'gardenA', 'email', 'crust']);
+    expect(said(both)).toEqual(['gardenB', 'gardenA', 'email', 'crust', 'crustQ']);
     const onlyB = await recall.search({ query: 'garden', sources: ['session'], conversationIds: [b] });
     expect(said(onlyB)).toEqual(['gardenB', 'email']);
     expect(onlyB[0]!.link).toEqual({ kind: 'message', conversationId: b, messageId: msg.gardenB });
@@ -188,8 +188,8 @@ describe('recall', () => {
 
   it('finds a misspelt word through the trigram branch', async () => {
     const hits = await recall.search({ query: 'educaton', sources: ['session'] });
-    // its two neighbours tie; the newer row first
-    expect(said(hits)).toEqual(['crust', 'gardenA', 'crustQ']);
+    // its two neighbours tie, the newer row first; then the turn two before it
+    expect(said(hits)).toEqual(['crust', 'gardenA', 'crustQ', 'sourdough']);
   });
 
   it('finds 「邮箱」 from 「你的邮箱是啥」', async () => {
@@ -249,7 +249,13 @@ describe('recall', () => {
     expect(await recall.search({ query: 'AND' })).toEqual([]);
     expect(await recall.search({ query: '😀🎉🔥' })).toEqual([]);
     expect(await recall.search({ query: 'NOT garden' })).toEqual([]);
-    expect(said(await recall.search({ query: '我爱☕coffee 和 garden 花园', sources: ['session'] }))).toEqual(['gardenB', 'gardenA', 'email', 'crust']);
+    expect(said(await recall.search({ query: '我爱☕coffee 和 garden 花园', sources: ['session'] }))).toEqual([
+      'gardenB',
+      'gardenA',
+      'email',
+      'crust',
+      'crustQ',
+    ]);
     expect(await counts()).toEqual(before);
   });
 

@@ -61,6 +61,8 @@ export interface RecallInternals {
   neighbourMode?: 'max' | 'sum';
   /** Turn length (lexemes) past which the neighbour share shrinks (measurement; default NEIGHBOUR_FULL_LENGTH, 0 = never). */
   neighbourLength?: number;
+  /** The factor of a turn two away in the neighbour share's better-of (default SECOND_NEIGHBOUR, 0 = only adjacent; measurement). */
+  secondNeighbour?: number;
   speakerBoost?: number;
   /** Fill in DetailedHit.coverage and DetailedHit.shared for semantic hits (passive recall's relevance rule). */
   withCoverage?: boolean;
