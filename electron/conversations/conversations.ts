@@ -483,17 +483,19 @@ export class Conversations {
   }
 
   /**
-   * Replaces the rolling summary with one that covers the messages through `throughSeq`. A summary
-   * covering less than the stored one is ignored (a slow nap finishing after a newer one); returns
+   * Replaces the rolling summary with one that covers the messages through `throughSeq`, written
+   * carrying on from the live summary through `carriedFromSeq` (0: from none). Saved only while that
+   * summary is still the live one: not when a forget set it aside meanwhile (the new one may say the
+   * forgotten fact again, read from it), a branch change dropped it or a newer one replaced it; returns
    * whether it was saved. A summary a forget set aside (forgotten-summaries.ts) is dropped: the newer
    * one stays even if that forget is undone.
    */
-  async saveRollingSummary(id: string, text: string, throughSeq: number): Promise<boolean> {
+  async saveRollingSummary(id: string, text: string, throughSeq: number, carriedFromSeq = 0): Promise<boolean> {
     const r = await this.db.query(
       `UPDATE conversations SET rolling_summary = $2, rolling_summary_seq = $3, rolling_summary_at = now(),
               rolling_summary_set_aside = NULL, rolling_summary_set_aside_seq = NULL, rolling_summary_set_aside_at = NULL, rolling_summary_forgotten_by = NULL
-        WHERE id = $1 AND rolling_summary_seq < $3`,
-      [id, text, throughSeq],
+        WHERE id = $1 AND rolling_summary_seq = $4 AND rolling_summary_seq < $3`,
+      [id, text, throughSeq, carriedFromSeq],
     );
     return (r.affectedRows ?? 0) > 0;
   }

@@ -44,7 +44,12 @@ export type NapReason = 'quiet' | 'leave' | 'overflow';
 
 export type NapOutcome =
   | { status: 'skipped'; why: 'off' | 'busy' | 'short' | 'ordinary' | 'remembered' | 'no-model' | 'budget' | 'covered' | 'closing' }
-  | { status: 'done'; saved: number[]; summarised: boolean }
+  | {
+      status: 'done';
+      saved: number[];
+      summarised: boolean;
+      /** The answer's summary was not saved: what it carried on from changed meanwhile. */ summaryDropped?: true;
+    }
   | { status: 'failed'; error: string };
 
 export interface NapDeps extends BackgroundDeps {
@@ -146,7 +151,8 @@ export class Napper {
       })
       .then((outcome) => {
         this.deps.onOutcome?.(conversationId, reason, outcome);
-        if (reason === 'overflow' && !(outcome.status === 'done' && outcome.summarised) && outcome.status !== 'skipped') {
+        // A dropped summary is no fault of the model: the next overflow asks again at once.
+        if (reason === 'overflow' && !(outcome.status === 'done' && (outcome.summarised || outcome.summaryDropped)) && outcome.status !== 'skipped') {
           this.pauseOverflow(conversationId);
         }
         return outcome;
@@ -262,14 +268,22 @@ export class Napper {
     const fresh = new Set(stretch.map((m) => m.id));
     const saved = remembered ? [] : await this.keep(result.value, refs, fresh, day, conversationId, cut ? lastShown : lastSeq);
     let summarised = false;
+    let summaryDropped = false;
     if (leaving.length && result.value.summary) {
       const through = Math.min(leaving.at(-1)!.seq, lastShown);
-      summarised = await conversations.saveRollingSummary(conversationId, result.value.summary, through);
+      // Saved only if the summary it carried on from is still the live one: a forget during the call
+      // set it aside, and the answer may say the forgotten fact again. Dropped, the next overflow
+      // summarises afresh.
+      const carriedFrom = earlier?.throughSeq ?? 0;
+      summarised = await conversations.saveRollingSummary(conversationId, result.value.summary, through, carriedFrom);
+      summaryDropped = !summarised && through > carriedFrom;
+      if (summaryDropped)
+        log('info', `nap of ${conversationId}: the conversation's summary changed during the call (set aside or replaced); the new one is dropped`);
     } else if (leaving.length) {
       log('warn', `nap of ${conversationId}: the answer had no summary of the turns leaving the window`);
     }
     if (saved.length) log('info', `nap of ${conversationId} kept ${saved.length} memories`);
-    return { status: 'done', saved, summarised };
+    return summaryDropped ? { status: 'done', saved, summarised, summaryDropped } : { status: 'done', saved, summarised };
   }
 
   /**
