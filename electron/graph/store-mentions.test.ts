@@ -167,6 +167,21 @@ describe('resolve', () => {
     expect((await store.resolve('Parisa', 'place')).entity?.id).toBe(paris.id);
   });
 
+  it('a name of three letters is compared with the short names (their own index), a longer one with every name', async () => {
+    const { memory } = await memories.create({ type: 'world', content: 'Names.', source: 'user', actor: 'person' });
+    await store.recordMentions({
+      memoryId: memory.id,
+      text: '',
+      names: ['Mell', 'Mel Gibson', 'Mela Kowal'].map((name) => ({ name, kind: 'person' as const })),
+    });
+    const [mell, melaKowal] = [await byName('Mell'), await byName('Mela Kowal')];
+    // "mel" (4 trigrams) can be at least 0.45 alike only to a name of at most 8: "mell" is 0.5 alike,
+    // "mel gibson" 0.36.
+    expect(await store.resolve('Mel', 'person')).toMatchObject({ entity: null, via: 'ambiguous', candidates: [{ id: mell.id, similarity: 0.5 }] });
+    // "mela" (5 trigrams) reaches names of 11: "mela kowal" is 0.45 alike, found outside the short names.
+    expect(await store.resolve('Mela', 'person')).toMatchObject({ entity: null, via: 'ambiguous', candidates: [{ id: melaKowal.id, similarity: 0.455 }] });
+  });
+
   it('refuses names that are not names', async () => {
     await rejection(store.resolve('🎉🎉'), 'invalid_input');
     await rejection(store.resolve('...'), 'invalid_input');

@@ -1,7 +1,8 @@
 // Mention recording on a PostgreSQL server ends where it ends on PGlite: the same entities with
 // their counts, the same co-mention weights, mentions, scans and ambiguities, through migration 032's
 // functions on both engines — a batch, a close name that is ambiguous, a close name that resolves by
-// trigrams, and a text read again without one of its names.
+// trigrams, a three-letter name ambiguous among the short names (migration 034's index), and a text
+// read again without one of its names.
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Conversations } from '../conversations/conversations.js';
@@ -21,6 +22,8 @@ const TEXTS = [
   'Nothing with a name here.',
   'Zuzana met Caroline at Nimbus Lab.',
   'Carol and Caroline went to Brno.',
+  'Zuzana called Mell.',
+  'Caroline met Mel in Brno.',
 ];
 
 /** Records the texts (the first four as one batch), reads one again without Lisbon, and returns the graph as names. */
@@ -31,7 +34,7 @@ async function recordAndPicture(db: Database): Promise<string> {
   const ids: string[] = [];
   for (const content of TEXTS) ids.push((await conversations.append({ conversationId, role: 'user', content, status: 'complete' })).id);
   await store.recordMentionsBatch(ids.slice(0, 4).map((messageId, i) => ({ messageId, text: TEXTS[i]! })));
-  for (const i of [4, 5]) await store.recordMentions({ messageId: ids[i]!, text: TEXTS[i]! });
+  for (let i = 4; i < TEXTS.length; i++) await store.recordMentions({ messageId: ids[i]!, text: TEXTS[i]! });
   await store.recordMentions({ messageId: ids[1]!, text: 'I had lunch with Ana and Tomáš.' });
   const rows = async (sql: string) => (await db.query(sql)).rows;
   return JSON.stringify({
@@ -68,6 +71,7 @@ describe.skipIf(!!skip)('mention recording on PostgreSQL', () => {
     // The run did what it is meant to check: trigram resolution and an ambiguity, a lowered weight.
     expect(parsed.entities.map((e: { name: string }) => e.name)).toEqual(expect.arrayContaining(['Ana', 'Caroline', 'Carol', 'Nimbus Labs']));
     expect(parsed.ambiguities.length).toBeGreaterThan(0);
+    expect(parsed.ambiguities).toContainEqual({ name: 'Mel', surface: 'Mel', similarities: [0.5] });
     expect(parsed.edges).toContainEqual({ a: 'Ana', b: 'Lisbon', weight: 1 });
     expect(await recordAndPicture(postgres)).toBe(onPglite);
   });

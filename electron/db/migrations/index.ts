@@ -27,6 +27,7 @@ import devices from './030_devices.sql';
 import memoryLookAlikeIndexes from './031_memory_look_alike_indexes.sql';
 import graphMentionFunctions from './032_graph_mention_functions.sql';
 import diaryForgotten from './033_diary_forgotten.sql';
+import graphShortNameProbe from './034_graph_short_name_probe.sql';
 import rollingSummaryForgotten from './036_rolling_summary_forgotten.sql';
 
 export interface Migration {
@@ -64,5 +65,6 @@ export const migrations: Migration[] = [
   { version: 31, name: 'memory_look_alike_indexes', sql: memoryLookAlikeIndexes },
   { version: 32, name: 'graph_mention_functions', sql: graphMentionFunctions },
   { version: 33, name: 'diary_forgotten', sql: diaryForgotten },
+  { version: 34, name: 'graph_short_name_probe', sql: graphShortNameProbe },
   { version: 36, name: 'rolling_summary_forgotten', sql: rollingSummaryForgotten },
 ];
