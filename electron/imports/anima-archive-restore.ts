@@ -11,7 +11,8 @@
 // relation by its id and the moment it was made, an entity by its kind and name, a mood day by its
 // day, a setting by its key, a self block the person wrote here — and a numbered row whose number is
 // taken here by something else gets the next free one, with every reference to it rewritten
-// (supersedes, journal, citations and [[anima:N]] markers in messages, evidence, profiles).
+// (supersedes, journal, citations and [[anima:N]] markers in messages, evidence, profiles, and the
+// forgets a diary block, a rolling summary or a message is set aside on behalf of).
 //
 // Left as the export left it: the sleep cycle's bookkeeping (a diary block's run is not in an
 // archive, so `run_id` is empty), entity mentions and vectors (the indexer and the embedder make
@@ -269,6 +270,23 @@ function rewriteMarkers(text: string, ids: Map<number, number>): string {
 
 const mapIds = (value: unknown, ids: Map<number, number>) => (Array.isArray(value) ? value.map((v) => ids.get(num(v)) ?? num(v)) : value);
 
+/**
+ * The forgets a row is set aside on behalf of (memory journal ids: a diary block's `forgotten_by`, a
+ * rolling summary's `rolling_summary_forgotten_by`, a message's `recall_hidden_by`) under the ids their
+ * entries have here, so that undoing a restored forget brings the row back and undoing one of this
+ * folder's own that holds the archive's old number does not. A forget not in the map is not restored:
+ * its memory is here already and keeps its own journal, so no entry here stands for it and an id kept
+ * would name whatever holds that number here. It is left out, NULL when none is left, as after the last
+ * one is undone: a diary block stays hidden and a summary set aside, with no forget here to take them
+ * back, while a message returns to recall at the next undo of any forget (unhideFromRecall takes back
+ * every hide no forget holds), as the memory here decides.
+ */
+const mapForgets = (value: unknown, changeIds: Map<number, number>) => {
+  if (!Array.isArray(value)) return value;
+  const here = value.flatMap((v) => changeIds.get(num(v)) ?? []);
+  return here.length ? here : null;
+};
+
 /** Stores an archive in one transaction. Throws (and nothing is stored) on any error, or `cancelled` when the signal fired. */
 export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, opts: RestoreOptions = {}): Promise<RestoreResult> {
   const s = archive.sections;
@@ -294,7 +312,9 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
     counts.selfBlocks = { total: s.self_blocks.length, already: s.self_blocks.length - selfWritten.length };
 
     // Conversations, then their messages a batch at a time, in seq order.
-    const newConversations = s.conversations.filter((c) => !p.conversationsHere.has(str(c.id)));
+    const newConversations = s.conversations
+      .filter((c) => !p.conversationsHere.has(str(c.id)))
+      .map((c): ArchiveRow => ({ ...c, rolling_summary_forgotten_by: mapForgets(c.rolling_summary_forgotten_by, p.changeIds) }));
     for (let i = 0; i < newConversations.length; i += RESTORE_BATCH_ROWS) await restoreConversations(tx, newConversations.slice(i, i + RESTORE_BATCH_ROWS));
     counts.conversations = { total: s.conversations.length, already: s.conversations.length - newConversations.length };
     progress.already = counts.conversations.already;
@@ -309,16 +329,17 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
     const rebuild = p.keepSeq && messages.length >= (opts.suspendIndexesFrom ?? SUSPEND_INDEXES_FROM) ? await suspendMessageSearchIndexes(tx) : null;
     for (let i = 0; i < messages.length; i += RESTORE_BATCH_ROWS) {
       checkCancelled();
-      const batch = messages.slice(i, i + RESTORE_BATCH_ROWS).map((m) =>
-        remapped
+      const batch = messages.slice(i, i + RESTORE_BATCH_ROWS).map((m) => {
+        const row: ArchiveRow = { ...m, recall_hidden_by: mapForgets(m.recall_hidden_by, p.changeIds) };
+        return remapped
           ? {
-              ...m,
+              ...row,
               content: rewriteMarkers(str(m.content), p.memoryIds),
               injected_memory_ids: mapIds(m.injected_memory_ids, p.memoryIds),
               shown_memory_ids: mapIds(m.shown_memory_ids, p.memoryIds),
             }
-          : m,
-      );
+          : row;
+      });
       const seqs = await restoreMessages(tx, batch, p.keepSeq);
       for (const m of batch) {
         const id = str(m.id);
@@ -405,6 +426,7 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
       .map((d) => ({
         ...d,
         id: p.diaryIds.get(num(d.id)),
+        forgotten_by: mapForgets(d.forgotten_by, p.changeIds),
         conversation_id:
           typeof d.conversation_id === 'string' && (conversationsKnown.has(d.conversation_id) || strayHere.has(d.conversation_id)) ? d.conversation_id : null,
       }));
