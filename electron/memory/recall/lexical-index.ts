@@ -438,25 +438,12 @@ export class LexicalIndex {
           mark[next] = 2;
           order[candidates++] = next;
         }
-        if (second > 0) {
-          const prev2 = prev >= 0 ? this.slotPrev[prev]! : -1;
-          const next2 = next >= 0 ? this.slotNext[next]! : -1;
-          if (prev2 >= 0 && !mark[prev2] && slotDoc[prev2]! >= 0) {
-            mark[prev2] = 2;
-            order[candidates++] = prev2;
-          }
-          if (next2 >= 0 && !mark[next2] && slotDoc[next2]! >= 0) {
-            mark[next2] = 2;
-            order[candidates++] = next2;
-          }
-        }
       }
     }
     // Keep the best `limit` in a small sorted buffer (candidates can be tens of thousands).
     const top: ScoredSlot[] = [];
     const better = (a: ScoredSlot, b: ScoredSlot) => a.score > b.score || (a.score === b.score && a.key > b.key);
-    for (let c = 0; c < candidates; c++) {
-      const slot = order[c]!;
+    const consider = (slot: number) => {
       let score = acc[slot]!;
       if (neighbour > 0 && !only) {
         const prev = this.slotPrev[slot]!;
@@ -473,7 +460,7 @@ export class LexicalIndex {
         }
         score += share * near;
       }
-      if (score <= 0) continue;
+      if (score <= 0) return;
       if (lexemeSet) {
         const field = this.slotField[slot];
         if (field && field.some((l) => lexemeSet.has(l))) score *= 1 + boost;
@@ -489,12 +476,31 @@ export class LexicalIndex {
       } else {
         // Most candidates fall below the last kept one: no entry is made for them.
         const last = top[top.length - 1]!;
-        if (!(score > last.score || (score === last.score && key > last.key))) continue;
+        if (!(score > last.score || (score === last.score && key > last.key))) return;
         const entry = { slot, key, score };
         let i = top.length - 1;
         while (i > 0 && better(entry, top[i - 1]!)) i--;
         top.splice(i, 0, entry);
         top.pop();
+      }
+    };
+    for (let c = 0; c < candidates; c++) consider(order[c]!);
+    // The turns two away from a match and next to none: such a turn scores at most this × the match's
+    // own score, so a match below the last kept one ÷ this cannot place its far neighbours — most of
+    // them, for a common word (every match's four turns around it doubled the candidates).
+    if (second > 0 && neighbour > 0 && !only) {
+      const reach = neighbour * second * (lexemeSet ? 1 + boost : 1) * (time ? Math.max(time.inside, 1) : 1);
+      for (let t = 0; t < touched; t++) {
+        const slot = order[t]!;
+        if (top.length === o.limit && reach * acc[slot]! < top[top.length - 1]!.score) continue;
+        const prev = this.slotPrev[slot]!;
+        const next = this.slotNext[slot]!;
+        for (const far of [prev >= 0 ? this.slotPrev[prev]! : -1, next >= 0 ? this.slotNext[next]! : -1]) {
+          if (far < 0 || mark[far] || slotDoc[far]! < 0) continue;
+          mark[far] = 2;
+          order[candidates++] = far;
+          consider(far);
+        }
       }
     }
     if (top.length < o.limit) top.sort((a, b) => (better(a, b) ? -1 : 1));

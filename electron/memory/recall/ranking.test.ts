@@ -111,6 +111,44 @@ describe('LexicalIndex', () => {
     expect(again.find((h) => h.key === 3)!.score).toBeCloseTo(0.5 * Math.max(own(2), 0.75 * own(1)), 10);
   });
 
+  it('leaves out only far turns that cannot place: a short list is the head of the whole one', () => {
+    // A turn two away whose speaker the query names can outrank the match itself (× 4 here).
+    const named = new LexicalIndex();
+    named.put(1, 0, vec(`'kayak':1`), { linkNeighbours: true, field: ['melani'] });
+    named.put(2, 0, vec(`'sound':1`), { linkNeighbours: true, field: ['melani'] });
+    named.put(3, 0, vec(`'year':1`), { linkNeighbours: true, field: ['carolin'] });
+    for (let key = 4; key < 10; key++) named.put(key, key, vec(`'kayak':1 'lake':2 'cold':3 'wind':4`), { field: ['melani'] });
+    const boosted = { neighbour: 0.5, secondNeighbour: 0.75, fieldBoost: 3 };
+    expect(
+      named
+        .search(['kayak', 'carolin'], { ...boosted, limit: 3 })
+        .map((h) => h.key)
+        .slice(0, 2),
+    ).toEqual([3, 1]);
+    // A seeded pseudo-random chat: 400 turns in 8 conversations over a small vocabulary, two speakers, times.
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const words = Array.from({ length: 40 }, (_, i) => `w${i}`);
+    const index = new LexicalIndex();
+    for (let key = 1; key <= 400; key++) {
+      const length = 1 + Math.floor(random() * 12);
+      const text = Array.from({ length }, (_, i) => `'${words[Math.floor(random() * random() * words.length)]}':${i + 1}`).join(' ');
+      index.put(key, key % 8, vec(text), { linkNeighbours: true, field: [key % 3 ? 'carolin' : 'melani'], time: key * 1000 });
+    }
+    for (let q = 0; q < 60; q++) {
+      const query = Array.from({ length: 1 + (q % 4) }, () => words[Math.floor(random() * words.length)]!);
+      const options = {
+        neighbour: 0.5,
+        secondNeighbour: 0.75,
+        neighbourLength: 6,
+        fieldBoost: q % 2 ? 3 : 0,
+        ...(q % 3 ? {} : { time: { from: 100_000, to: 200_000, inside: 3, outside: 0.9 } }),
+      };
+      const whole = index.search([...query, 'carolin'], { ...options, limit: 1000 });
+      expect(index.search([...query, 'carolin'], { ...options, limit: 5 })).toEqual(whole.slice(0, 5));
+    }
+  });
+
   it('gives a long turn a smaller neighbour share: it is matched by its own words', () => {
     // A short turn names the topic; after it a short reply and a long one (60 lexemes) without its word.
     const long = Array.from({ length: 60 }, (_, i) => `'w${i}':${i + 1}`).join(' ');
