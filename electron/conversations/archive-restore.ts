@@ -64,6 +64,23 @@ export async function restoreMessages(tx: Tx, rows: Row[], keepSeq: boolean): Pr
   return written;
 }
 
+/**
+ * Sets where restored conversations' rolling summaries end (the live one's seq and the one a forget set
+ * aside), once their messages are in under the seqs they took here.
+ */
+export async function restoreSummarySeqs(
+  tx: Tx,
+  rows: { id: string; rolling_summary_seq: number; rolling_summary_set_aside_seq: number | null }[],
+): Promise<void> {
+  if (!rows.length) return;
+  await tx.query(
+    `UPDATE conversations c SET rolling_summary_seq = u.rolling_summary_seq, rolling_summary_set_aside_seq = u.rolling_summary_set_aside_seq
+       FROM jsonb_to_recordset($1::jsonb) AS u(id text, rolling_summary_seq bigint, rolling_summary_set_aside_seq bigint)
+      WHERE c.id = u.id`,
+    [JSON.stringify(rows)],
+  );
+}
+
 /** Sets replaced_by on restored messages (only these rows, only where it is still unset). */
 export async function restoreReplacedBy(tx: Tx, pairs: { id: string; replaced_by: string }[]): Promise<void> {
   if (!pairs.length) return;

@@ -12,7 +12,8 @@
 // day, a setting by its key, a self block the person wrote here — and a numbered row whose number is
 // taken here by something else gets the next free one, with every reference to it rewritten
 // (supersedes, journal, citations and [[anima:N]] markers in messages, evidence, profiles, and the
-// forgets a diary block, a rolling summary or a message is set aside on behalf of).
+// forgets a diary block, a rolling summary or a message is set aside on behalf of). Messages then take
+// the next seqs here, and a rolling summary's end (its seq) follows the message it ended at.
 //
 // Left as the export left it: the sleep cycle's bookkeeping (a diary block's run is not in an
 // archive, so `run_id` is empty), entity mentions and vectors (the indexer and the embedder make
@@ -29,6 +30,7 @@ import {
   restoreMessages,
   restoreParents,
   restoreReplacedBy,
+  restoreSummarySeqs,
   suspendMessageSearchIndexes,
 } from '../conversations/archive-restore.js';
 import type { Database } from '../db/open.js';
@@ -105,6 +107,8 @@ export interface RestoreResult extends ArchiveProgress {
 
 const num = (v: unknown) => Number(v);
 const str = (v: unknown) => String(v);
+/** A column that may be empty (or missing from an older archive): null then. */
+const seqOrNull = (v: unknown) => (v === null || v === undefined ? null : num(v));
 
 /** What is here already and the id every numbered row will have: the reads a preview and a restore share. */
 interface Plan {
@@ -287,6 +291,25 @@ const mapForgets = (value: unknown, changeIds: Map<number, number>) => {
   return here.length ? here : null;
 };
 
+/**
+ * Where a rolling summary that ended at the archive's seq `archiveSeq` ends among its conversation's
+ * restored messages (`restored`: archive seq and seq here of each, in the archive's order): at the seq
+ * here of the last one at or before it. That is the message it ended at; when that one did not come
+ * along (not in the archive, or its id is here already), the ones restored before it are still exactly
+ * the turns it covers, in the same order here. 0 when none of them came along: the summary covers no
+ * turn here, and any later end would claim turns restored after it that it never saw — a request
+ * would leave them out unsummarised — whereas at 0 the next overflow has the nap summarise from the
+ * first turn.
+ */
+function seqHere(archiveSeq: number, restored: readonly (readonly [archive: number, here: number])[]): number {
+  let here = 0;
+  for (const [archive, seq] of restored) {
+    if (archive > archiveSeq) break;
+    here = seq;
+  }
+  return here;
+}
+
 /** Stores an archive in one transaction. Throws (and nothing is stored) on any error, or `cancelled` when the signal fired. */
 export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, opts: RestoreOptions = {}): Promise<RestoreResult> {
   const s = archive.sections;
@@ -321,6 +344,18 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
     const isNew = new Set(newConversations.map((c) => str(c.id)));
     const messages = s.messages.filter((m) => isNew.has(str(m.conversation_id))).sort((a, b) => num(a.seq) - num(b.seq));
     const lastSeq = new Map<string, number>();
+    // Into a folder with messages, the restored ones take the next seqs here and a rolling summary's end
+    // (live or set aside) follows them: the archive seq and the seq here of each message of a conversation
+    // with a summary (seqHere). Into one with none every seq is kept, the ends with them.
+    const summaryEnds = new Map(
+      p.keepSeq
+        ? []
+        : newConversations.flatMap((c) => {
+            const live = seqOrNull(c.rolling_summary_seq) ?? 0;
+            const setAside = seqOrNull(c.rolling_summary_set_aside_seq);
+            return live || setAside !== null ? [[str(c.id), { live, setAside, restored: [] as [number, number][] }] as const] : [];
+          }),
+    );
     const perConversation = new Map<string, number>();
     for (const m of messages) perConversation.set(str(m.conversation_id), (perConversation.get(str(m.conversation_id)) ?? 0) + 1);
     const left = new Map(perConversation);
@@ -348,6 +383,7 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
         if (seq !== undefined) {
           written.add(id);
           lastSeq.set(conversation, Math.max(lastSeq.get(conversation) ?? 0, seq));
+          summaryEnds.get(conversation)?.restored.push([num(m.seq), seq]);
           if (typeof m.replaced_by === 'string') {
             replaced.push({ id, replaced_by: m.replaced_by });
             progress.versions++;
@@ -370,6 +406,14 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
     await rebuild?.();
     await restoreReplacedBy(tx, replaced);
     await restoreParents(tx, messages);
+    await restoreSummarySeqs(
+      tx,
+      [...summaryEnds].map(([id, end]) => ({
+        id,
+        rolling_summary_seq: seqHere(end.live, end.restored),
+        rolling_summary_set_aside_seq: end.setAside === null ? null : seqHere(end.setAside, end.restored),
+      })),
+    );
     if (p.keepSeq && messages.length) await advanceMessageSeq(tx);
     for (const [conversation, seq] of lastSeq) await deps.markRead(tx, conversation, seq);
     // Conversations without messages count as done too.

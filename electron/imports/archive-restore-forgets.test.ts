@@ -2,7 +2,8 @@
 // renumbered): the diary block, the rolling summary and the message the forget set aside arrive set
 // aside on behalf of the forget under its number here. Undoing the restored forget brings all three
 // back; undoing this folder's own forget, which holds the archive's old number, brings none of them
-// back. On real on-disk PGlite folders, through the export and the importer's own code.
+// back. A rolling summary, live or set aside, restored where the messages took other seqs, covers the
+// same messages as before. On real on-disk PGlite folders, through the export and the importer's own code.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import { MemoryStore } from '../memory/store.js';
 import { SettingsStore } from '../settings/settings.js';
 import { markImportedHistoryRead } from '../sleep/imported-history.js';
 import { dbTemplate, tempDataDir } from '../testing/host.js';
+import type { AnimaArchive } from './anima-archive.js';
 import { restoreArchive } from './anima-archive-restore.js';
 import { parseImport } from './detect.js';
 
@@ -57,7 +59,7 @@ async function folder(prefix: string) {
   return { dir, db, d };
 }
 
-/** Lives `what` in the folder; returns the conversation, the fact's message and the forget's journal id. */
+/** Lives `what` in the folder; returns the conversation, the fact's message, the message its summary ends at and the forget's journal id. */
 async function live({ d, db }: { d: WithSourcesDeps; db: Database }, what: Lived) {
   const { id } = await d.conversations.create(what.lines[0]);
   const messages = [];
@@ -75,7 +77,7 @@ async function live({ d, db }: { d: WithSourcesDeps; db: Database }, what: Lived
   ).memory;
   const forgotten = await forgetMemory(d, memory.id, true);
   expect(forgotten.hiddenMessages).toBe(1);
-  return { conversationId: id, messageId: messages[0]!.id, forgetId: forgotten.changeId };
+  return { conversationId: id, messageId: messages[0]!.id, summaryThroughId: messages[1]!.id, forgetId: forgotten.changeId };
 }
 
 /** Whether each of what the forget of `what` set aside is back: its diary block, its conversation's summary, its message in recall. */
@@ -88,6 +90,23 @@ async function back({ d, db }: { d: WithSourcesDeps; db: Database }, what: Lived
     summary: (await d.conversations.rollingSummary(lived.conversationId))?.text === what.summary,
     message: !message.rows[0]!.hidden,
   };
+}
+
+/** Restores the archive `file` into the folder, through the importer's own code. */
+async function restore(into: { db: Database }, file: string, edit: (archive: AnimaArchive) => void = () => {}) {
+  const archive = parseImport(fs.readFileSync(file), path.basename(file)).archive!;
+  edit(archive);
+  await restoreArchive(archive, { db: into.db, settings: new SettingsStore(into.db, () => {}), markRead: markImportedHistoryRead });
+}
+
+/** The journal id the forget of `what`'s fact has in the folder. */
+async function forgetOf({ db }: { db: Database }, what: Lived): Promise<number> {
+  const r = await db.query<{ id: number }>(
+    `SELECT c.id::int AS id FROM memory_changes c JOIN memories m ON m.id = c.memory_id WHERE m.content = $1 AND c.action = 'forget'`,
+    [what.fact],
+  );
+  expect(r.rows).toHaveLength(1);
+  return r.rows[0]!.id;
 }
 
 const none = { diary: false, summary: false, message: false };
@@ -106,15 +125,9 @@ describe('a forget restored from an archive into a folder with its own journal',
     const cello = await live(here, CELLO);
     expect(cello.forgetId).toBe(peanuts.forgetId);
 
-    const parsed = parseImport(fs.readFileSync(file), 'forgets.zip');
-    await restoreArchive(parsed.archive!, { db: here.db, settings: new SettingsStore(here.db, () => {}), markRead: markImportedHistoryRead });
+    await restore(here, file);
     expect(await back(here, PEANUTS, peanuts)).toEqual(none);
-    const restoredForget = await here.db.query<{ id: number }>(
-      `SELECT c.id::int AS id FROM memory_changes c JOIN memories m ON m.id = c.memory_id WHERE m.content = $1 AND c.action = 'forget'`,
-      [PEANUTS.fact],
-    );
-    expect(restoredForget.rows).toHaveLength(1);
-    const renumbered = restoredForget.rows[0]!.id;
+    const renumbered = await forgetOf(here, PEANUTS);
     expect(renumbered).not.toBe(peanuts.forgetId);
 
     // Undoing this folder's own forget brings back its own, and nothing restored.
@@ -125,5 +138,81 @@ describe('a forget restored from an archive into a folder with its own journal',
     // Undoing the restored forget brings back all it set aside.
     await undoMemoryChange(here.d, renumbered);
     expect(await back(here, PEANUTS, peanuts)).toEqual(all);
+  });
+});
+
+describe('a rolling summary restored into a folder whose messages took other seqs', () => {
+  const LONG = [
+    'I started running in the mornings this week.',
+    'How is it going so far?',
+    'Hard, but I did three kilometres today.',
+    'Three kilometres is a real start.',
+    'Tomorrow I want to try four.',
+    'Take it slowly, your knees will thank you.',
+  ];
+
+  /**
+   * A folder with a long conversation summarised through its fourth message and the peanuts forget
+   * (its conversation's summary set aside), after a conversation now in the trash (not exported): the
+   * archive's seqs run past those its messages take in a folder with fewer, so a summary keeping its
+   * seq would claim turns restored after its end. Exported; returns the file and the ids.
+   */
+  async function exported() {
+    const there = await folder('anima-summary-there-');
+    const { id: earlier } = await there.d.conversations.create('Earlier');
+    for (const content of ['One.', 'Two.', 'Three.', 'Four.', 'Five.', 'Six.']) {
+      await there.d.conversations.append({ conversationId: earlier, role: 'user', content, status: 'complete' });
+    }
+    await there.d.conversations.trash(earlier, new Date(), null);
+    const { id: long } = await there.d.conversations.create(LONG[0]);
+    const ids: string[] = [];
+    for (const [i, content] of LONG.entries()) {
+      ids.push((await there.d.conversations.append({ conversationId: long, role: i % 2 ? 'assistant' : 'user', content, status: 'complete' })).id);
+    }
+    expect(
+      await there.d.conversations.saveRollingSummary(long, 'She took up running: three kilometres so far.', (await there.d.conversations.seqOf(ids[3]!))!),
+    ).toBe(true);
+    const peanuts = await live(there, PEANUTS);
+    const file = path.join(there.dir, 'exports', 'summaries.zip');
+    await exportArchive({ db: there.db, appVersion: '1.2.3', file, sql: false, pageSize: 3 });
+    return { there, file, long, ids, peanuts };
+  }
+
+  /** The messages of `conversationId` a request leaves to its rolling summary (seq through the summary's), in order. */
+  async function coveredBy(d: WithSourcesDeps, conversationId: string): Promise<string[]> {
+    const summary = await d.conversations.rollingSummary(conversationId);
+    expect(summary).not.toBeNull();
+    return (await d.conversations.chatMessagesOf(conversationId, 0)).filter((m) => m.seq <= summary!.throughSeq).map((m) => m.content);
+  }
+
+  it('covers the same messages: the live one ends at its message’s new seq, the one set aside too once its forget is undone', async () => {
+    const { there, file, long, ids, peanuts } = await exported();
+    const seqThere = (await there.d.conversations.seqOf(ids[3]!))!;
+    const here = await folder('anima-summary-here-');
+    await live(here, CELLO);
+    await restore(here, file);
+
+    const seqHere = (await here.d.conversations.seqOf(ids[3]!))!;
+    expect(seqHere).toBeLessThan(seqThere);
+    expect((await here.d.conversations.rollingSummary(long))?.throughSeq).toBe(seqHere);
+    expect(await coveredBy(here.d, long)).toEqual(LONG.slice(0, 4));
+
+    expect(await here.d.conversations.rollingSummary(peanuts.conversationId)).toBeNull();
+    await undoMemoryChange(here.d, await forgetOf(here, PEANUTS));
+    expect((await here.d.conversations.rollingSummary(peanuts.conversationId))?.throughSeq).toBe(await here.d.conversations.seqOf(peanuts.summaryThroughId));
+  });
+
+  it('ends at the last message restored before it when the one it ended at did not come along', async () => {
+    const { file, long, ids } = await exported();
+    const here = await folder('anima-summary-here-');
+    await live(here, CELLO);
+    await restore(here, file, (archive) => {
+      archive.sections.messages = archive.sections.messages
+        .filter((m) => m.id !== ids[3])
+        .map((m) => (m.parent_id === ids[3] ? { ...m, parent_id: ids[2] } : m));
+    });
+
+    expect((await here.d.conversations.rollingSummary(long))?.throughSeq).toBe(await here.d.conversations.seqOf(ids[2]!));
+    expect(await coveredBy(here.d, long)).toEqual(LONG.slice(0, 3));
   });
 });
