@@ -487,7 +487,7 @@ export class LexicalIndex {
     for (let c = 0; c < candidates; c++) consider(order[c]!);
     // The turns two away from a match and next to none: such a turn scores at most this × the match's
     // own score, so a match below the last kept one ÷ this cannot place its far neighbours — most of
-    // them, for a common word (every match's four turns around it doubled the candidates).
+    // them, for a common word (taking every match's two far turns raised the candidates by a third at 100k messages).
     if (second > 0 && neighbour > 0 && !only) {
       const reach = neighbour * second * (lexemeSet ? 1 + boost : 1) * (time ? Math.max(time.inside, 1) : 1);
       for (let t = 0; t < touched; t++) {
