@@ -488,10 +488,10 @@ export class Conversations {
    * summary is still the live one: not when a forget set it aside meanwhile (the new one may say the
    * forgotten fact again, read from it), a branch change dropped it or a newer one replaced it; returns
    * whether it was saved. A summary a forget set aside (forgotten-summaries.ts) is dropped: the newer
-   * one stays even if that forget is undone.
+   * one stays even if that forget is undone. `q`: the caller's transaction, if any.
    */
-  async saveRollingSummary(id: string, text: string, throughSeq: number, carriedFromSeq = 0): Promise<boolean> {
-    const r = await this.db.query(
+  async saveRollingSummary(id: string, text: string, throughSeq: number, carriedFromSeq = 0, q: Pick<Database, 'query'> = this.db): Promise<boolean> {
+    const r = await q.query(
       `UPDATE conversations SET rolling_summary = $2, rolling_summary_seq = $3, rolling_summary_at = now(),
               rolling_summary_set_aside = NULL, rolling_summary_set_aside_seq = NULL, rolling_summary_set_aside_at = NULL, rolling_summary_forgotten_by = NULL
         WHERE id = $1 AND rolling_summary_seq = $4 AND rolling_summary_seq < $3`,
