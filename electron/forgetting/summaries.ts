@@ -4,9 +4,12 @@
 // still reached the chat model through it, turn after turn. As with the diary (diary.ts), the whole
 // summary is set aside in the forget's own transaction, on behalf of its journal entry, and comes back
 // when that forget is undone; conversations/forgotten-summaries.ts decides which and keeps the account.
-import type { Transaction } from '../db/database.js';
-import { bringBackSummariesForgottenBy, setAsideSummariesRestating } from '../conversations/forgotten-summaries.js';
+// A summary written later is held to the same: the nap saves it through saveSummaryMindingForgets.
+import type { Conversations } from '../conversations/conversations.js';
+import type { Database, Transaction } from '../db/database.js';
+import { bringBackSummariesForgottenBy, setAsideSummariesRestating, setAsideSummaryIfRestating } from '../conversations/forgotten-summaries.js';
 import { messagesBehind } from '../memory/sources.js';
+import { standingForgets } from '../memory/standing-forgets.js';
 import type { ForgetFollower } from '../memory/store.js';
 
 export const summariesFollowForgets: ForgetFollower = {
@@ -19,3 +22,21 @@ export const summariesFollowForgets: ForgetFollower = {
     await bringBackSummariesForgottenBy(tx, forgetChangeIds);
   },
 };
+
+/**
+ * Saves a conversation's new rolling summary (as Conversations.saveRollingSummary: only while the one
+ * it carried on from is still live) and, in the same transaction, before any request can read it,
+ * measures it against every forget that still stands as the forgets measure the summaries already
+ * written. One that says a forgotten fact again — the model read it in a message no forget hid, or made
+ * it up — is set aside on behalf of those forgets, and comes back when they are all undone.
+ */
+export async function saveSummaryMindingForgets(
+  db: Database,
+  conversations: Conversations,
+  s: { conversationId: string; text: string; throughSeq: number; carriedFromSeq: number },
+): Promise<'live' | 'set-aside' | 'dropped'> {
+  return db.transaction(async (tx) => {
+    if (!(await conversations.saveRollingSummary(s.conversationId, s.text, s.throughSeq, s.carriedFromSeq, tx))) return 'dropped';
+    return (await setAsideSummaryIfRestating(tx, s.conversationId, await standingForgets(tx))) ? 'set-aside' : 'live';
+  });
+}

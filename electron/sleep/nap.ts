@@ -8,10 +8,14 @@
 // ("Already noted") and the store's same-fact rule updates rather than copies a restatement.
 // When a long conversation's oldest turns are about to leave the chat model's context window, the
 // same call (reason 'overflow') also writes a rolling summary of them, which the turn then carries.
+// A forgotten memory is not handed back to the model: the messages behind a forget that still stands
+// are left out of what the call shows, and a summary that says a forgotten fact anyway does not go live.
 import { ApiError } from '../../shared/api.js';
 import { sleepDay } from '../../shared/sleep-day.js';
 import type { Conversations, RollingSummary, TranscriptMessage } from '../conversations/conversations.js';
+import { saveSummaryMindingForgets } from '../forgetting/summaries.js';
 import { estimateTokens } from '../llm/context.js';
+import { standingForgets } from '../memory/standing-forgets.js';
 import type { MemoryStore } from '../memory/store.js';
 import { BackgroundModel, napStepId, type BackgroundDeps } from './background.js';
 import { worthANap } from './nap-worth.js';
@@ -49,6 +53,7 @@ export type NapOutcome =
       saved: number[];
       summarised: boolean;
       /** The answer's summary was not saved: what it carried on from changed meanwhile. */ summaryDropped?: true;
+      /** The answer's summary said a forgotten fact again: saved set aside, on behalf of the forget. */ summarySetAside?: true;
     }
   | { status: 'failed'; error: string };
 
@@ -198,13 +203,17 @@ export class Napper {
       shown = stretch.filter(hasText);
     }
     const lastSeq = stretch.at(-1)?.seq;
+    // The messages behind a forget that still stands (its memory came from them, or they cited it) are
+    // not shown: the model would say the forgotten fact again, in the summary every later request
+    // carries. Passed over, they count as read and as summarised, so no nap asks for them again.
+    const withheld = new Set((await standingForgets(this.deps.db)).flatMap((f) => f.messageIds));
 
     // The chat model already saved from this stretch with its remember tool: it judged what mattered.
     const ids = new Set(stretch.map((m) => m.id));
     const recent = ids.size ? await store.list({ limit: 100 }) : { items: [] };
     const remembered = recent.items.some((m) => m.source === 'tool' && m.sourceMessageIds.some((id) => ids.has(id)));
     if (!leaving.length) {
-      const fromPerson = shown.filter((m) => m.role === 'user');
+      const fromPerson = shown.filter((m) => m.role === 'user' && !withheld.has(m.id));
       if (lastSeq === undefined || fromPerson.length < MIN_NAP_USER_MESSAGES || fromPerson.reduce((n, m) => n + m.content.length, 0) < MIN_NAP_USER_CHARS) {
         return { status: 'skipped', why: 'short' };
       }
@@ -238,18 +247,25 @@ export class Napper {
     const refs = new Map<string, string>();
     const lines: string[] = [];
     let lastShown = -1;
+    let cut = false;
     for (const m of shown) {
+      if (withheld.has(m.id)) {
+        lastShown = m.seq;
+        continue;
+      }
       const text = m.content.length > MAX_CHARS_PER_MESSAGE ? `${m.content.slice(0, MAX_CHARS_PER_MESSAGE)} […]` : m.content;
       const ref = `m${refs.size + 1}`;
       const line = transcriptLine(ref, localStamp(m.createdAt, s.timeZone), m.speaker?.trim() || (m.role === 'user' ? 'Person' : 'Me'), text);
       const cost = estimateTokens(line) + 2;
-      if (lines.length && cost > room) break;
+      if (lines.length && cost > room) {
+        cut = true;
+        break;
+      }
       room -= cost;
       refs.set(ref, m.id);
       lines.push(line);
       lastShown = m.seq;
     }
-    const cut = lines.length < shown.length;
     const result = await bg.call({
       purpose: NAP,
       stepId: napStepId(day),
@@ -269,21 +285,33 @@ export class Napper {
     const saved = remembered ? [] : await this.keep(result.value, refs, fresh, day, conversationId, cut ? lastShown : lastSeq);
     let summarised = false;
     let summaryDropped = false;
+    let summarySetAside = false;
     if (leaving.length && result.value.summary) {
       const through = Math.min(leaving.at(-1)!.seq, lastShown);
       // Saved only if the summary it carried on from is still the live one: a forget during the call
       // set it aside, and the answer may say the forgotten fact again. Dropped, the next overflow
-      // summarises afresh.
+      // summarises afresh. Saved, it goes live only if it says no forgotten fact; set aside, the
+      // overflow naps pause as after an answer without a summary (asked again, the model may well
+      // say it again).
       const carriedFrom = earlier?.throughSeq ?? 0;
-      summarised = await conversations.saveRollingSummary(conversationId, result.value.summary, through, carriedFrom);
-      summaryDropped = !summarised && through > carriedFrom;
+      const kept = await saveSummaryMindingForgets(this.deps.db, conversations, {
+        conversationId,
+        text: result.value.summary,
+        throughSeq: through,
+        carriedFromSeq: carriedFrom,
+      });
+      summarised = kept === 'live';
+      summarySetAside = kept === 'set-aside';
+      summaryDropped = kept === 'dropped' && through > carriedFrom;
       if (summaryDropped)
         log('info', `nap of ${conversationId}: the conversation's summary changed during the call (set aside or replaced); the new one is dropped`);
+      if (summarySetAside) log('warn', `nap of ${conversationId}: the new summary says a forgotten memory again; it is set aside`);
     } else if (leaving.length) {
       log('warn', `nap of ${conversationId}: the answer had no summary of the turns leaving the window`);
     }
     if (saved.length) log('info', `nap of ${conversationId} kept ${saved.length} memories`);
-    return summaryDropped ? { status: 'done', saved, summarised, summaryDropped } : { status: 'done', saved, summarised };
+    if (summaryDropped) return { status: 'done', saved, summarised, summaryDropped };
+    return summarySetAside ? { status: 'done', saved, summarised, summarySetAside } : { status: 'done', saved, summarised };
   }
 
   /**

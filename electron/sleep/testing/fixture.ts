@@ -17,7 +17,7 @@ import { VectorSlot } from '../../embed/active.js';
 import { batchedEntityChanges } from '../../graph/indexer.js';
 import { EntityStore } from '../../graph/store.js';
 import type { SleepStep } from '../dag.js';
-import { MEMORY_LINE } from '../schemas.js';
+import { MEMORY_LINE, TRANSCRIPT_LINE } from '../schemas.js';
 import { SleepService } from '../service.js';
 import type { SleepStepDeps } from '../steps/deps.js';
 
@@ -155,6 +155,19 @@ export async function readTwice(db: Database): Promise<string[]> {
         WHERE kind IN ('anchor', 'narrative') GROUP BY kind, m HAVING count(*) > 1`,
     )
   ).rows.map((r) => r.what);
+}
+
+/** The last user message of a chat request body a fake model received: a background call's prompt. */
+export function lastUser(body: unknown): string {
+  return String(((body as { messages?: { role: string; content: unknown }[] } | undefined)?.messages ?? []).findLast((m) => m.role === 'user')?.content ?? '');
+}
+
+/** The ref ("m3") of the transcript line in a nap or light-sleep prompt whose text contains `text`. */
+export function refOf(prompt: string, text: string): string | undefined {
+  return prompt
+    .split('\n')
+    .map((l) => TRANSCRIPT_LINE.exec(l))
+    .find((m) => m?.[4]?.includes(text))?.[1];
 }
 
 /** The id of the listed memory whose text starts with `text` in a deep-sleep prompt. */
