@@ -13,6 +13,7 @@ import type { Database } from '../db/open.js';
 import type { Host } from '../host/types.js';
 import { MemoryStore } from '../memory/store.js';
 import { TASK_PREFIX } from '../sleep/schemas.js';
+import { lastUser } from '../sleep/testing/fixture.js';
 import { nextEvent, openTestDatabase, startTestHost, tempDataDir } from '../testing/host.js';
 import { waitUntil } from '../testing/patience.js';
 import { summariesFollowForgets } from './summaries.js';
@@ -133,8 +134,6 @@ describe('through the host', () => {
   let fake: FakeLlm;
   let host: Host | undefined;
   const FRESH = 'The person and I talked about the tide, the rocks and the gulls over the harbour.';
-  const lastUser = (body: unknown) =>
-    String(((body as { messages?: { role: string; content: unknown }[] } | undefined)?.messages ?? []).findLast((m) => m.role === 'user')?.content ?? '');
   const isNap = (body: unknown) => lastUser(body).startsWith(`${TASK_PREFIX}nap`);
   const lastChat = () =>
     (fake.requests.filter((r) => r.path.endsWith('/chat/completions') && !isNap(r.body)).at(-1)!.body as { messages: { role: string; content: string }[] })

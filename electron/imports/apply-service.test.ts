@@ -14,7 +14,7 @@ import type { Host } from '../host/types.js';
 import { markImportedHistoryRead } from '../sleep/imported-history.js';
 import { Napper } from '../sleep/nap.js';
 import { TASK_PREFIX, TRANSCRIPT_LINE } from '../sleep/schemas.js';
-import { stepDeps } from '../sleep/testing/fixture.js';
+import { lastUser, stepDeps } from '../sleep/testing/fixture.js';
 import { dbTemplate, nextEvent, startTestHost, tempDataDir } from '../testing/host.js';
 import { apply, describeApplied, summarise } from './apply.js';
 import { parseImport } from './detect.js';
@@ -36,9 +36,9 @@ beforeAll(async () => {
   fake = await startFakeLlm({ defaultChunkDelayMs: 0 });
   const answer = sleepResponder();
   fake.respond = async (body) => {
-    const lastUser = String((body as { messages?: { role: string; content: unknown }[] }).messages?.findLast((m) => m.role === 'user')?.content ?? '');
-    if (lastUser.startsWith(`${TASK_PREFIX}nap`)) {
-      tasks.push({ purpose: 'nap', prompt: lastUser });
+    const prompt = lastUser(body);
+    if (prompt.startsWith(`${TASK_PREFIX}nap`)) {
+      tasks.push({ purpose: 'nap', prompt });
       return { kind: 'text', text: JSON.stringify({ memories: [] }), chunks: 2 };
     }
     const task = findTask(body);

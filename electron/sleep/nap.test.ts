@@ -11,8 +11,8 @@ import type { Database } from '../db/open.js';
 import type { Host } from '../host/types.js';
 import { nextEvent, openTestDatabase, startTestHost, tempDataDir } from '../testing/host.js';
 import { Napper, type NapOutcome } from './nap.js';
-import { TASK_PREFIX, TRANSCRIPT_LINE, type LightSleepAnswer, type NapAnswer } from './schemas.js';
-import { seedMessages, stepDeps } from './testing/fixture.js';
+import { TASK_PREFIX, type LightSleepAnswer, type NapAnswer } from './schemas.js';
+import { lastUser, refOf, seedMessages, stepDeps } from './testing/fixture.js';
 import { PATIENCE_MS } from '../testing/patience.js';
 
 const NOON = new Date('2026-12-03T12:00:00Z');
@@ -30,16 +30,8 @@ const hosts: Host[] = [];
 const dbs: Database[] = [];
 
 const json = (value: NapAnswer | Record<string, unknown>): FakeResponse => ({ kind: 'text', text: JSON.stringify(value), chunks: 4 });
-const lastUser = (body: unknown) =>
-  String(((body as { messages?: { role: string; content: unknown }[] } | undefined)?.messages ?? []).findLast((m) => m.role === 'user')?.content ?? '');
 const isNap = (body: unknown) => lastUser(body).startsWith(`${TASK_PREFIX}nap`);
 const napRequests = () => fake.requests.filter((r) => isNap(r.body));
-/** The transcript ref of the nap prompt's line that contains `text`. */
-const refOf = (prompt: string, text: string) =>
-  prompt
-    .split('\n')
-    .map((l) => TRANSCRIPT_LINE.exec(l))
-    .find((m) => m?.[4]?.includes(text))?.[1];
 
 beforeAll(async () => {
   fake = await startFakeLlm({ defaultChunkDelayMs: 0 });
