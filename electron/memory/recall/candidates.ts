@@ -27,6 +27,16 @@ export const NEIGHBOUR_SHARE = 0.5;
  */
 export const SECOND_NEIGHBOUR = 0.75;
 /**
+ * A short question (a turn of at most QUESTION_LEXEMES lexemes ending in a question mark) is answered by
+ * the turn after it, which holds the fact ("How long have you been married?" — "5 years already!"): that
+ * turn takes its share of the question's score × ANSWER_GAIN, and the question itself scores
+ * × QUESTION_OWN. A long turn ending in a question (a request with its own facts) is neither. Chosen on
+ * both dev sets together, docs/recall-tuning.md ("A short question and its answer").
+ */
+export const QUESTION_LEXEMES = 10;
+export const ANSWER_GAIN = 1.5;
+export const QUESTION_OWN = 0.8;
+/**
  * A turn longer than this many lexemes receives the neighbour share scaled by this / its length: a long
  * turn is matched by its own words; a short chat turn needs its neighbours. docs/recall-tuning.md.
  */
@@ -308,6 +318,7 @@ export function plan(
       neighbourMode: o.neighbourMode,
       neighbourLength: o.neighbourLength ?? NEIGHBOUR_FULL_LENGTH,
       secondNeighbour: o.secondNeighbour ?? SECOND_NEIGHBOUR,
+      question: { lexemes: o.questionLexemes ?? QUESTION_LEXEMES, answerGain: o.answerGain ?? ANSWER_GAIN, own: o.questionOwn ?? QUESTION_OWN },
       fieldBoost: o.speakerBoost ?? SPEAKER_BOOST,
       only: restrict?.session ?? null,
       time,

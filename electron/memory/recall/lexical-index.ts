@@ -73,6 +73,11 @@ export interface SearchOptions {
    * adjacent ones): an answer often comes a turn later ("How long have you had them?" between).
    */
   secondNeighbour?: number;
+  /**
+   * A short question (a slot put with `asks`, of at most `lexemes` lexemes): the next slot takes its
+   * neighbour share of it × `answerGain`, and it scores × `own` itself. Absent: no question is special.
+   */
+  question?: { lexemes: number; answerGain: number; own: number } | null;
   /** Slots whose field lexemes (a message's speaker) meet the query's own lexemes (not the weighted ones) get score × (1 + boost). */
   fieldBoost?: number;
   /** A lexeme's contribution × its weight (default 1): the trigram branch's similarities. */
@@ -113,6 +118,8 @@ export class LexicalIndex {
   private slotField: (string[] | null)[] = [];
   /** When the row was said or became true (epoch ms; NaN: not known). */
   private slotTime: number[] = [];
+  /** 1: the row ends in a question mark (SearchOptions.question). */
+  private slotAsks: number[] = [];
   private keyToSlot = new Map<number, number>();
   // per group
   private groupDocs: number[] = [];
@@ -177,7 +184,12 @@ export class LexicalIndex {
    * `linkNeighbours` it is linked after the group's last slot (rows must arrive in order).
    * `vector` null leaves the slot without text (a reply still streaming): it keeps its place.
    */
-  put(key: number, group: number, vector: ParsedVector | null, opts: { field?: string[] | null; linkNeighbours?: boolean; time?: number | null } = {}): number {
+  put(
+    key: number,
+    group: number,
+    vector: ParsedVector | null,
+    opts: { field?: string[] | null; linkNeighbours?: boolean; time?: number | null; asks?: boolean } = {},
+  ): number {
     this.ensureGroup(group);
     let slot = this.keyToSlot.get(key);
     if (slot === undefined) {
@@ -187,6 +199,7 @@ export class LexicalIndex {
       this.slotGroup.push(group);
       this.slotField.push(opts.field?.length ? opts.field : null);
       this.slotTime.push(NaN);
+      this.slotAsks.push(0);
       this.slotPrev.push(-1);
       this.slotNext.push(-1);
       this.keyToSlot.set(key, slot);
@@ -203,6 +216,7 @@ export class LexicalIndex {
       if (this.slotGroup[slot] !== group) this.slotGroup[slot] = group;
       if (opts.field !== undefined) this.slotField[slot] = opts.field?.length ? opts.field : null;
     }
+    if (opts.asks !== undefined) this.slotAsks[slot] = opts.asks ? 1 : 0;
     if (opts.time !== undefined) this.slotTime[slot] = typeof opts.time === 'number' && Number.isFinite(opts.time) ? opts.time : NaN;
     if (vector && vector.length > 0) {
       const doc = this.docSlot.length;
@@ -417,6 +431,8 @@ export class LexicalIndex {
     const neighbour = o.neighbour ?? 0;
     const sumNeighbours = o.neighbourMode === 'sum';
     const second = o.secondNeighbour ?? 0;
+    const question = o.question ?? null;
+    const shortQuestion = (slot: number) => this.slotAsks[slot] === 1 && this.docLen[this.slotDoc[slot]!]! <= question!.lexemes;
     const fullLength = o.neighbourLength && o.neighbourLength > 0 ? o.neighbourLength : Infinity;
     const boost = o.fieldBoost ?? 0;
     // The query's own words only: a related or look-alike word naming a speaker ("use" → "user") is no question about them.
@@ -448,7 +464,7 @@ export class LexicalIndex {
       if (neighbour > 0 && !only) {
         const prev = this.slotPrev[slot]!;
         const next = this.slotNext[slot]!;
-        const before = prev >= 0 ? acc[prev]! : 0;
+        const before = prev >= 0 ? acc[prev]! * (question && shortQuestion(prev) ? question.answerGain : 1) : 0;
         const after = next >= 0 ? acc[next]! : 0;
         const len = this.docLen[this.slotDoc[slot]!]!;
         const share = len > fullLength ? (neighbour * fullLength) / len : neighbour;
@@ -460,6 +476,7 @@ export class LexicalIndex {
         }
         score += share * near;
       }
+      if (question && shortQuestion(slot)) score *= question.own;
       if (score <= 0) return;
       if (lexemeSet) {
         const field = this.slotField[slot];

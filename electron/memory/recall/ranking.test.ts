@@ -166,6 +166,29 @@ describe('LexicalIndex', () => {
     expect(flat.find((h) => h.key === 4)!.score).toBeCloseTo(flat.find((h) => h.key === 3)!.score * 0.5, 10);
   });
 
+  it('gives the answer to a short question more of its share, and the question less of its own score', () => {
+    const long = Array.from({ length: 12 }, (_, i) => `'w${i}':${i + 2}`).join(' ');
+    const index = new LexicalIndex();
+    // A short question and its answer; a long request ending in a question and the reply to it.
+    index.put(1, 0, vec(`'marri':1 'long':2`), { linkNeighbours: true, asks: true });
+    index.put(2, 0, vec(`'year':1 'alreadi':2`), { linkNeighbours: true });
+    index.put(3, 1, vec(`'marri':1 ${long}`), { linkNeighbours: true, asks: true });
+    index.put(4, 1, vec(`'congratul':1`), { linkNeighbours: true });
+    // A turn before the question: it is no answer to it.
+    index.put(5, 2, vec(`'hello':1`), { linkNeighbours: true });
+    index.put(6, 2, vec(`'marri':1 'long':2`), { linkNeighbours: true, asks: true });
+    const question = { lexemes: 10, answerGain: 1.5, own: 0.8 };
+    const plain = index.search(['marri', 'long'], { limit: 10, neighbour: 0.5 });
+    const asked = index.search(['marri', 'long'], { limit: 10, neighbour: 0.5, question });
+    const score = (hits: typeof plain, key: number) => hits.find((h) => h.key === key)!.score;
+    expect(score(asked, 2)).toBeCloseTo(score(plain, 1) * 0.5 * 1.5, 10);
+    expect(score(asked, 1)).toBeCloseTo(score(plain, 1) * 0.8, 10);
+    // 13 lexemes: a request, not a short question — it and its reply score as without the rule.
+    expect(score(asked, 3)).toBeCloseTo(score(plain, 3), 10);
+    expect(score(asked, 4)).toBeCloseTo(score(plain, 4), 10);
+    expect(score(asked, 5)).toBeCloseTo(score(plain, 5), 10);
+  });
+
   it('boosts turns whose speaker the query names', () => {
     const index = small();
     const hits = index.search(['water', 'carolin'], { limit: 10, neighbour: 0.5, fieldBoost: 2 });

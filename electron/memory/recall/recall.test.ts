@@ -107,9 +107,10 @@ describe('recall', () => {
       score: 1,
       link: { kind: 'message', conversationId: a, messageId: msg.sourdough },
     });
-    // The next turn shares half its score (strength 0.5 at rank 2: 0.5 × 61/62); the one after it, two away, less.
+    // The next turn shares half its score (strength 0.5 at rank 2: 0.5 × 61/62), × QUESTION_OWN 0.8 as a
+    // short question; the one after it, two away, less.
     expect(said(hits)).toEqual(['sourdough', 'crustQ', 'crust']);
-    expect(hits[1]!.score).toBe(0.4919);
+    expect(hits[1]!.score).toBe(0.3935);
   });
 
   it('finds limbic (anchors, imprints) and autobiographical (narratives) diary blocks, never dreams, digests or hidden blocks', async () => {
@@ -159,7 +160,8 @@ describe('recall', () => {
 
   it('ranks the neighbours of a matching turn: the answer after the question', async () => {
     const hits = await recall.search({ query: 'crust', sources: ['session'], conversationIds: [a] });
-    expect(said(hits)).toEqual(['crustQ', 'crust', 'sourdough', 'gardenA']);
+    // Both name the crust; the answer also takes its share of the short question before it, which holds no fact itself.
+    expect(said(hits)).toEqual(['crust', 'crustQ', 'sourdough', 'gardenA']);
   });
 
   it('returns active memories only, and follows updates', async () => {

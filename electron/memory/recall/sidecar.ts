@@ -26,6 +26,8 @@ import { Vocabulary } from './vocabulary.js';
  * as a full scan and sort, 130 ms a chunk — 14 s to build 100k messages in chunks of 1000.
  */
 const CHUNK = 2000;
+/** A turn that ends asking (Latin or full-width question mark, closing quotes and brackets after it): SearchOptions.question. */
+const ENDS_ASKING = /[?？][\s"'”’)）]*$/u;
 
 /** Lets queued work (IPC, a streaming reply) run between two chunks of a build. */
 const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -175,7 +177,12 @@ export class Sidecar {
       return;
     }
     s.pending.delete(key);
-    s.index.put(key, s.group(r.conversation_id), parseTsvector(r.v), { field, linkNeighbours: true, time: Number(r.t) });
+    s.index.put(key, s.group(r.conversation_id), parseTsvector(r.v), {
+      field,
+      linkNeighbours: true,
+      time: Number(r.t),
+      asks: ENDS_ASKING.test(r.content ?? ''),
+    });
     s.vocab.addText(r.content);
   }
 
