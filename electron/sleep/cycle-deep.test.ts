@@ -150,7 +150,15 @@ describe('deep sleep', () => {
 
   it('proposes pinning a memory cited five times; accepting pins it, once', async () => {
     expect(stepOf(first, 'deep-sleep').stats!.proposals).toBe(1);
-    expect(digest.proposals).toEqual([expect.objectContaining({ memoryId: seeded.cat, action: 'pin', reason: 'used in 5 replies', status: 'open' })]);
+    expect(digest.proposals).toEqual([
+      expect.objectContaining({
+        memoryId: seeded.cat,
+        action: 'pin',
+        reason: 'used in 5 replies',
+        reasonCode: { code: 'much_used', replies: 5 },
+        status: 'open',
+      }),
+    ]);
     const proposal = digest.proposals[0]!;
     expect(await C.host.api['sleep.resolveProposal']({ id: proposal.id, accept: true })).toMatchObject({ status: 'accepted' });
     expect(await memory(seeded.cat)).toMatchObject({ pinned: true });

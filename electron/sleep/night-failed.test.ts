@@ -12,6 +12,7 @@ import type { FakeResponse } from '../../e2e/fake-llm/server.js';
 import { openDatabase, type Database } from '../db/open.js';
 import { MemoryStore } from '../memory/store.js';
 import { runCycle, type SleepStep } from './dag.js';
+import { decodeProposalReason } from './proposal-reasons.js';
 import { deepSleepStep } from './steps/deep-sleep.js';
 import { olderFirst } from './steps/deep-sleep/rounds.js';
 import { reviewPins, CARRIED_PIN_DAYS, CARRIED_PIN_SHOWN } from './steps/deep-sleep/pins.js';
@@ -330,7 +331,14 @@ describe('deep sleep: order by time, and pins carried for weeks', () => {
       const proposals = (
         await db.query<{ memory_id: number; action: string; reason: string }>(`SELECT memory_id::int AS memory_id, action, reason FROM sleep_proposals`)
       ).rows;
-      expect(proposals).toEqual([{ memory_id: value.carried, action: 'unpin', reason: 'carried for 30 days and shown 50 times, never cited' }]);
+      expect(proposals.map((p) => ({ ...p, ...decodeProposalReason(p.reason) }))).toEqual([
+        {
+          memory_id: value.carried,
+          action: 'unpin',
+          reason: 'carried for 30 days and shown 50 times, never cited',
+          reasonCode: { code: 'carried_uncited', days: 30, shown: 50 },
+        },
+      ]);
     } finally {
       await db.close();
     }

@@ -16,6 +16,7 @@ import {
 import type { Database } from '../db/open.js';
 import type { MemoryStore } from '../memory/store.js';
 import { readNeedsReason } from './dag.js';
+import { decodeProposalReason } from './proposal-reasons.js';
 import type { DigestDetails } from './steps/digest.js';
 
 interface BlockRow {
@@ -246,7 +247,7 @@ async function withText(memories: MemoryStore, rows: ProposalRow[]): Promise<Sle
     const content = text.get(Number(r.memory_id));
     return content === undefined
       ? []
-      : [{ id: Number(r.id), memoryId: Number(r.memory_id), action: r.action, text: content, reason: r.reason, status: r.status }];
+      : [{ id: Number(r.id), memoryId: Number(r.memory_id), action: r.action, text: content, ...decodeProposalReason(r.reason), status: r.status }];
   });
 }
 

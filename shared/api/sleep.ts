@@ -107,12 +107,25 @@ export interface DigestChange {
   undoneBy: number | null;
 }
 
+/**
+ * Why deep sleep's pin review proposes what it does: a pin not used in a reply since `day` (YYYY-MM-DD)
+ * or never used; a pin carried `days` days and shown to the model `shown` times, never cited; a memory
+ * used in `replies` replies.
+ */
+export type ProposalReason =
+  | { code: 'unused_since'; day: string }
+  | { code: 'never_used' }
+  | { code: 'carried_uncited'; days: number; shown: number }
+  | { code: 'much_used'; replies: number };
+
 export interface SleepProposal {
   id: number;
   memoryId: number;
   action: 'pin' | 'unpin';
   text: string;
+  /** Why, in words (English for the host's own reasons), and for those the code the window words in its language. */
   reason: string;
+  reasonCode?: ProposalReason | null;
   status: 'open' | 'accepted' | 'dismissed';
 }
 

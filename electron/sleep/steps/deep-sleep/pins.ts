@@ -3,7 +3,9 @@
 // pins are the person's.
 import { MAX_RESIDENT_PINNED } from '../../../memory/resident.js';
 import type { MemoryChange } from '../../../../shared/api.js';
+import type { ProposalReason } from '../../../../shared/api/sleep.js';
 import type { StepContext } from '../../dag.js';
+import { encodeProposalReason } from '../../proposal-reasons.js';
 import type { SleepStepDeps } from '../deps.js';
 
 /** A pin not cited for this long is proposed for unpinning; a memory cited this often, for pinning. */
@@ -47,20 +49,20 @@ export async function reviewPins(deps: SleepStepDeps, ctx: StepContext): Promise
   // Never propose more pins than the resident block carries (unpin proposals make room first).
   const room = Math.max(0, MAX_RESIDENT_PINNED - pinned);
   const used = await deps.store.muchCited(MUCH_USED_REFERENCES, Math.min(room, MAX_PROPOSALS));
-  const proposals = [
+  const proposals: { id: number; action: 'pin' | 'unpin'; reason: ProposalReason }[] = [
     ...stale.map((r) => ({
       id: r.id,
-      action: 'unpin',
-      reason: r.lastCitedAt ? `not used since ${r.lastCitedAt.slice(0, 10)}` : 'pinned, but never used in a reply',
+      action: 'unpin' as const,
+      reason: r.lastCitedAt ? { code: 'unused_since' as const, day: r.lastCitedAt.slice(0, 10) } : { code: 'never_used' as const },
     })),
-    ...carried.map((r) => ({ id: r.id, action: 'unpin', reason: `carried for ${r.days} days and shown ${r.shown} times, never cited` })),
-    ...used.map((r) => ({ id: r.id, action: 'pin', reason: `used in ${r.referenceCount} replies` })),
+    ...carried.map((r) => ({ id: r.id, action: 'unpin' as const, reason: { code: 'carried_uncited' as const, days: r.days, shown: r.shown } })),
+    ...used.map((r) => ({ id: r.id, action: 'pin' as const, reason: { code: 'much_used' as const, replies: r.referenceCount } })),
   ];
   let added = 0;
   for (const p of proposals) {
     const r = await deps.db.query(
       `INSERT INTO sleep_proposals (run_id, memory_id, action, reason) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING id`,
-      [ctx.runId, p.id, p.action, p.reason],
+      [ctx.runId, p.id, p.action, encodeProposalReason(p.reason)],
     );
     added += r.rows.length;
   }
