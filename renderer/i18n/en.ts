@@ -1497,6 +1497,19 @@ const en = {
       dismiss: 'Dismiss',
       accepted: 'Accepted',
       dismissed: 'Dismissed',
+      reasons: {
+        unused_since: 'not used in a reply since {{day}}',
+        never_used: 'pinned, but never used in a reply',
+        carried_uncited: 'pinned for {{days}} and shown to me {{shown}}, but never used in a reply',
+        much_used_one: 'used in {{count}} reply',
+        much_used_other: 'used in {{count}} replies',
+      },
+      reasonCounts: {
+        days_one: '{{count}} day',
+        days_other: '{{count}} days',
+        times_one: '{{count}} time',
+        times_other: '{{count}} times',
+      },
     },
     audit: {
       title: 'Background model calls',

@@ -1460,6 +1460,19 @@ const zhCN: Messages = {
       dismiss: '忽略',
       accepted: '已接受',
       dismissed: '已忽略',
+      reasons: {
+        unused_since: '{{day}}之后再没在回复里用到过',
+        never_used: '置顶了，却从没在回复里用到过',
+        carried_uncited: '已置顶 {{days}}，在我眼前出现过 {{shown}}，却从没在回复里用到过',
+        much_used_one: '在 {{count}} 次回复里用到过',
+        much_used_other: '在 {{count}} 次回复里用到过',
+      },
+      reasonCounts: {
+        days_one: '{{count}} 天',
+        days_other: '{{count}} 天',
+        times_one: '{{count}} 次',
+        times_other: '{{count}} 次',
+      },
     },
     audit: {
       title: '后台模型调用',

@@ -4,10 +4,12 @@ import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DigestChange, SleepProposal } from '../../../shared/api.js';
 import { openMemory } from '../../app/actions.js';
-import { useDayLabels, useTimeFormat } from '../../app/hooks.js';
+import { useCurrentSleepDay, useDayLabels, useTimeFormat } from '../../app/hooks.js';
 import { Icon } from '../../components/Icon.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
+import { currentLocale } from '../../i18n/index.js';
 import { reasonWords } from '../../lib/memoryReason.js';
+import { proposalReasonWords } from '../../lib/proposalReason.js';
 import { reportError } from '../../stores/app.js';
 import { useSleep } from '../../stores/sleep.js';
 
@@ -69,8 +71,10 @@ function Changes({ title, items, kind }: { title: string; items: DigestChange[];
   );
 }
 
+/** A pin suggestion with its reason in the window's language; accepting or dismissing it is the person's call. */
 function Proposal({ proposal }: { proposal: SleepProposal }) {
   const { t } = useTranslation();
+  const why = proposalReasonWords(proposal, t, currentLocale(), useCurrentSleepDay());
   const busy = useSleep((s) => Boolean(s.resolving[proposal.id]));
   const resolve = (accept: boolean) => void useSleep.getState().resolveProposal(proposal.id, accept).catch(reportError);
   return (
@@ -80,7 +84,9 @@ function Proposal({ proposal }: { proposal: SleepProposal }) {
         <button type="button" className="digest-text" title={t('sleep.digest.openMemory')} onClick={() => openMemory(proposal.memoryId)}>
           {proposal.text}
         </button>
-        <p className="digest-reason">{t('sleep.digest.why', { reason: proposal.reason })}</p>
+        <p className="digest-reason" data-testid="proposal-reason">
+          {t('sleep.digest.why', { reason: why })}
+        </p>
       </div>
       {proposal.status === 'open' ? (
         <div className="digest-actions">
