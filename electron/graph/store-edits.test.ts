@@ -220,6 +220,35 @@ describe('hide', () => {
   });
 });
 
+describe('the most mentioned (entity_counts, migration 037)', () => {
+  // The active entities' counts, as the Graph view orders by them, next to the entities' own.
+  const countsApart = async () =>
+    (await db.query<{ id: number; n: number }>('SELECT entity_id::int AS id, mention_count AS n FROM entity_counts ORDER BY entity_id')).rows;
+  const countsOfActive = async () =>
+    (await db.query<{ id: number; n: number }>(`SELECT id::int AS id, mention_count AS n FROM entities WHERE status = 'active' ORDER BY id`)).rows;
+
+  it('follow every recording, hide, merge and undo, and order the Graph view and its default centre', async () => {
+    await say('Ana met Tom in Lisbon.');
+    await say('Ana and Tom again.');
+    await say('Ana alone.');
+    const [ana, tom, lisbon] = [await byName('Ana'), await byName('Tom'), await byName('Lisbon')];
+    expect(await countsApart()).toEqual(await countsOfActive());
+    expect((await store.graph()).nodes.map((n) => n.name).slice(0, 3)).toEqual(['Ana', 'Tom', 'Lisbon']);
+    expect(await store.defaultCentre()).toBe(ana.id);
+
+    const hidden = await store.hide(ana.id);
+    expect(await countsApart()).toEqual(await countsOfActive());
+    expect(await store.defaultCentre()).toBe(tom.id);
+    await store.undo(hidden.changeId);
+    const merged = await store.merge(lisbon.id, tom.id);
+    expect(await countsApart()).toEqual(await countsOfActive());
+    expect((await countsApart()).find((c) => c.id === lisbon.id)?.n).toBe(2);
+    await store.undo(merged.changeId);
+    expect(await countsApart()).toEqual(await countsOfActive());
+    expect((await store.graph()).nodes.map((n) => n.name).slice(0, 3)).toEqual(['Ana', 'Tom', 'Lisbon']);
+  });
+});
+
 describe('relations', () => {
   it('refuses a relation to a missing entity, to itself, or with bad fields', async () => {
     await say('Ana works at Nimbus Labs.');

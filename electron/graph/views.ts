@@ -135,8 +135,10 @@ export async function graph(db: Database, opts: GraphFilter & { limit?: number; 
   const kinds = checkKinds(opts.kinds);
   const at = checkTime(opts.at, 'at');
   const rows = await db.query<EntityRow>(
-    `SELECT ${ENTITY_COLUMNS} FROM entities e WHERE e.status = 'active' AND ($1::text[] IS NULL OR e.kind = ANY($1::text[]))
-     ORDER BY e.mention_count DESC, e.id LIMIT ${limit}`,
+    // entity_counts holds the active entities' counts in the order asked (migration 037).
+    `SELECT ${ENTITY_COLUMNS} FROM entity_counts c JOIN entities e ON e.id = c.entity_id
+     WHERE e.status = 'active' AND ($1::text[] IS NULL OR e.kind = ANY($1::text[]))
+     ORDER BY c.mention_count DESC, c.entity_id LIMIT ${limit}`,
     [kinds],
   );
   const nodes = rows.rows.map((r) => ({ ...toEntity(r), hop: 0 }));
@@ -171,8 +173,9 @@ export async function earliestValidTime(db: Database): Promise<string | null> {
  */
 export async function defaultCentre(db: Database): Promise<number> {
   const top = await db.query<{ id: number }>(
-    `SELECT id FROM entities WHERE status = 'active' AND kind NOT IN ('self', 'user') AND mention_count > 0
-     ORDER BY mention_count DESC, id LIMIT 1`,
+    `SELECT e.id FROM entity_counts c JOIN entities e ON e.id = c.entity_id
+     WHERE e.status = 'active' AND e.kind NOT IN ('self', 'user') AND c.mention_count > 0
+     ORDER BY c.mention_count DESC, c.entity_id LIMIT 1`,
   );
   return top.rows[0] ? Number(top.rows[0].id) : USER_ENTITY_ID;
 }

@@ -29,6 +29,7 @@ import graphMentionFunctions from './032_graph_mention_functions.sql';
 import diaryForgotten from './033_diary_forgotten.sql';
 import graphShortNameProbe from './034_graph_short_name_probe.sql';
 import rollingSummaryForgotten from './036_rolling_summary_forgotten.sql';
+import graphCountsApart from './037_graph_counts_apart.sql';
 
 export interface Migration {
   version: number;
@@ -67,4 +68,5 @@ export const migrations: Migration[] = [
   { version: 33, name: 'diary_forgotten', sql: diaryForgotten },
   { version: 34, name: 'graph_short_name_probe', sql: graphShortNameProbe },
   { version: 36, name: 'rolling_summary_forgotten', sql: rollingSummaryForgotten },
+  { version: 37, name: 'graph_counts_apart', sql: graphCountsApart },
 ];
