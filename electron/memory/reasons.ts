@@ -1,17 +1,26 @@
-// The journal's reasons the memory store writes itself, kept as a code and its values (memory_changes.reason
-// holds them as a small JSON object) so the window says them in its language. Reading gives the code and
-// the English words for every other reader (the sleep digest, the CLI, a model); a reason in words — a
-// model's, another room's, a row from before codes — reads back exactly as stored, without a code.
+// The journal's reasons the host writes itself, as a code and its values so the window says them in its
+// language. The memory store keeps its own as a small JSON object in memory_changes.reason; the sleep
+// writes English sentences ("nap of 2026-12-05", "merge of #1, #2: …"), and a sentence that is exactly
+// one of the sleep's reads back as its code, old rows included. Reading gives the code and the English
+// words for every other reader (the sleep digest, the CLI, a model); a reason in words — a model's,
+// another room's, a row from before codes, a sentence that is not exactly the sleep's — reads back
+// exactly as stored, without a code.
 import type { MemoryChange, MemoryReason } from '../../shared/api.js';
 
 const PREFIX = '{"code":';
 
-/** The stored form of a host-written reason. */
+/** The stored form of a host-written reason: the sleep's codes as their sentence, the store's as JSON. */
 export function encodeReason(reason: MemoryReason): string {
-  return JSON.stringify(reason);
+  return isSleepSentence(reason) ? reasonWords(reason) : JSON.stringify(reason);
 }
 
-/** English words for a coded reason (the stored text of the rows written before codes). */
+function isSleepSentence(reason: MemoryReason): boolean {
+  return !(reason.code === 'same_slot' || reason.code === 'near_duplicate' || reason.code === 'edited_new_value' || reason.code === 'undo');
+}
+
+const refs = (ids: number[]) => ids.map((id) => `#${id}`).join(', ');
+
+/** English words for a coded reason: the stored text of the rows written before codes, and the sleep's own sentence. */
 export function reasonWords(reason: MemoryReason): string {
   switch (reason.code) {
     case 'same_slot':
@@ -22,6 +31,22 @@ export function reasonWords(reason: MemoryReason): string {
       return `edited to a new value: replaces memory ${reason.memoryId}`;
     case 'undo':
       return `undo of change ${reason.changeId} (${reason.action})`;
+    case 'nap':
+      return `nap of ${reason.day}`;
+    case 'light_sleep':
+      return `light sleep of ${reason.days.join(', ')}`;
+    case 'imported_history':
+      return `reading imported history of ${reason.days.join(', ')}`;
+    case 'split':
+      return `split from memory ${reason.memoryId}`;
+    case 'split_into':
+      return `split into ${refs(reason.memoryIds)}: ${reason.why}`;
+    case 'merge':
+      return `merge of ${refs(reason.memoryIds)}: ${reason.why}`;
+    case 'merged_into':
+      return `merged into #${reason.memoryId}`;
+    case 'profile':
+      return `profile of ${reason.name} (entity ${reason.entityId}), from ${refs(reason.memoryIds)}`;
   }
 }
 
@@ -29,9 +54,57 @@ function isId(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 }
 
+// The sleep's sentences, whole: a day is YYYY-MM-DD, an id a positive integer without leading zeros.
+const DAY = String.raw`\d{4}-\d{2}-\d{2}`;
+const DAYS = `${DAY}(?:, ${DAY})*`;
+const ID = '[1-9]\\d*';
+const REFS = `#${ID}(?:, #${ID})*`;
+const MANY_REFS = `#${ID}(?:, #${ID})+`;
+const SENTENCES: [RegExp, (m: RegExpExecArray) => MemoryReason | null][] = [
+  [new RegExp(`^nap of (${DAY})$`), (m) => (isDay(m[1]!) ? { code: 'nap', day: m[1]! } : null)],
+  [new RegExp(`^light sleep of (${DAYS})$`), (m) => withDays(m[1]!, (days) => ({ code: 'light_sleep', days }))],
+  [new RegExp(`^reading imported history of (${DAYS})$`), (m) => withDays(m[1]!, (days) => ({ code: 'imported_history', days }))],
+  [new RegExp(`^split from memory (${ID})$`), (m) => withIds(m[1]!, ([memoryId]) => ({ code: 'split', memoryId: memoryId! }))],
+  [new RegExp(`^split into (${REFS}): ([\\s\\S]+)$`), (m) => withIds(m[1]!, (memoryIds) => ({ code: 'split_into', memoryIds, why: m[2]! }))],
+  [new RegExp(`^merge of (${MANY_REFS}): ([\\s\\S]+)$`), (m) => withIds(m[1]!, (memoryIds) => ({ code: 'merge', memoryIds, why: m[2]! }))],
+  [new RegExp(`^merged into #(${ID})$`), (m) => withIds(m[1]!, ([memoryId]) => ({ code: 'merged_into', memoryId: memoryId! }))],
+  [
+    new RegExp(`^profile of ([\\s\\S]+) \\(entity (${ID})\\), from (${REFS})$`),
+    (m) => withIds(`${m[2]!}, ${m[3]!}`, ([entityId, ...memoryIds]) => ({ code: 'profile', name: m[1]!, entityId: entityId!, memoryIds })),
+  ],
+];
+
+/** A calendar day that exists (not 2026-02-30). */
+function isDay(day: string): boolean {
+  const date = new Date(`${day}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === day;
+}
+
+function withDays(list: string, code: (days: string[]) => MemoryReason): MemoryReason | null {
+  const days = list.split(', ');
+  return days.every(isDay) ? code(days) : null;
+}
+
+function withIds(list: string, code: (ids: number[]) => MemoryReason): MemoryReason | null {
+  const ids = list.split(', ').map((ref) => Number(ref.replace('#', '')));
+  return ids.every(isId) ? code(ids) : null;
+}
+
+function sleepCode(stored: string): MemoryReason | null {
+  for (const [sentence, code] of SENTENCES) {
+    const m = sentence.exec(stored);
+    if (m) return code(m);
+  }
+  return null;
+}
+
 /** A stored reason as its code (when it is one this Anima knows; otherwise no code at all) and its words. */
 export function decodeReason(stored: string | null): Pick<MemoryChange, 'reason' | 'reasonCode'> {
-  if (stored === null || !stored.startsWith(PREFIX)) return { reason: stored };
+  if (stored === null) return { reason: stored };
+  if (!stored.startsWith(PREFIX)) {
+    const code = sleepCode(stored);
+    return code ? { reason: stored, reasonCode: code } : { reason: stored };
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(stored);

@@ -47,14 +47,26 @@ export interface MemoryChange {
 }
 
 /**
- * The reasons the memory store writes itself: a new value for the same slot replaced `memoryId`; saved
+ * The host's own reasons. The memory store's: a new value for the same slot replaced `memoryId`; saved
  * again into a near-duplicate; an edit to a new value replaced `memoryId`; the undo of change `changeId`.
+ * The sleep's (stored as their English sentence, read back as a code): kept by the nap of `day`; by the
+ * light sleep of `days`; by reading the imported history of `days`; split from `memoryId`; split into
+ * `memoryIds`; a merge of `memoryIds`; merged into `memoryId`; the profile of entity `entityId` (`name`)
+ * written from `memoryIds`. `why` is the model's own words, as it wrote them. Days are YYYY-MM-DD.
  */
 export type MemoryReason =
   | { code: 'same_slot'; memoryId: number }
   | { code: 'near_duplicate' }
   | { code: 'edited_new_value'; memoryId: number }
-  | { code: 'undo'; changeId: number; action: MemoryChange['action'] };
+  | { code: 'undo'; changeId: number; action: MemoryChange['action'] }
+  | { code: 'nap'; day: string }
+  | { code: 'light_sleep'; days: string[] }
+  | { code: 'imported_history'; days: string[] }
+  | { code: 'split'; memoryId: number }
+  | { code: 'split_into'; memoryIds: number[]; why: string }
+  | { code: 'merge'; memoryIds: number[]; why: string }
+  | { code: 'merged_into'; memoryId: number }
+  | { code: 'profile'; name: string; entityId: number; memoryIds: number[] };
 
 export const RECALL_SOURCES = ['semantic', 'session', 'limbic', 'autobiographical'] as const;
 export type RecallSource = (typeof RECALL_SOURCES)[number];

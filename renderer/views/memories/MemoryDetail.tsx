@@ -3,13 +3,14 @@
 import { useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { Memory, MemoryChange } from '../../../shared/api.js';
-import { useTimeFormat } from '../../app/hooks.js';
+import { useCurrentSleepDay, useTimeFormat } from '../../app/hooks.js';
 import { Icon } from '../../components/Icon.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
 import { useBusy, useFocusAtEnd } from '../../components/useEditor.js';
 import { MemoryCounts, StatusBadge, TypeBadge } from '../../components/MemoryBits.js';
 import { historyKey, historyNewestFirst, latestForget, latestUndoable, replacedText, replacedType, sourceKey } from '../../lib/memories.js';
 import { reportError, useApp } from '../../stores/app.js';
+import { currentLocale } from '../../i18n/index.js';
 import { isNotFound } from '../../stores/loadable.js';
 import { useMemories, type MemoryDetail } from '../../stores/memories.js';
 import { reasonLine } from '../../lib/memoryReason.js';
@@ -131,6 +132,7 @@ function Chain({ chain, currentId }: { chain: Memory[]; currentId: number }) {
 function History({ history }: { history: MemoryChange[] }) {
   const { t } = useTranslation();
   const { when, full } = useTimeFormat();
+  const reasonDays = { locale: currentLocale(), currentDay: useCurrentSleepDay() };
   const { busy, run } = useBusy({ report: reportError });
   const entries = historyNewestFirst(history);
   const undoable = latestUndoable(history);
@@ -151,7 +153,7 @@ function History({ history }: { history: MemoryChange[] }) {
           {entries.map((c) => {
             const before = replacedText(c);
             const typeBefore = replacedType(c);
-            const why = reasonLine(c, t);
+            const why = reasonLine(c, t, reasonDays);
             return (
               <li key={c.id} className={c.undoneBy !== null ? 'undone' : undefined} data-action={c.action} data-actor={c.actor}>
                 <span className="mem-history-dot" aria-hidden="true" />

@@ -3,7 +3,7 @@
 import i18next from 'i18next';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { I18nextProvider, initReactI18next } from 'react-i18next';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DigestChange } from '../../../shared/api.js';
 import en from '../../i18n/en.js';
 import zhCN from '../../i18n/zh-CN.js';
@@ -11,6 +11,8 @@ import { ChangeItem } from './Digest.js';
 
 const i18n = i18next.createInstance();
 beforeAll(async () => {
+  // No DOM here (Node 20 has no navigator): the system language the days of a reason are spelled in, as a browser gives it.
+  if (typeof navigator === 'undefined') vi.stubGlobal('navigator', { language: 'en-GB' });
   await i18n.use(initReactI18next).init({
     resources: { en: { translation: en }, 'zh-CN': { translation: zhCN } },
     lng: 'en',

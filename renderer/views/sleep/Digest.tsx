@@ -18,7 +18,7 @@ export function ChangeItem({ change }: { change: DigestChange }) {
   const { t } = useTranslation();
   const undoing = useSleep((s) => Boolean(s.undoing[change.changeId]));
   const undone = change.undoneBy !== null;
-  const why = reasonWords(change, t);
+  const why = reasonWords(change, t, { locale: currentLocale(), currentDay: useCurrentSleepDay() });
   return (
     <li
       className={`digest-item${undone ? ' undone' : ''}`}
