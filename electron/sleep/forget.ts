@@ -4,10 +4,13 @@
 // - A deleted conversation: the anchors and imprints written from it alone are hidden, and shown
 //   again on restore. Narratives and dreams tell a whole day and stay.
 // - A forgotten memory: the blocks that say the fact again are hidden on behalf of the forget's
-//   journal entry (`forgotten_by`, migration 033), and shown again when it is undone.
+//   journal entry (`forgotten_by`, migration 033), and shown again when it is undone. Blocks light
+//   sleep writes later are measured the same way against every forget that still stands, in the
+//   transaction that writes them.
 import type { Database } from '../db/open.js';
 import { RESTATES_ANYWHERE, restatesFromSameMessages } from '../memory/restatements.js';
 import { segmentForIndex } from '../memory/segment.js';
+import type { StandingForget } from '../memory/standing-forgets.js';
 
 /**
  * Hides the anchors and imprints written from this conversation alone: its own (by conversation id,
@@ -46,21 +49,76 @@ export async function unhideBlocks(db: Pick<Database, 'query'>, ids: number[]): 
  * (counts, no facts) is never hidden. Returns the ids of the blocks this forget hides.
  */
 export async function hideBlocksRestating(tx: Pick<Database, 'query'>, memory: { content: string; messageIds: string[] }, changeId: number): Promise<number[]> {
-  const near = restatesFromSameMessages(memory.content);
+  return hideRestating(tx, [{ ...memory, changeId }], null);
+}
+
+/**
+ * Hides, in the transaction that wrote them, the blocks just written that say one of these forgotten
+ * facts again, on behalf of every forget they restate (undoing those shows them), by the measures of
+ * hideBlocksRestating. Light sleep shows the model none of the messages behind a standing forget, so a
+ * block of its own gives them as its `passedOver` ones: written from that stretch, it is measured as
+ * one written from them. Returns the ids hidden.
+ */
+export async function hideWrittenBlocksRestating(
+  tx: Pick<Database, 'query'>,
+  written: { id: number; passedOver: string[] }[],
+  forgotten: StandingForget[],
+): Promise<number[]> {
+  if (!written.length || !forgotten.length) return [];
+  return hideRestating(tx, forgotten, written);
+}
+
+/**
+ * The one measure and move of both: the blocks (among `written`, or all) that restate any of
+ * `forgotten`. Everywhere (`written` null) the scope test folds away at planning, as the parameters
+ * are bound before it, and the full-text index finds the word-for-word candidates.
+ */
+async function hideRestating(
+  tx: Pick<Database, 'query'>,
+  forgotten: StandingForget[],
+  written: { id: number; passedOver: string[] }[] | null,
+): Promise<number[]> {
   const r = await tx.query<{ id: number }>(
-    `WITH behind AS MATERIALIZED (
-        SELECT id, day FROM diary_blocks WHERE cardinality($2::text[]) > 0 AND source_message_ids && $2::text[]),
+    `WITH forgotten AS MATERIALIZED (
+        SELECT f.change_id, f.content, f.near_needed, f.words, ARRAY(SELECT jsonb_array_elements_text(f.message_ids::jsonb)) AS message_ids
+          FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::text[], $5::text[]) AS f (change_id, content, near_needed, words, message_ids)),
+      written AS MATERIALIZED (
+        SELECT w.id, ARRAY(SELECT jsonb_array_elements_text(w.passed_over::jsonb)) AS passed_over
+          FROM unnest($6::bigint[], $7::text[]) AS w (id, passed_over)),
+      behind AS MATERIALIZED (
+        SELECT f.change_id, b.id, b.day FROM forgotten f JOIN diary_blocks b ON b.source_message_ids && f.message_ids
+         WHERE cardinality(f.message_ids) > 0 AND ($8::boolean OR b.id IN (SELECT id FROM written))
+        UNION
+        SELECT f.change_id, b.id, b.day FROM forgotten f JOIN written w ON w.passed_over && f.message_ids JOIN diary_blocks b ON b.id = w.id),
       candidates AS (
-        SELECT b.id, $3::float8 AS needed FROM diary_blocks b
-         WHERE b.id IN (SELECT id FROM behind) OR (b.kind = 'dream' AND b.day IN (SELECT day FROM behind))
+        SELECT change_id, id, true AS near FROM behind
         UNION ALL
-        SELECT b.id, $4::float8 FROM diary_blocks b WHERE b.search_fts @@ plainto_tsquery('english', $6))
-      UPDATE diary_blocks b SET hidden_at = coalesce(b.hidden_at, now()), forgotten_by = array_append(coalesce(b.forgotten_by, '{}'), $5::bigint)
-       WHERE b.id IN (SELECT c.id FROM candidates c JOIN diary_blocks x ON x.id = c.id
-                       WHERE word_similarity($1, coalesce(x.title, '') || ' ' || x.body) >= c.needed)
-         AND b.kind <> 'digest' AND (b.hidden_at IS NULL OR b.forgotten_by IS NOT NULL) AND NOT coalesce(b.forgotten_by, '{}') @> ARRAY[$5::bigint]
+        SELECT x.change_id, b.id, true FROM behind x JOIN diary_blocks b ON b.kind = 'dream' AND b.day = x.day
+         WHERE $8::boolean OR b.id IN (SELECT id FROM written)
+        UNION ALL
+        SELECT f.change_id, b.id, false FROM forgotten f JOIN diary_blocks b ON b.search_fts @@ plainto_tsquery('english', f.words)
+         WHERE $8::boolean OR b.id IN (SELECT id FROM written)),
+      restating AS (
+        SELECT c.id, array_agg(DISTINCT c.change_id ORDER BY c.change_id) AS change_ids
+          FROM candidates c JOIN forgotten f ON f.change_id = c.change_id JOIN diary_blocks x ON x.id = c.id
+         WHERE word_similarity(f.content, coalesce(x.title, '') || ' ' || x.body) >= CASE WHEN c.near THEN f.near_needed ELSE $9::float8 END
+           AND NOT coalesce(x.forgotten_by, '{}') @> ARRAY[c.change_id]
+         GROUP BY c.id)
+      UPDATE diary_blocks b SET hidden_at = coalesce(b.hidden_at, now()), forgotten_by = coalesce(b.forgotten_by, '{}') || r.change_ids
+        FROM restating r
+       WHERE b.id = r.id AND b.kind <> 'digest' AND (b.hidden_at IS NULL OR b.forgotten_by IS NOT NULL)
        RETURNING b.id::float8 AS id`,
-    [memory.content, memory.messageIds, near, RESTATES_ANYWHERE, changeId, segmentForIndex(memory.content) ?? memory.content],
+    [
+      forgotten.map((f) => f.changeId),
+      forgotten.map((f) => f.content),
+      forgotten.map((f) => restatesFromSameMessages(f.content)),
+      forgotten.map((f) => segmentForIndex(f.content) ?? f.content),
+      forgotten.map((f) => JSON.stringify(f.messageIds)),
+      (written ?? []).map((w) => w.id),
+      (written ?? []).map((w) => JSON.stringify(w.passedOver)),
+      written === null,
+      RESTATES_ANYWHERE,
+    ],
   );
   return r.rows.map((x) => Number(x.id)).sort((a, b) => a - b);
 }

@@ -7,6 +7,10 @@
 // Safety: each call's writes and the watermarks of the conversations it covered commit in one
 // transaction — after a crash a chunk is either fully in or will be read again, never half-written
 // and never extracted twice.
+//
+// A forgotten memory is not handed back to the model: the messages behind a forget that still stands
+// are left out of the transcript (covered all the same), and a diary block the answer writes that says
+// a forgotten fact anyway is hidden on behalf of that forget in the transaction that writes it.
 import { ApiError } from '../../../shared/api.js';
 import { sleepDay } from '../../../shared/sleep-day.js';
 import type { TranscriptMessage } from '../../conversations/conversations.js';
@@ -16,10 +20,12 @@ import { nameKey } from '../../graph/names.js';
 import { SELF_ENTITY_ID, USER_ENTITY_ID } from '../../graph/store.js';
 import { findSecret } from '../../memory/secret-filter.js';
 import { segmentForIndex } from '../../memory/segment.js';
+import { standingForgets } from '../../memory/standing-forgets.js';
 import type { Transaction } from '../../db/database.js';
 import { BudgetExhaustedError, type BackgroundModel } from '../background.js';
 import { nappedFrom } from '../nap.js';
 import { CycleStop, StepFailure, type SleepStep } from '../dag.js';
+import { hideWrittenBlocksRestating } from '../forget.js';
 import {
   conversationHeading,
   lightSleepAnswer,
@@ -67,6 +73,8 @@ interface Piece {
   day: string;
   /** Messages whose text is shown; replaced and failed replies are passed over but still covered. */
   messages: TranscriptMessage[];
+  /** Messages behind a forget that still stands: not shown, covered all the same. */
+  passedOver: string[];
   /** The watermark this piece lets the conversation advance to. */
   lastSeq: number;
   tokens: number;
@@ -116,22 +124,26 @@ const hasText = (m: TranscriptMessage) => m.replacedBy === null && (m.status ===
 
 /**
  * Splits each conversation by sleep day, and a day that is too long for one call into chunks; each
- * piece knows the seq its watermark may advance to (messages without text ride along).
+ * piece knows the seq its watermark may advance to (messages without text, and those `withheld`, ride
+ * along).
  */
-function toPieces(rows: TranscriptMessage[], budget: number, sleepTime: string, timeZone: string): Piece[] {
+function toPieces(rows: TranscriptMessage[], budget: number, sleepTime: string, timeZone: string, withheld: Set<string>): Piece[] {
   const pieces: Piece[] = [];
   let current: Piece | null = null;
   const lineTokens = (m: TranscriptMessage) => estimateTokens(shownText(m)) + 12;
   for (const m of rows) {
     const day = sleepDay(m.createdAt, sleepTime, timeZone);
-    const cost = hasText(m) ? lineTokens(m) : 0;
+    const shown = hasText(m) && !withheld.has(m.id);
+    const cost = shown ? lineTokens(m) : 0;
     if (!current || current.day !== day || (cost > 0 && current.tokens + cost > budget && current.messages.length > 0)) {
-      current = { conversationId: m.conversationId, title: m.title, day, messages: [], lastSeq: m.seq, tokens: 40 };
+      current = { conversationId: m.conversationId, title: m.title, day, messages: [], passedOver: [], lastSeq: m.seq, tokens: 40 };
       pieces.push(current);
     }
-    if (hasText(m)) {
+    if (shown) {
       current.messages.push(m);
       current.tokens += cost;
+    } else if (withheld.has(m.id)) {
+      current.passedOver.push(m.id);
     }
     current.lastSeq = m.seq;
   }
@@ -319,12 +331,12 @@ async function writeAnswer(
     if (blocks.length) {
       // One statement for all the blocks; the unique index keeps one anchor per conversation and day
       // (an earlier "sleep now" may have written it: that one stays).
-      const inserted = await b.tx.query<{ kind: string }>(
+      const inserted = await b.tx.query<{ id: number; kind: string; day: string; conversation_id: string | null }>(
         `INSERT INTO diary_blocks (day, kind, conversation_id, title, body, mood, source_message_ids, run_id, fts_segmented)
          SELECT t.day, t.kind, t.conversation_id, t.title, t.body, t.mood::jsonb, ARRAY(SELECT jsonb_array_elements_text(t.sources::jsonb)), $8, t.seg
            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $9::text[])
              AS t (day, kind, conversation_id, title, body, mood, sources, seg)
-         ON CONFLICT DO NOTHING RETURNING kind`,
+         ON CONFLICT DO NOTHING RETURNING id::float8 AS id, kind, day, conversation_id`,
         [
           blocks.map((x) => x.day),
           blocks.map((x) => x.kind),
@@ -342,6 +354,14 @@ async function writeAnswer(
         bump(`${kind}s`, n);
         if (kind === 'anchor') bump('anchors_kept', blocks.filter((x) => x.kind === 'anchor').length - n);
       }
+      // Before anyone reads them: a block that says a forgotten fact anyway (the model made it up, or
+      // read it in a message no forget hides) is hidden on behalf of that forget. A block is measured
+      // as written from the messages passed over in its stretch: its conversation's day, or the day.
+      const passedOverIn = (day: string, conversationId: string | null) =>
+        call.filter((p) => p.day === day && (conversationId === null || p.conversationId === conversationId)).flatMap((p) => p.passedOver);
+      const written = inserted.rows.map((r) => ({ id: Number(r.id), passedOver: passedOverIn(r.day, r.conversation_id) }));
+      const hidden = await hideWrittenBlocksRestating(b.tx, written, await standingForgets(b.tx));
+      if (hidden.length) deps.log('warn', `light sleep: ${hidden.length} diary blocks said a forgotten memory again; they are hidden`);
     }
     await ctx.advance(b.tx, lastSeqs(call));
   }, prepared);
@@ -544,8 +564,11 @@ export async function readTranscripts(
   const budget = bg.materialBudget(INSTRUCTIONS, maxTokens);
 
   const pieces: Piece[] = [];
-  for (const rows of pending.values()) pieces.push(...toPieces(rows, budget, s.sleepTime, s.timeZone));
-  // Pieces with nothing to read (only replaced or failed replies) just move their marks.
+  // The messages behind a forget that still stands (its memory came from them, or they cited it) are
+  // not shown: the model would write the forgotten fact again, into the diary every later reader sees.
+  const withheld = new Set((await standingForgets(deps.db)).flatMap((f) => f.messageIds));
+  for (const rows of pending.values()) pieces.push(...toPieces(rows, budget, s.sleepTime, s.timeZone, withheld));
+  // Pieces with nothing to read (only replaced or failed replies, or messages withheld) just move their marks.
   const empty = pieces.filter((p) => p.messages.length === 0);
   if (empty.length) await deps.store.batch((b) => ctx.advance(b.tx, lastSeqs(empty)));
   const calls = packCalls(
