@@ -1564,6 +1564,16 @@ const en = {
       chars_one: '{{formatted}} character',
       chars_other: '{{formatted}} characters',
       noResponse: 'No answer was received.',
+      purposeId: 'Recorded as',
+      purposes: {
+        nap: 'Nap: keeping what was just said',
+        lightSleep: 'Light sleep: the day into memories',
+        deepSleepContradictions: 'Deep sleep: contradictions',
+        deepSleepSplit: 'Deep sleep: splitting memories',
+        deepSleepMerge: 'Deep sleep: merging memories',
+        deepSleepProfiles: 'Deep sleep: profiles',
+        dream: 'Dream',
+      },
     },
   },
   graph: {

@@ -1527,6 +1527,16 @@ const zhCN: Messages = {
       chars_one: '{{formatted}} 个字符',
       chars_other: '{{formatted}} 个字符',
       noResponse: '没有收到回答。',
+      purposeId: '记录为',
+      purposes: {
+        nap: '小睡：记下刚才说的话',
+        lightSleep: '浅睡：把一天化作记忆',
+        deepSleepContradictions: '深睡：找出矛盾',
+        deepSleepSplit: '深睡：拆分记忆',
+        deepSleepMerge: '深睡：合并记忆',
+        deepSleepProfiles: '深睡：写简介',
+        dream: '做梦',
+      },
     },
   },
   graph: {

@@ -9,6 +9,7 @@ import { CopyButton } from '../../components/CopyButton.js';
 import { Icon } from '../../components/Icon.js';
 import { LoadPanel } from '../../components/LoadPanel.js';
 import { currentLocale } from '../../i18n/index.js';
+import { purposeLabel } from '../../lib/auditPurpose.js';
 import { formatCompact, formatDuration } from '../../lib/night.js';
 import { AUDIT_FILTERS, AUDIT_PAGE, useSleep } from '../../stores/sleep.js';
 import { AUDIT_ANCHOR } from './FailedNight.js';
@@ -68,7 +69,9 @@ function AuditDialog() {
     >
       <div className="audit-dialog-inner">
         <header className="audit-dialog-head">
-          <h2 id={titleId}>{d ? t('sleep.audit.detailTitle', { id: d.id, purpose: d.purpose }) : t('sleep.audit.detailLoading', { id: detail.id })}</h2>
+          <h2 id={titleId}>
+            {d ? t('sleep.audit.detailTitle', { id: d.id, purpose: purposeLabel(d.purpose, t) }) : t('sleep.audit.detailLoading', { id: detail.id })}
+          </h2>
           <button type="button" className="icon-button" data-testid="audit-close" aria-label={t('common.close')} onClick={close}>
             <Icon name="close" size={18} />
           </button>
@@ -97,6 +100,12 @@ function AuditDialog() {
                 <div>
                   <dt>{t('sleep.audit.cols.model')}</dt>
                   <dd className="mono">{d.model}</dd>
+                </div>
+                <div>
+                  <dt>{t('sleep.audit.purposeId')}</dt>
+                  <dd className="mono" data-testid="audit-purpose-id">
+                    {d.purpose}
+                  </dd>
                 </div>
                 <div>
                   <dt>{t('sleep.audit.cols.duration')}</dt>
@@ -227,12 +236,13 @@ export function AuditLog() {
                           className="audit-open"
                           aria-haspopup="dialog"
                           aria-expanded={openId === e.id}
+                          title={e.purpose}
                           onClick={(ev) => {
                             ev.stopPropagation();
                             void useSleep.getState().openAudit(e.id);
                           }}
                         >
-                          {e.purpose}
+                          {purposeLabel(e.purpose, t)}
                         </button>
                       </td>
                       <td>{e.stepId ? stepName(e.stepId) : '—'}</td>
