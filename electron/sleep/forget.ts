@@ -70,8 +70,11 @@ export async function hideWrittenBlocksRestating(
 
 /**
  * The one measure and move of both: the blocks (among `written`, or all) that restate any of
- * `forgotten`. Everywhere (`written` null) the scope test folds away at planning, as the parameters
- * are bound before it, and the full-text index finds the word-for-word candidates.
+ * `forgotten`. The scope test ($8) folds away at planning, as the parameters are bound before it:
+ * everywhere, the full-text index finds each forget's word-for-word candidates; among the blocks just
+ * written, they are matched against every forget directly (an index probe per forget took 11 ms each,
+ * 11 s at 1,000 forgets; directly, 8 new blocks against 1,000 forgets among 3,000 blocks take 0.1 s,
+ * reading the standing forgets 0.04 s more, on two busy cores).
  */
 async function hideRestating(
   tx: Pick<Database, 'query'>,
@@ -80,11 +83,14 @@ async function hideRestating(
 ): Promise<number[]> {
   const r = await tx.query<{ id: number }>(
     `WITH forgotten AS MATERIALIZED (
-        SELECT f.change_id, f.content, f.near_needed, f.words, ARRAY(SELECT jsonb_array_elements_text(f.message_ids::jsonb)) AS message_ids
+        SELECT f.change_id, f.content, f.near_needed, plainto_tsquery('english', f.words) AS words,
+               ARRAY(SELECT jsonb_array_elements_text(f.message_ids::jsonb)) AS message_ids
           FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::text[], $5::text[]) AS f (change_id, content, near_needed, words, message_ids)),
       written AS MATERIALIZED (
         SELECT w.id, ARRAY(SELECT jsonb_array_elements_text(w.passed_over::jsonb)) AS passed_over
           FROM unnest($6::bigint[], $7::text[]) AS w (id, passed_over)),
+      written_text AS MATERIALIZED (
+        SELECT b.id, b.search_fts FROM written w JOIN diary_blocks b ON b.id = w.id),
       behind AS MATERIALIZED (
         SELECT f.change_id, b.id, b.day FROM forgotten f JOIN diary_blocks b ON b.source_message_ids && f.message_ids
          WHERE cardinality(f.message_ids) > 0 AND ($8::boolean OR b.id IN (SELECT id FROM written))
@@ -96,8 +102,9 @@ async function hideRestating(
         SELECT x.change_id, b.id, true FROM behind x JOIN diary_blocks b ON b.kind = 'dream' AND b.day = x.day
          WHERE $8::boolean OR b.id IN (SELECT id FROM written)
         UNION ALL
-        SELECT f.change_id, b.id, false FROM forgotten f JOIN diary_blocks b ON b.search_fts @@ plainto_tsquery('english', f.words)
-         WHERE $8::boolean OR b.id IN (SELECT id FROM written)),
+        SELECT f.change_id, b.id, false FROM forgotten f JOIN diary_blocks b ON b.search_fts @@ f.words WHERE $8::boolean
+        UNION ALL
+        SELECT f.change_id, b.id, false FROM forgotten f JOIN written_text b ON b.search_fts @@ f.words),
       restating AS (
         SELECT c.id, array_agg(DISTINCT c.change_id ORDER BY c.change_id) AS change_ids
           FROM candidates c JOIN forgotten f ON f.change_id = c.change_id JOIN diary_blocks x ON x.id = c.id
