@@ -432,7 +432,11 @@ export class LexicalIndex {
     const sumNeighbours = o.neighbourMode === 'sum';
     const second = o.secondNeighbour ?? 0;
     const question = o.question ?? null;
-    const shortQuestion = (slot: number) => this.slotAsks[slot] === 1 && this.docLen[this.slotDoc[slot]!]! <= question!.lexemes;
+    // Plain locals and numbers, not a closure: this runs for every candidate (tens of thousands a search).
+    const asks = this.slotAsks;
+    const questionLexemes = question ? question.lexemes : -1;
+    const answerGain = question ? question.answerGain : 1;
+    const questionOwn = question ? question.own : 1;
     const fullLength = o.neighbourLength && o.neighbourLength > 0 ? o.neighbourLength : Infinity;
     const boost = o.fieldBoost ?? 0;
     // The query's own words only: a related or look-alike word naming a speaker ("use" → "user") is no question about them.
@@ -464,7 +468,8 @@ export class LexicalIndex {
       if (neighbour > 0 && !only) {
         const prev = this.slotPrev[slot]!;
         const next = this.slotNext[slot]!;
-        const before = prev >= 0 ? acc[prev]! * (question && shortQuestion(prev) ? question.answerGain : 1) : 0;
+        let before = prev >= 0 ? acc[prev]! : 0;
+        if (before > 0 && asks[prev] === 1 && docLen[slotDoc[prev]!]! <= questionLexemes) before *= answerGain;
         const after = next >= 0 ? acc[next]! : 0;
         const len = this.docLen[this.slotDoc[slot]!]!;
         const share = len > fullLength ? (neighbour * fullLength) / len : neighbour;
@@ -476,8 +481,8 @@ export class LexicalIndex {
         }
         score += share * near;
       }
-      if (question && shortQuestion(slot)) score *= question.own;
       if (score <= 0) return;
+      if (asks[slot] === 1 && docLen[slotDoc[slot]!]! <= questionLexemes) score *= questionOwn;
       if (lexemeSet) {
         const field = this.slotField[slot];
         if (field && field.some((l) => lexemeSet.has(l))) score *= 1 + boost;
