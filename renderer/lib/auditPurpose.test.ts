@@ -1,21 +1,13 @@
 // Each purpose the host records a background call under is named in English and in Chinese; an id
 // without words (a newer host's) shows as stored.
-import i18next from 'i18next';
 import { beforeAll, describe, expect, it } from 'vitest';
-import en from '../i18n/en.js';
-import zhCN from '../i18n/zh-CN.js';
+import { translators } from '../i18n/testing.js';
 import { purposeLabel } from './auditPurpose.js';
 
-const i18n = i18next.createInstance();
+let tIn: Awaited<ReturnType<typeof translators>>;
 beforeAll(async () => {
-  await i18n.init({
-    resources: { en: { translation: en }, 'zh-CN': { translation: zhCN } },
-    lng: 'en',
-    fallbackLng: 'en',
-    interpolation: { escapeValue: false },
-  });
+  tIn = await translators();
 });
-const tIn = (lng: string) => i18n.getFixedT(lng) as (key: string) => string;
 
 describe('purposeLabel', () => {
   it('names every purpose the host writes, in English and in Chinese', () => {

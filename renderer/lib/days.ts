@@ -11,6 +11,17 @@ export function dayAsDate(day: string): Date {
   return new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), 12));
 }
 
+/** The locale a day is spelled in, and the sleep day it is now (a day of another year shows its year). */
+export interface DaySpelling {
+  locale: string;
+  currentDay: string;
+}
+
+/** A sleep day spelled out for the locale, as the digest spells its days. */
+export function spellDay(day: string, { locale, currentDay }: DaySpelling): string {
+  return formatDay(dayAsDate(day), locale, 'UTC', dayAsDate(currentDay));
+}
+
 export function shiftDay(day: string, days: number): string {
   const d = dayAsDate(day);
   if (Number.isNaN(d.getTime())) return day;

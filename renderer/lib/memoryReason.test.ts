@@ -1,22 +1,14 @@
 // A journal entry's reason worded per code in both languages, its days spelled for the locale; a reason
 // in words shows as stored.
-import i18next from 'i18next';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MemoryChange } from '../../shared/api.js';
-import en from '../i18n/en.js';
-import zhCN from '../i18n/zh-CN.js';
+import { translators } from '../i18n/testing.js';
 import { reasonLine, reasonWords } from './memoryReason.js';
 
-const i18n = i18next.createInstance();
+let tIn: Awaited<ReturnType<typeof translators>>;
 beforeAll(async () => {
-  await i18n.init({
-    resources: { en: { translation: en }, 'zh-CN': { translation: zhCN } },
-    lng: 'en',
-    fallbackLng: 'en',
-    interpolation: { escapeValue: false },
-  });
+  tIn = await translators();
 });
-const tIn = (lng: string) => i18n.getFixedT(lng) as (key: string, values?: Record<string, string | number>) => string;
 const change = (c: Pick<MemoryChange, 'reason' | 'reasonCode'>) => c;
 const TODAY = '2026-12-06';
 const EN = { locale: 'en-GB', currentDay: TODAY };

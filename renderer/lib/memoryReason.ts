@@ -2,16 +2,12 @@
 // values (shared/api/memory.ts MemoryReason) and are worded here; a reason in words (a model's,
 // another room's, a row from before codes) shows as stored. Pure: tested with both languages.
 import type { MemoryChange } from '../../shared/api.js';
-import { dayAsDate } from './days.js';
-import { formatDay } from './time.js';
+import { spellDay, type DaySpelling } from './days.js';
 
 type Translate = (key: string, values?: Record<string, string | number>) => string;
 
-/** The locale days are spelled in, and the sleep day it is now (a day of another year shows its year). */
-export interface ReasonDays {
-  locale: string;
-  currentDay: string;
-}
+/** The locale days are spelled in, and the sleep day it is now. */
+export type ReasonDays = DaySpelling;
 
 /** A list in the locale's way: "#3, #2 and #1" / "#3、#2和#1". */
 function list(items: string[], locale: string): string {
@@ -19,11 +15,12 @@ function list(items: string[], locale: string): string {
 }
 
 /** A journal entry's reason in the window's language, or null when it carries no reason. */
-export function reasonWords(change: Pick<MemoryChange, 'reason' | 'reasonCode'>, t: Translate, { locale, currentDay }: ReasonDays): string | null {
+export function reasonWords(change: Pick<MemoryChange, 'reason' | 'reasonCode'>, t: Translate, days: ReasonDays): string | null {
   const code = change.reasonCode;
   if (!code) return change.reason || null;
   const key = `memories.detail.reasons.${code.code}`;
-  const day = (d: string) => formatDay(dayAsDate(d), locale, 'UTC', dayAsDate(currentDay));
+  const { locale } = days;
+  const day = (d: string) => spellDay(d, days);
   const refs = (ids: number[]) =>
     list(
       ids.map((id) => `#${id}`),

@@ -1,26 +1,18 @@
 // A pin proposal's reason worded per code in both languages, its day spelled for the locale; a reason
 // without a code shows as stored.
-import i18next from 'i18next';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ProposalReason } from '../../shared/api/sleep.js';
-import en from '../i18n/en.js';
-import zhCN from '../i18n/zh-CN.js';
+import { translators } from '../i18n/testing.js';
 import { proposalReasonWords } from './proposalReason.js';
 
-const i18n = i18next.createInstance();
+let tIn: Awaited<ReturnType<typeof translators>>;
 beforeAll(async () => {
-  await i18n.init({
-    resources: { en: { translation: en }, 'zh-CN': { translation: zhCN } },
-    lng: 'en',
-    fallbackLng: 'en',
-    interpolation: { escapeValue: false },
-  });
+  tIn = await translators();
 });
-const tIn = (lng: string) => i18n.getFixedT(lng) as (key: string, values?: Record<string, string | number>) => string;
 const STORED = 'stored words';
 const TODAY = '2026-12-06';
-const english = (reasonCode: ProposalReason) => proposalReasonWords({ reason: STORED, reasonCode }, tIn('en'), 'en-GB', TODAY);
-const chinese = (reasonCode: ProposalReason) => proposalReasonWords({ reason: STORED, reasonCode }, tIn('zh-CN'), 'zh-CN', TODAY);
+const english = (reasonCode: ProposalReason) => proposalReasonWords({ reason: STORED, reasonCode }, tIn('en'), { locale: 'en-GB', currentDay: TODAY });
+const chinese = (reasonCode: ProposalReason) => proposalReasonWords({ reason: STORED, reasonCode }, tIn('zh-CN'), { locale: 'zh-CN', currentDay: TODAY });
 
 describe('proposalReasonWords', () => {
   it('words each code in English and in Chinese, with its values', () => {
@@ -42,9 +34,9 @@ describe('proposalReasonWords', () => {
 
   it('spells the year of a day from another year, in the locale’s order', () => {
     expect(english({ code: 'unused_since', day: '2025-10-20' })).toBe('not used in a reply since Monday, 20 October 2025');
-    expect(proposalReasonWords({ reason: STORED, reasonCode: { code: 'unused_since', day: '2025-10-20' } }, tIn('en'), 'en-US', TODAY)).toBe(
-      'not used in a reply since Monday, October 20, 2025',
-    );
+    expect(
+      proposalReasonWords({ reason: STORED, reasonCode: { code: 'unused_since', day: '2025-10-20' } }, tIn('en'), { locale: 'en-US', currentDay: TODAY }),
+    ).toBe('not used in a reply since Monday, October 20, 2025');
     expect(chinese({ code: 'unused_since', day: '2025-10-20' })).toBe('2025年10月20日星期一之后再没在回复里用到过');
   });
 
@@ -66,7 +58,9 @@ describe('proposalReasonWords', () => {
   });
 
   it('shows a reason without a code (a row from before codes) as stored', () => {
-    expect(proposalReasonWords({ reason: 'not used since 2026-11-02', reasonCode: null }, tIn('zh-CN'), 'zh-CN', TODAY)).toBe('not used since 2026-11-02');
-    expect(proposalReasonWords({ reason: 'used in 5 replies' }, tIn('en'), 'en-GB', TODAY)).toBe('used in 5 replies');
+    expect(proposalReasonWords({ reason: 'not used since 2026-11-02', reasonCode: null }, tIn('zh-CN'), { locale: 'zh-CN', currentDay: TODAY })).toBe(
+      'not used since 2026-11-02',
+    );
+    expect(proposalReasonWords({ reason: 'used in 5 replies' }, tIn('en'), { locale: 'en-GB', currentDay: TODAY })).toBe('used in 5 replies');
   });
 });

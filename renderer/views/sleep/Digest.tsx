@@ -74,7 +74,7 @@ function Changes({ title, items, kind }: { title: string; items: DigestChange[];
 /** A pin suggestion with its reason in the window's language; accepting or dismissing it is the person's call. */
 function Proposal({ proposal }: { proposal: SleepProposal }) {
   const { t } = useTranslation();
-  const why = proposalReasonWords(proposal, t, currentLocale(), useCurrentSleepDay());
+  const why = proposalReasonWords(proposal, t, { locale: currentLocale(), currentDay: useCurrentSleepDay() });
   const busy = useSleep((s) => Boolean(s.resolving[proposal.id]));
   const resolve = (accept: boolean) => void useSleep.getState().resolveProposal(proposal.id, accept).catch(reportError);
   return (
