@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isStorableDate, MAX_NESTING, storableText, storableValue, TooDeeplyNested } from './text.js';
+import { isCalendarDay, isStorableDate, MAX_NESTING, storableText, storableValue, TooDeeplyNested } from './text.js';
 
 describe('storableText', () => {
   it('replaces NULs and lone surrogates visibly and keeps everything else', () => {
@@ -22,6 +22,15 @@ describe('storableText', () => {
     expect(() => storableValue(deep)).toThrow(TooDeeplyNested);
     const ok = JSON.parse(`${'['.repeat(MAX_NESTING)}"a\\u0000"${']'.repeat(MAX_NESTING)}`);
     expect((storableValue(ok) as unknown[]).flat(Infinity)).toEqual(['a\uFFFD']);
+  });
+});
+
+describe('isCalendarDay', () => {
+  it('takes a day that exists, written YYYY-MM-DD, and nothing else', () => {
+    for (const ok of ['2024-02-29', '0001-01-01', '9999-12-31']) expect(isCalendarDay(ok), ok).toBe(true);
+    for (const bad of ['2024-02-30', '2023-02-29', '2024-13-01', '0000-01-01', '2024-03-05T10:00:00Z', ' 2024-03-05', '2024-3-5', '']) {
+      expect(isCalendarDay(bad), bad).toBe(false);
+    }
   });
 });
 

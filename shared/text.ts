@@ -41,6 +41,11 @@ export function storableValue<T>(value: T, depth = 0): T {
 // The dates the database and JavaScript both hold exactly: years 1 to 9999, real calendar days.
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
+/** A calendar day, YYYY-MM-DD, that exists in years 1–9999 ("2026-02-30" does not). */
+export function isCalendarDay(value: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(value) && isStorableDate(value);
+}
+
 /** A date or date-time in ISO 8601 form that names a real moment in years 1–9999 ("2024-02-30", "1" and year 10000 do not). */
 export function isStorableDate(value: string): boolean {
   const m = ISO_DATE.exec(value.trim());

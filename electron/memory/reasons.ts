@@ -6,6 +6,7 @@
 // another room's, a row from before codes, a sentence that is not exactly the sleep's — reads back
 // exactly as stored, without a code.
 import type { MemoryChange, MemoryReason } from '../../shared/api.js';
+import { isCalendarDay } from '../../shared/text.js';
 
 const PREFIX = '{"code":';
 
@@ -61,7 +62,7 @@ const ID = '[1-9]\\d*';
 const REFS = `#${ID}(?:, #${ID})*`;
 const MANY_REFS = `#${ID}(?:, #${ID})+`;
 const SENTENCES: [RegExp, (m: RegExpExecArray) => MemoryReason | null][] = [
-  [new RegExp(`^nap of (${DAY})$`), (m) => (isDay(m[1]!) ? { code: 'nap', day: m[1]! } : null)],
+  [new RegExp(`^nap of (${DAY})$`), (m) => (isCalendarDay(m[1]!) ? { code: 'nap', day: m[1]! } : null)],
   [new RegExp(`^light sleep of (${DAYS})$`), (m) => withDays(m[1]!, (days) => ({ code: 'light_sleep', days }))],
   [new RegExp(`^reading imported history of (${DAYS})$`), (m) => withDays(m[1]!, (days) => ({ code: 'imported_history', days }))],
   [new RegExp(`^split from memory (${ID})$`), (m) => withIds(m[1]!, ([memoryId]) => ({ code: 'split', memoryId: memoryId! }))],
@@ -74,15 +75,9 @@ const SENTENCES: [RegExp, (m: RegExpExecArray) => MemoryReason | null][] = [
   ],
 ];
 
-/** A calendar day that exists (not 2026-02-30). */
-function isDay(day: string): boolean {
-  const date = new Date(`${day}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === day;
-}
-
 function withDays(list: string, code: (days: string[]) => MemoryReason): MemoryReason | null {
   const days = list.split(', ');
-  return days.every(isDay) ? code(days) : null;
+  return days.every(isCalendarDay) ? code(days) : null;
 }
 
 function withIds(list: string, code: (ids: number[]) => MemoryReason): MemoryReason | null {

@@ -3,9 +3,9 @@
 // the English words for every other reader (the CLI, a model); a row from before codes, or anything
 // else that is not a code this Anima knows with valid values, reads back exactly as stored, without a code.
 import type { ProposalReason, SleepProposal } from '../../shared/api/sleep.js';
+import { isCalendarDay } from '../../shared/text.js';
 
 const PREFIX = '{"code":';
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** The stored form of a proposal's reason. */
 export function encodeProposalReason(reason: ProposalReason): string {
@@ -30,13 +30,8 @@ function isCount(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 }
 
-/** A calendar day that exists ("2026-02-30" does not). */
 function isDay(v: unknown): v is string {
-  if (typeof v !== 'string') return false;
-  const m = DAY.exec(v);
-  if (!m) return false;
-  const date = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return date.toISOString().slice(0, 10) === v;
+  return typeof v === 'string' && isCalendarDay(v);
 }
 
 /** A stored reason as its code (when it is one this Anima knows, with valid values) and its words. */
