@@ -11,6 +11,7 @@ export default defineConfig({
   timeout: 180_000,
   expect: { timeout: 30_000 },
   workers: 1,
+  globalSetup: './e2e/temp-root.ts',
   reporter: [['list']],
   use: {
     launchOptions: {

@@ -46,7 +46,37 @@ async function startPostgres(project: TestProject): Promise<(() => void) | undef
   return cluster ? () => cluster.stop() : undefined;
 }
 
-export default async function setup(project: TestProject): Promise<(() => void) | undefined> {
+/**
+ * Every folder a test makes under the system's temporary folder (tempDataDir, fs.mkdtempSync, the
+ * PostgreSQL cluster) goes into one folder of this run, removed when the run ends: a test run leaves
+ * nothing behind, whether or not each test cleaned up after itself. The test processes are started
+ * after this setup and inherit TMPDIR, which os.tmpdir() reads.
+ */
+function runTempRoot(): () => void {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-test-run-'));
+  // Open to every user, as the system's own is: the PostgreSQL cluster runs as its own user.
+  fs.chmodSync(root, 0o1777);
+  process.env.TMPDIR = root;
+  return () => fs.rmSync(root, { recursive: true, force: true });
+}
+
+export default async function setup(project: TestProject): Promise<() => void> {
+  const removeTempRoot = runTempRoot();
+  try {
+    project.provide('dbTemplatePath', await migratedTemplate());
+    const stopPostgres = await startPostgres(project);
+    return () => {
+      stopPostgres?.();
+      removeTempRoot();
+    };
+  } catch (err) {
+    removeTempRoot();
+    throw err;
+  }
+}
+
+/** The migrated database template's file, built when the migrations changed since it was cached. */
+async function migratedTemplate(): Promise<string> {
   const hash = createHash('sha256')
     .update(migrations.map((m) => `${m.version}:${m.sql}`).join('\n'))
     .digest('hex')
@@ -63,6 +93,5 @@ export default async function setup(project: TestProject): Promise<(() => void) 
     fs.renameSync(`${file}.tmp`, file);
     fs.rmSync(scratch, { recursive: true, force: true });
   }
-  project.provide('dbTemplatePath', file);
-  return startPostgres(project);
+  return file;
 }
