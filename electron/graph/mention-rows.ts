@@ -6,7 +6,7 @@ import { ApiError, type EntityKind } from '../../shared/api.js';
 import { findSecret } from '../memory/secret-filter.js';
 import { checkId, invalid } from './checks.js';
 import type { GraphContext, Log, Queryable } from './context.js';
-import { detectMentionsAsync, type MentionKind } from './mentions.js';
+import { detectMentionsAsync, isRefusedName, type MentionKind } from './mentions.js';
 import { rowsAsJson } from './rows.js';
 import { cleanName } from './names.js';
 import { AMBIGUOUS_SIMILARITY, kindOfName, probeableKeys, resolveKeysWith, type ExactRow, type Resolution, type SimilarRow } from './resolution.js';
@@ -352,7 +352,9 @@ async function namesIn(log: Log, text: string, given: (string | { name: string; 
   for (const g of given) {
     const raw = typeof g === 'string' ? g : g?.name;
     const clean = typeof raw === 'string' ? cleanName(raw) : null;
-    if (!clean) {
+    // A model lists what it read as names: a weekday, a greeting, or the transcript's own label for
+    // the person ("Person", sleep/schemas.ts) is no one to make an entity of.
+    if (!clean || isRefusedName(clean.name)) {
       // A credential is not quoted into the log.
       const shown = findSecret(String(raw)) ? 'a credential' : JSON.stringify(String(raw).slice(0, 40));
       if (raw) log('info', `graph: skipped a given entity name that is not a name (${shown})`);

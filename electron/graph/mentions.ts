@@ -172,14 +172,15 @@ const CJK = /[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]/;
 const LATIN_STRETCH = /[^\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]+/g;
 
 // Words that are never a name on their own, whatever the tagger says: pronouns ("I" above all),
-// greetings and interjections at the start of a chat line, kinship and titles without a name.
+// greetings and interjections at the start of a chat line, kinship and titles without a name, and
+// "person", the label the sleep's transcripts give the person.
 const STOP = new Set(
   (
     'i me my mine myself you your yours yourself he him his she her hers they them their theirs we us our ours it its ' +
     'this that these those who whom whose what which someone somebody everyone everybody anyone nobody ' +
     'hey hi hello hiya yo wow oh ah ooh aww yay yeah yes no nope ok okay thanks thank lol omg haha hmm ' +
     'mom mum dad mother father sister brother son daughter wife husband aunt uncle grandma grandpa ' +
-    'mr mrs ms miss dr sir madam god guys dear friend buddy bro ' +
+    'mr mrs ms miss dr sir madam god guys dear friend buddy bro person people ' +
     'monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday'
   ).split(' '),
 );

@@ -144,6 +144,13 @@ describe('resolve', () => {
     expect(await store.resolve('Nimbus')).toMatchObject({ via: 'name', entity: { id: rec!.entityId } });
   });
 
+  it('a given name that is no one (a weekday, the transcript label for the person) makes no entity', async () => {
+    const { memory } = await memories.create({ type: 'world', content: 'On Saturday the person went to Brno with Eva.', source: 'user', actor: 'person' });
+    const recorded = await store.recordMentions({ memoryId: memory.id, text: '', names: ['Saturday', 'Person', 'hello', { name: 'Eva', kind: 'person' }] });
+    expect(recorded.map((r) => r.surface)).toEqual(['Eva']);
+    expect(await count(`SELECT count(*)::int AS n FROM entities WHERE name_key IN ('saturday', 'person', 'hello')`)).toBe(0);
+  });
+
   it('two close candidates are ambiguous too, and a close name of another kind is not the same', async () => {
     const { memory } = await memories.create({ type: 'world', content: 'Names.', source: 'user', actor: 'person' });
     await store.recordMentions({
