@@ -3,6 +3,7 @@
 // host per database (the advisory lock) with the same "already open" words, pg_trgm is there and
 // pgvector is not (Debian's postgresql has none), so search by meaning says it is unavailable.
 import fs from 'node:fs';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { PGlite } from '@electric-sql/pglite';
 import { ApiError } from '../../shared/api.js';
@@ -263,6 +264,51 @@ describe.skipIf(!!skip)('PostgreSQL as the store', () => {
       expect((await d.query<{ a: number }>('SELECT a FROM notes')).rows).toEqual([{ a: 2 }]);
     } finally {
       await d.close();
+    }
+  });
+
+  it('writes nothing through a background connection whose login ended after the host connection was cut', async () => {
+    // The server behind a loopback relay that can hold a new connection before it reaches the
+    // server: the background connection's login is held while the host's connection is cut.
+    const where = new URL(await testPostgresUrl());
+    let holding = false;
+    const held: (() => void)[] = [];
+    const relay = net.createServer((socket) => {
+      const connect = () => {
+        const upstream = net.connect(Number(where.port), where.hostname);
+        socket.pipe(upstream).pipe(socket);
+        socket.on('error', () => upstream.destroy());
+        upstream.on('error', () => socket.destroy());
+      };
+      if (holding) held.push(connect);
+      else connect();
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const relayed = new URL(where);
+    relayed.hostname = '127.0.0.1';
+    relayed.port = String((relay.address() as net.AddressInfo).port);
+    const d = (await openPostgres(relayed.toString())) as PostgresDatabase;
+    try {
+      await d.exec('CREATE TABLE notes (a int)');
+      const bg = backgroundConnection(d);
+      holding = true;
+      const write = bg.query('INSERT INTO notes VALUES (1)').then(
+        () => null,
+        (err: Error) => err,
+      );
+      await waitUntil(() => held.length === 1, "the background connection's login to reach the relay");
+      await terminate(d);
+      await waitUntil(() => d.lost, 'the host connection to notice the drop');
+      holding = false;
+      held.shift()!();
+      const refused = await write;
+      expect(refused).toBeInstanceOf(ApiError);
+      expect(refused!.message).toMatch(/was lost/);
+      await nextAnswer(() => d.query('SELECT 1'));
+      expect((await d.query('SELECT a FROM notes')).rows).toEqual([]);
+    } finally {
+      await d.close();
+      await new Promise((resolve) => relay.close(resolve));
     }
   });
 

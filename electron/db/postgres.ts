@@ -375,19 +375,27 @@ export class PostgresDatabase implements Database {
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(async () => {
       if (this.#closed) throw new Error('The database is closed.');
-      const host = this.#host;
-      if (host) {
-        // Without the host's connection this host may no longer hold the database: nothing is written.
-        if (host.#closed) throw new Error('The database is closed.');
-        if (host.#gone) throw host.#gone;
-        if (host.#lost) throw host.#lostError();
-      }
+      this.#checkHostHolds();
       if (this.#gone) throw this.#gone;
-      if (this.#lost) await this.#reconnect();
+      if (this.#lost) {
+        await this.#reconnect();
+        // Logging in takes time, retried while the server comes back: the host's connection may
+        // have been cut meanwhile.
+        this.#checkHostHolds();
+      }
       return fn();
     });
     this.#queue = run.catch(() => {});
     return run;
+  }
+
+  /** On a background connection: throws unless the host's connection is up (else this host may no longer hold the database, and nothing is written). */
+  #checkHostHolds(): void {
+    const host = this.#host;
+    if (!host) return;
+    if (host.#closed) throw new Error('The database is closed.');
+    if (host.#gone) throw host.#gone;
+    if (host.#lost) throw host.#lostError();
   }
 
   #lostError(): ApiError {
