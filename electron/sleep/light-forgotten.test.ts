@@ -146,7 +146,7 @@ describe('light sleep saving a fact the person forgot', () => {
   });
 
   it('writes the anchor and the narrative that say it again hidden, the imprint about the cat shown', async () => {
-    expect(stepOf(run, 'light-sleep').stats).toMatchObject({ anchors: 1, imprints: 1, narratives: 1 });
+    expect(stepOf(run, 'light-sleep').stats).toMatchObject({ anchors: 1, imprints: 1, narratives: 1, diary_blocks_hidden: 2 });
     expect(await diaryOf(D.host)).toEqual([IMPRINT]);
   });
 

@@ -1441,6 +1441,7 @@ const en = {
       refused_memories: 'refused: unclear',
       dropped_items: 'items set aside',
       anchors_kept: 'feelings already noted',
+      diary_blocks_hidden: 'diary lines hidden: they said something forgotten',
       already: 'already dreamt',
       profiles: 'profiles written',
       profiles_superseded: 'profiles renewed',

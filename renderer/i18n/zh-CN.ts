@@ -1404,6 +1404,7 @@ const zhCN: Messages = {
       refused_memories: '拒绝：含义不清',
       dropped_items: '搁置的条目',
       anchors_kept: '已记下的感受',
+      diary_blocks_hidden: '已隐藏的日记（提到了已遗忘的内容）',
       already: '已做过梦',
       profiles: '写下的简介',
       profiles_superseded: '更新的简介',

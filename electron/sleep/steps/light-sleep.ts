@@ -361,7 +361,10 @@ async function writeAnswer(
         call.filter((p) => p.day === day && (conversationId === null || p.conversationId === conversationId)).flatMap((p) => p.passedOver);
       const written = inserted.rows.map((r) => ({ id: Number(r.id), passedOver: passedOverIn(r.day, r.conversation_id) }));
       const hidden = await hideWrittenBlocksRestating(b.tx, written, await standingForgets(b.tx));
-      if (hidden.length) deps.log('warn', `light sleep: ${hidden.length} diary blocks said a forgotten memory again; they are hidden`);
+      if (hidden.length) {
+        bump('diary_blocks_hidden', hidden.length);
+        deps.log('warn', `light sleep: ${hidden.length} diary blocks said a forgotten memory again; they are hidden`);
+      }
     }
     await ctx.advance(b.tx, lastSeqs(call));
   }, prepared);
