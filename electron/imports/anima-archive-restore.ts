@@ -53,6 +53,7 @@ import {
   restoreMemoryReferences,
   restoreSupersededBy,
   restoreUndoneBy,
+  standingForgetsHere,
 } from '../memory/archive-restore.js';
 import { providersHere, restoreProviders } from '../providers/archive-restore.js';
 import { settingKeysHere } from '../settings/archive-restore.js';
@@ -121,6 +122,12 @@ interface Plan {
   memoryIds: Map<number, number>;
   memoriesAlready: Set<number>;
   changeIds: Map<number, number>;
+  /**
+   * The archive's forgets → the forgets here a row set aside on their behalf waits for: a restored
+   * forget's id here, or, for a forget of a memory here already (its journal is not restored), the
+   * forget that stands here for that memory. One with neither is left out: the memory here is not forgotten.
+   */
+  forgetIds: Map<number, number>;
   diaryIds: Map<number, number>;
   diaryAlready: Set<number>;
   entityIds: Map<number, number>;
@@ -162,6 +169,13 @@ async function plan(tx: Tx, archive: AnimaArchive): Promise<Plan> {
     changeRows.map((c) => num(c.id)),
   );
   const changes = numbering(changeRows, new Map([...takenChanges].map((id) => [id, false])), ceilings.changes);
+  const forgetsOfMemoriesHere = s.memory_changes.filter((c) => c.action === 'forget' && memories.already.has(num(c.memory_id)));
+  const standingHere = await standingForgetsHere(tx, [...new Set(forgetsOfMemoriesHere.map((c) => num(c.memory_id)))]);
+  const forgetIds = new Map(changes.ids);
+  for (const c of forgetsOfMemoriesHere) {
+    const here = standingHere.get(num(c.memory_id));
+    if (here !== undefined) forgetIds.set(num(c.id), here);
+  }
   const diary = numbering(s.diary_blocks, await diaryBlocksHere(tx, stamp(s.diary_blocks)), await diaryIdCeiling(tx));
   const edges = numbering(s.entity_edges, await edgesHere(tx, stamp(s.entity_edges)), await edgeIdCeiling(tx));
 
@@ -196,6 +210,7 @@ async function plan(tx: Tx, archive: AnimaArchive): Promise<Plan> {
     memoryIds: memories.ids,
     memoriesAlready: memories.already,
     changeIds: changes.ids,
+    forgetIds,
     diaryIds: diary.ids,
     diaryAlready: diary.already,
     entityIds,
@@ -276,20 +291,24 @@ const mapIds = (value: unknown, ids: Map<number, number>) => (Array.isArray(valu
 
 /**
  * The forgets a row is set aside on behalf of (memory journal ids: a diary block's `forgotten_by`, a
- * rolling summary's `rolling_summary_forgotten_by`, a message's `recall_hidden_by`) under the ids their
- * entries have here, so that undoing a restored forget brings the row back and undoing one of this
- * folder's own that holds the archive's old number does not. A forget not in the map is not restored:
- * its memory is here already and keeps its own journal, so no entry here stands for it and an id kept
- * would name whatever holds that number here. It is left out, NULL when none is left, as after the last
- * one is undone: a diary block stays hidden and a summary set aside, with no forget here to take them
- * back, while a message returns to recall at the next undo of any forget (unhideFromRecall takes back
- * every hide no forget holds), as the memory here decides.
+ * rolling summary's `rolling_summary_forgotten_by`, a message's `recall_hidden_by`) under the ids of
+ * the forgets here that stand for them (Plan.forgetIds), so that undoing the forget here brings the row
+ * back and undoing one of this folder's own that holds the archive's old number does not. NULL when none
+ * is left, as after the last one is undone.
  */
-const mapForgets = (value: unknown, changeIds: Map<number, number>) => {
+const mapForgets = (value: unknown, forgetIds: Map<number, number>) => {
   if (!Array.isArray(value)) return value;
-  const here = value.flatMap((v) => changeIds.get(num(v)) ?? []);
+  const here = [...new Set(value.flatMap((v) => forgetIds.get(num(v)) ?? []))];
   return here.length ? here : null;
 };
+
+/**
+ * When a row was set aside on behalf of forgets (`before`) and none of them stands here (`after` is
+ * NULL: each was of a memory here already that is not forgotten here), the memory here decides: the row
+ * is shown (its hidden mark NULL). A row hidden otherwise (by the person: no forgets) keeps its mark.
+ * A rolling summary set aside stays aside: the next summary written replaces it.
+ */
+const hiddenMark = (before: unknown, after: unknown, mark: unknown) => (Array.isArray(before) && before.length > 0 && after === null ? null : mark);
 
 /**
  * Where a rolling summary that ended at the archive's seq `archiveSeq` ends among its conversation's
@@ -337,7 +356,7 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
     // Conversations, then their messages a batch at a time, in seq order.
     const newConversations = s.conversations
       .filter((c) => !p.conversationsHere.has(str(c.id)))
-      .map((c): ArchiveRow => ({ ...c, rolling_summary_forgotten_by: mapForgets(c.rolling_summary_forgotten_by, p.changeIds) }));
+      .map((c): ArchiveRow => ({ ...c, rolling_summary_forgotten_by: mapForgets(c.rolling_summary_forgotten_by, p.forgetIds) }));
     for (let i = 0; i < newConversations.length; i += RESTORE_BATCH_ROWS) await restoreConversations(tx, newConversations.slice(i, i + RESTORE_BATCH_ROWS));
     counts.conversations = { total: s.conversations.length, already: s.conversations.length - newConversations.length };
     progress.already = counts.conversations.already;
@@ -365,7 +384,8 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
     for (let i = 0; i < messages.length; i += RESTORE_BATCH_ROWS) {
       checkCancelled();
       const batch = messages.slice(i, i + RESTORE_BATCH_ROWS).map((m) => {
-        const row: ArchiveRow = { ...m, recall_hidden_by: mapForgets(m.recall_hidden_by, p.changeIds) };
+        const hiddenBy = mapForgets(m.recall_hidden_by, p.forgetIds);
+        const row: ArchiveRow = { ...m, recall_hidden_by: hiddenBy, recall_hidden_at: hiddenMark(m.recall_hidden_by, hiddenBy, m.recall_hidden_at) };
         return remapped
           ? {
               ...row,
@@ -470,7 +490,8 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
       .map((d) => ({
         ...d,
         id: p.diaryIds.get(num(d.id)),
-        forgotten_by: mapForgets(d.forgotten_by, p.changeIds),
+        forgotten_by: mapForgets(d.forgotten_by, p.forgetIds),
+        hidden_at: hiddenMark(d.forgotten_by, mapForgets(d.forgotten_by, p.forgetIds), d.hidden_at),
         conversation_id:
           typeof d.conversation_id === 'string' && (conversationsKnown.has(d.conversation_id) || strayHere.has(d.conversation_id)) ? d.conversation_id : null,
       }));

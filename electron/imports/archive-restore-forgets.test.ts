@@ -3,7 +3,10 @@
 // aside on behalf of the forget under its number here. Undoing the restored forget brings all three
 // back; undoing this folder's own forget, which holds the archive's old number, brings none of them
 // back. A rolling summary, live or set aside, restored where the messages took other seqs, covers the
-// same messages as before. On real on-disk PGlite folders, through the export and the importer's own code.
+// same messages as before. A forget of a memory the folder holds already (its journal here counts)
+// leaves the diary block and the message shown where that memory is not forgotten here, and sets them
+// aside on behalf of the forget here where it is. On real on-disk PGlite folders, through the export
+// and the importer's own code.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -214,5 +217,43 @@ describe('a rolling summary restored into a folder whose messages took other seq
 
     expect((await here.d.conversations.rollingSummary(long))?.throughSeq).toBe(await here.d.conversations.seqOf(ids[2]!));
     expect(await coveredBy(here.d, long)).toEqual(LONG.slice(0, 3));
+  });
+});
+
+describe('a forget of a memory this folder has already (its journal stays as it is here)', () => {
+  /** Exports a folder that lived PEANUTS; a second folder holds the same memory (same id, same time), forgotten or not. */
+  async function theSameMemoryHere(forgottenHere: boolean) {
+    const there = await folder('anima-forgets-there-');
+    const peanuts = await live(there, PEANUTS);
+    const file = path.join(there.dir, 'exports', 'forgets.zip');
+    await exportArchive({ db: there.db, appVersion: '1.2.3', file, sql: false, pageSize: 3 });
+    const here = await folder('anima-forgets-mine-');
+    const mine = (await here.d.memories.create({ type: 'world', content: PEANUTS.fact, source: 'user', actor: 'person' })).memory;
+    const forget = forgottenHere ? (await forgetMemory(here.d, mine.id, true)).changeId : null;
+    await restore(here, file, (archive) => {
+      const row = archive.sections.memories.find((m) => m.content === PEANUTS.fact)!;
+      expect(Number(row.id)).toBe(mine.id);
+      row.created_at = mine.createdAt;
+    });
+    // The memory was here already: its journal here is the one that counts, the archive's forget is not restored.
+    const forgetsHere = await here.db.query<{ id: number }>(
+      `SELECT c.id::int AS id FROM memory_changes c JOIN memories m ON m.id = c.memory_id WHERE m.content = $1 AND c.action = 'forget'`,
+      [PEANUTS.fact],
+    );
+    expect(forgetsHere.rows.map((r) => r.id)).toEqual(forget === null ? [] : [forget]);
+    return { here, peanuts, forget };
+  }
+
+  it('shows what the forget set aside when the memory is not forgotten here', async () => {
+    const { here, peanuts } = await theSameMemoryHere(false);
+    expect((await here.db.query('SELECT status FROM memories WHERE content = $1', [PEANUTS.fact])).rows).toEqual([{ status: 'active' }]);
+    expect(await back(here, PEANUTS, peanuts)).toMatchObject({ diary: true, message: true });
+  });
+
+  it('sets it aside on behalf of the forget here when the memory is forgotten here: that undo brings it back', async () => {
+    const { here, peanuts, forget } = await theSameMemoryHere(true);
+    expect(await back(here, PEANUTS, peanuts)).toMatchObject({ diary: false, message: false });
+    await undoMemoryChange(here.d, forget!);
+    expect(await back(here, PEANUTS, peanuts)).toMatchObject({ diary: true, message: true });
   });
 });
