@@ -15,7 +15,7 @@ let fake: FakeLlm;
 
 const schema = z.object({ mood: z.string(), intensity: z.number().min(0).max(1) });
 const base = {
-  purpose: 'test-imprint',
+  purpose: 'light-sleep' as const,
   stepId: 'imprint',
   model: 'fake-model',
   messages: [{ role: 'user' as const, content: 'How did today feel? Answer as JSON {mood, intensity}.' }],

@@ -15,6 +15,7 @@ import { estimateTokens, userFirst } from '../llm/context.js';
 import type { Database } from '../db/open.js';
 import { ProviderError, type ChatProvider, type ChatTurn, type StreamRequest } from '../llm/types.js';
 import { answerSchema } from './answer-schema.js';
+import type { BackgroundPurpose } from '../../shared/background-purposes.js';
 
 /** Answers beyond this are cut off (and thus invalid): no sleep step needs more, and a runaway model should not fill the disk. */
 export const MAX_RESPONSE_CHARS = 200 * 1024;
@@ -26,7 +27,7 @@ const MIN_ECHO_CHARS = 200;
 const REPAIR_OVERHEAD_TOKENS = 80;
 
 export interface AuditedCallOptions<T> {
-  purpose: string;
+  purpose: BackgroundPurpose;
   stepId?: string | null;
   runId?: number | null;
   model: string;

@@ -13,6 +13,7 @@ import type { ChatProvider } from '../llm/types.js';
 import { buildResident } from '../memory/resident.js';
 import { auditedCall, type AuditedResult, type StructuredAnswers } from './audit.js';
 import { TASK_PREFIX } from './schemas.js';
+import type { BackgroundPurpose } from '../../shared/background-purposes.js';
 
 /** Thrown (by a step) when tonight's budget is spent; the runner stops the cycle at the step boundary. */
 export class BudgetExhaustedError extends Error {
@@ -117,7 +118,7 @@ export function backgroundIdentity(systemPrompt: string, mode: BackgroundMode): 
 /** One background call: the task's instructions, the material, and the JSON shape of the answer. */
 export interface BackgroundRequest<T> {
   /** Audit purpose and the task line: "light-sleep", "deep-sleep:merge", "dream". */
-  purpose: string;
+  purpose: BackgroundPurpose;
   stepId: string | null;
   /** Null for a call outside a sleep run (the nap). */
   runId: number | null;

@@ -21,8 +21,9 @@ import { BackgroundModel, napStepId, type BackgroundDeps } from './background.js
 import { worthANap } from './nap-worth.js';
 import { MEMORY_LANGUAGE_RULE, MEMORY_TYPE_GUIDE, napAnswer, transcriptLine, type NapAnswer } from './schemas.js';
 import { localStamp } from './steps/deps.js';
+import type { BackgroundPurpose } from '../../shared/background-purposes.js';
 
-export const NAP = 'nap';
+export const NAP: BackgroundPurpose = 'nap';
 /** Most memories one nap keeps; more in an answer are cut. */
 export const MAX_NAP_MEMORIES = 3;
 /** A stretch with fewer of the person's messages, or fewer of their characters, is not worth a call. */

@@ -2,6 +2,7 @@
 // without words (a newer host's) shows as stored.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { translators } from '../i18n/testing.js';
+import { BACKGROUND_PURPOSES } from '../../shared/background-purposes.js';
 import { purposeLabel } from './auditPurpose.js';
 
 let tIn: Awaited<ReturnType<typeof translators>>;
@@ -19,6 +20,14 @@ describe('purposeLabel', () => {
     expect(named('deep-sleep:merge')).toEqual(['Deep sleep: merging memories', '深睡：合并记忆']);
     expect(named('deep-sleep:profiles')).toEqual(['Deep sleep: profiles', '深睡：写简介']);
     expect(named('dream')).toEqual(['Dream', '做梦']);
+  });
+
+  it('words each purpose of the shared list in both languages, each differently', () => {
+    for (const lng of ['en', 'zh-CN']) {
+      const labels = BACKGROUND_PURPOSES.map((purpose) => purposeLabel(purpose, tIn(lng)));
+      for (const label of labels) expect(label).not.toMatch(/^(sleep\.|nap$|light-sleep$|deep-sleep|dream$)/);
+      expect(new Set(labels).size).toBe(BACKGROUND_PURPOSES.length);
+    }
   });
 
   it('shows an id it has no words for as it is, in either language', () => {

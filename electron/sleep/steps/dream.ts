@@ -9,8 +9,9 @@ import { CycleStop, nightRuns, StepFailure, type SleepStep } from '../dag.js';
 import { dreamAnswer, memoryLine } from '../schemas.js';
 import { LIGHT_SLEEP } from './light-sleep.js';
 import { modelForRun, type SleepStepDeps } from './deps.js';
+import type { BackgroundPurpose } from '../../../shared/background-purposes.js';
 
-export const DREAM = 'dream';
+export const DREAM: BackgroundPurpose = 'dream';
 
 const INSTRUCTIONS = `Tonight I dream. From the moments of my day and a few older memories below, write one dream:
 {"title", "body"} — first person, present tense, dreamlike (images, shifts, feelings more than facts),

@@ -37,8 +37,9 @@ import {
   type LightSleepAnswer,
 } from '../schemas.js';
 import { localStamp, modelForRun, type SleepStepDeps } from './deps.js';
+import type { BackgroundPurpose } from '../../../shared/background-purposes.js';
 
-export const LIGHT_SLEEP = 'light-sleep';
+export const LIGHT_SLEEP: BackgroundPurpose = 'light-sleep';
 /** A message longer than this is cut in the transcript: the gist survives, the context does not overflow. */
 const MAX_CHARS_PER_MESSAGE = 2_000;
 

@@ -8,6 +8,7 @@ import type { MemoryBatch } from '../../../memory/store.js';
 import { BudgetExhaustedError, type BackgroundModel } from '../../background.js';
 import { CycleStop, StepFailure, type StepContext } from '../../dag.js';
 import type { modelForRun, SleepStepDeps } from '../deps.js';
+import type { BackgroundPurpose } from '../../../../shared/background-purposes.js';
 
 /** How a round ended: it ran to its end, or the night was stopped in it (the step returns at once). */
 export type RoundEnd = 'done' | 'stopped';
@@ -20,7 +21,7 @@ export interface Night {
    * One background call: its validated answer; null when the answer was invalid (counted). The
    * night's budget spent stops the night (CycleStop); a connection that fails fails the step.
    */
-  ask<T>(purpose: string, instructions: string, material: string, schema: z.ZodType<T>): Promise<T | null>;
+  ask<T>(purpose: BackgroundPurpose, instructions: string, material: string, schema: z.ZodType<T>): Promise<T | null>;
   /** The tokens of material one call with these instructions holds. */
   budgetFor(instructions: string): Promise<number>;
   /** Applies one operation in its own transaction and batch: one undo per line of the digest. False when it was refused. */
