@@ -8,6 +8,8 @@ import path from 'node:path';
 
 export default function setup(): () => void {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-e2e-run-'));
+  // Open to every user, as the system's own is: the PostgreSQL cluster a spec starts runs as its own user.
+  fs.chmodSync(root, 0o1777);
   process.env.TMPDIR = root;
   return () => fs.rmSync(root, { recursive: true, force: true });
 }
