@@ -85,7 +85,8 @@ test('Settings offers to read the imported history, shows the days read, and pau
   // Asked: the first pass reads the oldest week; the card follows it live.
   await page.getByTestId('imported-history-start').click();
   await expect(card).toHaveAttribute('data-state', 'reading');
-  await expect(page.getByTestId('imported-history-why')).toContainText('Reading now…');
+  // "Reading now…" lasts as long as the first pass: on a quick machine it may be over before a look.
+  await expect(page.getByTestId('imported-history-why')).toContainText(/Reading now…|The next days come in a minute or so/);
   await expect(card).toContainText('7 of 10 days read', { timeout: 120_000 });
   await expect(page.getByTestId('imported-history-why')).toContainText('The next days come in a minute or so');
   await shot(page, 'imported-history-progress');
