@@ -53,8 +53,8 @@ import {
   restoreMemoryReferences,
   restoreSupersededBy,
   restoreUndoneBy,
-  standingForgetsHere,
 } from '../memory/archive-restore.js';
+import { standingForgetIds } from '../memory/standing-forgets.js';
 import { providersHere, restoreProviders } from '../providers/archive-restore.js';
 import { settingKeysHere } from '../settings/archive-restore.js';
 import type { SettingsStore } from '../settings/settings.js';
@@ -170,7 +170,7 @@ async function plan(tx: Tx, archive: AnimaArchive): Promise<Plan> {
   );
   const changes = numbering(changeRows, new Map([...takenChanges].map((id) => [id, false])), ceilings.changes);
   const forgetsOfMemoriesHere = s.memory_changes.filter((c) => c.action === 'forget' && memories.already.has(num(c.memory_id)));
-  const standingHere = await standingForgetsHere(tx, [...new Set(forgetsOfMemoriesHere.map((c) => num(c.memory_id)))]);
+  const standingHere = await standingForgetIds(tx, [...new Set(forgetsOfMemoriesHere.map((c) => num(c.memory_id)))]);
   const forgetIds = new Map(changes.ids);
   for (const c of forgetsOfMemoriesHere) {
     const here = standingHere.get(num(c.memory_id));
@@ -487,14 +487,17 @@ export async function restoreArchive(archive: AnimaArchive, deps: RestoreDeps, o
     const strayHere = await existingConversationIds(tx, strayConversations);
     const diaryRows = s.diary_blocks
       .filter((d) => !p.diaryAlready.has(num(d.id)))
-      .map((d) => ({
-        ...d,
-        id: p.diaryIds.get(num(d.id)),
-        forgotten_by: mapForgets(d.forgotten_by, p.forgetIds),
-        hidden_at: hiddenMark(d.forgotten_by, mapForgets(d.forgotten_by, p.forgetIds), d.hidden_at),
-        conversation_id:
-          typeof d.conversation_id === 'string' && (conversationsKnown.has(d.conversation_id) || strayHere.has(d.conversation_id)) ? d.conversation_id : null,
-      }));
+      .map((d) => {
+        const forgottenBy = mapForgets(d.forgotten_by, p.forgetIds);
+        return {
+          ...d,
+          id: p.diaryIds.get(num(d.id)),
+          forgotten_by: forgottenBy,
+          hidden_at: hiddenMark(d.forgotten_by, forgottenBy, d.hidden_at),
+          conversation_id:
+            typeof d.conversation_id === 'string' && (conversationsKnown.has(d.conversation_id) || strayHere.has(d.conversation_id)) ? d.conversation_id : null,
+        };
+      });
     let diaryWritten = 0;
     for (let i = 0; i < diaryRows.length; i += RESTORE_BATCH_ROWS) diaryWritten += await restoreDiaryBlocks(tx, diaryRows.slice(i, i + RESTORE_BATCH_ROWS));
     counts.diaryBlocks = { total: s.diary_blocks.length, already: s.diary_blocks.length - diaryWritten };

@@ -39,23 +39,6 @@ export async function memoryChangeIdsHere(tx: Tx, ids: number[]): Promise<Set<nu
   return new Set(r.rows.map((x) => Number(x.id)));
 }
 
-/**
- * The forget that stands here for each of these memories (one whose latest journal entry is its
- * forget, as standing-forgets.ts counts them): memory id → that entry's id. A memory here that is not
- * forgotten has none.
- */
-export async function standingForgetsHere(tx: Tx, memoryIds: number[]): Promise<Map<number, number>> {
-  if (!memoryIds.length) return new Map();
-  const r = await tx.query<{ memory_id: number; change_id: number }>(
-    `SELECT m.id::float8 AS memory_id, f.id::float8 AS change_id
-       FROM memories m
-       JOIN LATERAL (SELECT c.id, c.action FROM memory_changes c WHERE c.memory_id = m.id ORDER BY c.id DESC LIMIT 1) f ON f.action = 'forget'
-      WHERE m.id = ANY($1::bigint[]) AND m.status = 'expired'`,
-    [memoryIds],
-  );
-  return new Map(r.rows.map((x) => [Number(x.memory_id), Number(x.change_id)]));
-}
-
 /** The largest memory and journal ids here (new ids are taken past them). */
 export async function memoryIdCeilings(tx: Tx): Promise<{ memories: number; changes: number }> {
   const r = await tx.query<{ m: number; c: number }>(

@@ -12,6 +12,9 @@ export interface StandingForget {
   messageIds: string[];
 }
 
+/** An expired memory `m` joined to its latest journal entry `f`, kept only when that entry is its forget. */
+const STANDING_FORGET = `JOIN LATERAL (SELECT c.id, c.action FROM memory_changes c WHERE c.memory_id = m.id ORDER BY c.id DESC LIMIT 1) f ON f.action = 'forget'`;
+
 /**
  * Every forgotten memory whose latest journal entry is its forget (an undo of it brought it back), with
  * that entry and the messages behind it. Forgets are few next to memories: the status index finds the
@@ -21,10 +24,21 @@ export async function standingForgets(db: Pick<Database, 'query'>): Promise<Stan
   const r = await db.query<{ change_id: number; content: string; message_ids: string[] }>(
     `SELECT f.id::float8 AS change_id, m.content,
             ARRAY(SELECT unnest(m.source_message_ids) UNION SELECT r.message_id FROM memory_references r WHERE r.memory_id = m.id) AS message_ids
-       FROM memories m
-       JOIN LATERAL (SELECT c.id, c.action FROM memory_changes c WHERE c.memory_id = m.id ORDER BY c.id DESC LIMIT 1) f ON f.action = 'forget'
+       FROM memories m ${STANDING_FORGET}
       WHERE m.status = 'expired'
       ORDER BY f.id`,
   );
   return r.rows.map((x) => ({ changeId: Number(x.change_id), content: x.content, messageIds: [...x.message_ids].sort() }));
+}
+
+/** The forget that stands for each of these memories (as standingForgets counts them): memory id → its journal entry. A memory not forgotten has none. */
+export async function standingForgetIds(db: Pick<Database, 'query'>, memoryIds: number[]): Promise<Map<number, number>> {
+  if (!memoryIds.length) return new Map();
+  const r = await db.query<{ memory_id: number; change_id: number }>(
+    `SELECT m.id::float8 AS memory_id, f.id::float8 AS change_id
+       FROM memories m ${STANDING_FORGET}
+      WHERE m.id = ANY($1::bigint[]) AND m.status = 'expired'`,
+    [memoryIds],
+  );
+  return new Map(r.rows.map((x) => [Number(x.memory_id), Number(x.change_id)]));
 }

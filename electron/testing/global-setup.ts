@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { dumpTemplate, openDatabase, openPostgres } from '../db/open.js';
 import { migrations } from '../db/migrations/index.js';
+import { runTempRoot } from './temp-root.js';
 import { NO_POSTGRES_REASON, postgresBin, startCluster, TEMPLATE_DATABASE, type PostgresCluster } from './postgres.js';
 
 // What it provides to the tests (inject) is declared in provided-context.d.ts.
@@ -46,22 +47,8 @@ async function startPostgres(project: TestProject): Promise<(() => void) | undef
   return cluster ? () => cluster.stop() : undefined;
 }
 
-/**
- * Every folder a test makes under the system's temporary folder (tempDataDir, fs.mkdtempSync, the
- * PostgreSQL cluster) goes into one folder of this run, removed when the run ends: a test run leaves
- * nothing behind, whether or not each test cleaned up after itself. The test processes are started
- * after this setup and inherit TMPDIR, which os.tmpdir() reads.
- */
-function runTempRoot(): () => void {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'anima-test-run-'));
-  // Open to every user, as the system's own is: the PostgreSQL cluster runs as its own user.
-  fs.chmodSync(root, 0o1777);
-  process.env.TMPDIR = root;
-  return () => fs.rmSync(root, { recursive: true, force: true });
-}
-
 export default async function setup(project: TestProject): Promise<() => void> {
-  const removeTempRoot = runTempRoot();
+  const removeTempRoot = runTempRoot('anima-test-run-');
   try {
     project.provide('dbTemplatePath', await migratedTemplate());
     const stopPostgres = await startPostgres(project);
