@@ -14,12 +14,15 @@ export interface ScriptedClient {
   calls: { method: ApiMethod; input: unknown }[];
   /** Delivers a host event to the store's listener, if it subscribed. */
   emit<E extends ApiEventName>(event: E, payload: ApiEvents[E]): void;
+  /** The event stream opened (first time) or opened again (`reconnected`), as the transport says it. */
+  connected(reconnected: boolean): void;
 }
 
 export function scriptedClient(): ScriptedClient {
   const handlers: ScriptedClient['handlers'] = {};
   const calls: ScriptedClient['calls'] = [];
   const listeners = new Map<string, (payload: unknown) => void>();
+  const connectListeners = new Set<(reconnected: boolean) => void>();
   const client: RendererClient = {
     transport: 'http',
     connectionState: 'open',
@@ -33,9 +36,20 @@ export function scriptedClient(): ScriptedClient {
       listeners.set(event, listener as (payload: unknown) => void);
       return () => listeners.delete(event);
     },
-    onConnect: () => () => {},
+    onConnect: (listener) => {
+      connectListeners.add(listener);
+      return () => connectListeners.delete(listener);
+    },
     onConnectionState: () => () => {},
     openExternal: () => {},
   };
-  return { client, handlers, calls, emit: (event, payload) => listeners.get(event)?.(payload) };
+  return {
+    client,
+    handlers,
+    calls,
+    emit: (event, payload) => listeners.get(event)?.(payload),
+    connected: (reconnected) => {
+      for (const listener of connectListeners) listener(reconnected);
+    },
+  };
 }

@@ -11,8 +11,12 @@ import { useConversations } from '../stores/conversations.js';
 import { useSelf } from '../stores/self.js';
 
 export function useMorningGreeting(): void {
-  const { t } = useTranslation();
+  // The words come from i18n itself (one object for the window's life), read when the toast is
+  // shown: an effect tied to \`t\` would end when the language settles at start and drop the answer
+  // of a greeting already being written.
+  const { i18n } = useTranslation();
   useEffect(() => {
+    const t = i18n.t.bind(i18n);
     let asking = false;
     let gone = false;
     const ask = async () => {
@@ -67,5 +71,5 @@ export function useMorningGreeting(): void {
       window.removeEventListener('focus', onVisible);
       document.removeEventListener('visibilitychange', onVisible);
     };
-  }, [t]);
+  }, [i18n]);
 }

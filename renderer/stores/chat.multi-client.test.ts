@@ -14,6 +14,7 @@ const conversation = { id: 'c1', title: 'Hello' } as Conversation;
 
 let handlers: ScriptedClient['handlers'];
 let emit: ScriptedClient['emit'];
+let connected: ScriptedClient['connected'];
 let disconnect: () => void;
 /** What the host holds for c1, and how often this window read it. */
 let onHost: Message[];
@@ -21,7 +22,7 @@ let reads: number;
 
 beforeEach(() => {
   const scripted = scriptedClient();
-  ({ handlers, emit } = scripted);
+  ({ handlers, emit, connected } = scripted);
   resetChatStore();
   setClient(scripted.client);
   disconnect = connectEvents(scripted.client);
@@ -188,5 +189,21 @@ describe('a read under way when this window sends', () => {
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(reads).toBe(2);
     expect(shown().map((m) => m.id)).toEqual(['u0', 'u1', 'a1']);
+  });
+});
+
+describe('the event stream opening after the window read the conversation', () => {
+  it('reads it again, so a reply the host finished in between is shown whole', async () => {
+    // The window starts: the conversation is read while the host is still writing a reply…
+    const user = msg({ id: 'u1', role: 'user', content: 'hello' });
+    const reply = msg({ id: 'a1', role: 'assistant', content: 'Good morning! I slept', status: 'streaming' });
+    onHost = [user, reply];
+    await useChat.getState().open('c1');
+    expect(shown()[1]).toMatchObject({ content: 'Good morning! I slept', status: 'streaming' });
+    // …which it finishes before the stream is open, so its finish was never heard here.
+    onHost = [user, { ...reply, content: 'Good morning! I slept on it.', status: 'complete' }];
+    connected(false);
+    await expect.poll(() => shown()[1]).toMatchObject({ content: 'Good morning! I slept on it.', status: 'complete' });
+    expect(useChat.getState().streaming.c1).toBeUndefined();
   });
 });

@@ -90,10 +90,12 @@ export function connectEvents(client: RendererClient): () => void {
     client.onConnectionState((state) => useApp.getState().setConnection(state)),
     client.onConnect((reconnected) => {
       useApp.getState().setConnection('open');
-      if (!reconnected) return;
-      // Whatever happened while the stream was down was not seen here.
+      // What was read before the stream first opened may have changed before it did (a reply the
+      // host was writing as the window started): the open conversation and the list are read again.
       void useChat.getState().refreshOpen();
       void useConversations.getState().refresh();
+      if (!reconnected) return;
+      // Whatever else happened while the stream was down was not seen here.
       void useApp
         .getState()
         .reloadSettings()
