@@ -93,20 +93,29 @@ function sleepCode(stored: string): MemoryReason | null {
   return null;
 }
 
+/**
+ * The fields of a reason stored as a code (a JSON object that begins with its code), or null for
+ * words — this journal's and the sleep proposals' (sleep/proposal-reasons.ts) alike. The caller checks
+ * each value before it trusts it.
+ */
+export function codedReasonFields(stored: string): Record<string, unknown> | null {
+  if (!stored.startsWith(PREFIX)) return null;
+  try {
+    const parsed: unknown = JSON.parse(stored);
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A stored reason as its code (when it is one this Anima knows; otherwise no code at all) and its words. */
 export function decodeReason(stored: string | null): Pick<MemoryChange, 'reason' | 'reasonCode'> {
   if (stored === null) return { reason: stored };
-  if (!stored.startsWith(PREFIX)) {
+  const r = codedReasonFields(stored);
+  if (!r) {
     const code = sleepCode(stored);
     return code ? { reason: stored, reasonCode: code } : { reason: stored };
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(stored);
-  } catch {
-    return { reason: stored };
-  }
-  const r = parsed as Record<string, unknown>;
   let code: MemoryReason | null = null;
   if ((r.code === 'same_slot' || r.code === 'edited_new_value') && isId(r.memoryId)) code = { code: r.code, memoryId: r.memoryId };
   else if (r.code === 'near_duplicate') code = { code: 'near_duplicate' };

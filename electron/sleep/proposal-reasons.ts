@@ -4,8 +4,7 @@
 // else that is not a code this Anima knows with valid values, reads back exactly as stored, without a code.
 import type { ProposalReason, SleepProposal } from '../../shared/api/sleep.js';
 import { isCalendarDay } from '../../shared/text.js';
-
-const PREFIX = '{"code":';
+import { codedReasonFields } from '../memory/reasons.js';
 
 /** The stored form of a proposal's reason. */
 export function encodeProposalReason(reason: ProposalReason): string {
@@ -37,14 +36,8 @@ function isDay(v: unknown): v is string {
 /** A stored reason as its code (when it is one this Anima knows, with valid values) and its words. */
 export function decodeProposalReason(stored: string): Pick<SleepProposal, 'reason' | 'reasonCode'> {
   const asStored = { reason: stored, reasonCode: null };
-  if (!stored.startsWith(PREFIX)) return asStored;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(stored);
-  } catch {
-    return asStored;
-  }
-  const r = parsed as Record<string, unknown>;
+  const r = codedReasonFields(stored);
+  if (!r) return asStored;
   let code: ProposalReason | null = null;
   if (r.code === 'unused_since' && isDay(r.day)) code = { code: 'unused_since', day: r.day };
   else if (r.code === 'never_used') code = { code: 'never_used' };
