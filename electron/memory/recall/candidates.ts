@@ -37,6 +37,13 @@ export const QUESTION_LEXEMES = 10;
 export const ANSWER_GAIN = 1.5;
 export const QUESTION_OWN = 0.8;
 /**
+ * The turn before such a short question is the topic it asks about ("I loved 'Becoming Nicole'" —
+ * "What did you take away from it?" — "It taught me self-acceptance…"): the answer takes the topic's
+ * score × TOPIC_GAIN in its neighbours' better-of, in place of SECOND_NEIGHBOUR's. Chosen on both
+ * dev sets together, docs/recall-tuning.md ("The topic a short question asks about").
+ */
+export const TOPIC_GAIN = 1.9;
+/**
  * A turn longer than this many lexemes receives the neighbour share scaled by this / its length: a long
  * turn is matched by its own words; a short chat turn needs its neighbours. docs/recall-tuning.md.
  */
@@ -45,9 +52,10 @@ export const NEIGHBOUR_FULL_LENGTH = 50;
  * The session branch also searches each query word's related words (related-words.json: its 5 nearest
  * words by GloVe word vectors among the 30k most frequent, built by scripts/build-related-words.py),
  * each at this weight against the query's own words' 1: the question's words are often not the turn's
- * ("kids" / "children"). Chosen on both dev sets together, docs/recall-tuning.md ("Related words").
+ * ("kids" / "children"). Chosen on both dev sets together, docs/recall-tuning.md ("Related words", and
+ * measured again with TOPIC_GAIN).
  */
-export const RELATED_WORD_WEIGHT = 0.08;
+export const RELATED_WORD_WEIGHT = 0.1;
 /**
  * A related word held by more than this many of the searched turns is left out (SearchOptions
  * weightedMaxDf): walking the postings of the common ones doubled recall's time at 100k messages.
@@ -318,7 +326,12 @@ export function plan(
       neighbourMode: o.neighbourMode,
       neighbourLength: o.neighbourLength ?? NEIGHBOUR_FULL_LENGTH,
       secondNeighbour: o.secondNeighbour ?? SECOND_NEIGHBOUR,
-      question: { lexemes: o.questionLexemes ?? QUESTION_LEXEMES, answerGain: o.answerGain ?? ANSWER_GAIN, own: o.questionOwn ?? QUESTION_OWN },
+      question: {
+        lexemes: o.questionLexemes ?? QUESTION_LEXEMES,
+        answerGain: o.answerGain ?? ANSWER_GAIN,
+        own: o.questionOwn ?? QUESTION_OWN,
+        topicGain: o.topicGain ?? TOPIC_GAIN,
+      },
       fieldBoost: o.speakerBoost ?? SPEAKER_BOOST,
       only: restrict?.session ?? null,
       time,

@@ -76,8 +76,10 @@ export interface SearchOptions {
   /**
    * A short question (a slot put with `asks`, of at most `lexemes` lexemes): the next slot takes its
    * neighbour share of it × `answerGain`, and it scores × `own` itself. Absent: no question is special.
+   * `topicGain`: the answer also takes the slot before the question (the topic it asks about) at this
+   * factor in the better-of, in place of `secondNeighbour`'s (absent or 0: the turn two away as any other).
    */
-  question?: { lexemes: number; answerGain: number; own: number } | null;
+  question?: { lexemes: number; answerGain: number; own: number; topicGain?: number } | null;
   /** Slots whose field lexemes (a message's speaker) meet the query's own lexemes (not the weighted ones) get score × (1 + boost). */
   fieldBoost?: number;
   /** A lexeme's contribution × its weight (default 1): the trigram branch's similarities. */
@@ -437,6 +439,7 @@ export class LexicalIndex {
     const questionLexemes = question ? question.lexemes : -1;
     const answerGain = question ? question.answerGain : 1;
     const questionOwn = question ? question.own : 1;
+    const topicGain = question?.topicGain ?? 0;
     const fullLength = o.neighbourLength && o.neighbourLength > 0 ? o.neighbourLength : Infinity;
     const boost = o.fieldBoost ?? 0;
     // The query's own words only: a related or look-alike word naming a speaker ("use" → "user") is no question about them.
@@ -474,10 +477,12 @@ export class LexicalIndex {
         const len = this.docLen[this.slotDoc[slot]!]!;
         const share = len > fullLength ? (neighbour * fullLength) / len : neighbour;
         let near = sumNeighbours ? before + after : Math.max(before, after);
-        if (second > 0) {
+        if (second > 0 || topicGain > 0) {
           const prev2 = prev >= 0 ? this.slotPrev[prev]! : -1;
           const next2 = next >= 0 ? this.slotNext[next]! : -1;
-          near = Math.max(near, second * Math.max(prev2 >= 0 ? acc[prev2]! : 0, next2 >= 0 ? acc[next2]! : 0));
+          // The topic, a short question about it ("What did you take away from it?"), then this answer.
+          const answers = topicGain > 0 && prev2 >= 0 && asks[prev] === 1 && docLen[slotDoc[prev]!]! <= questionLexemes;
+          near = Math.max(near, (answers ? topicGain : second) * (prev2 >= 0 ? acc[prev2]! : 0), second * (next2 >= 0 ? acc[next2]! : 0));
         }
         score += share * near;
       }
@@ -510,15 +515,24 @@ export class LexicalIndex {
     // The turns two away from a match and next to none: such a turn scores at most this × the match's
     // own score, so a match below the last kept one ÷ this cannot place its far neighbours — most of
     // them, for a common word (taking every match's two far turns raised the candidates by a third at 100k messages).
-    if (second > 0 && neighbour > 0 && !only) {
-      const reach = neighbour * second * (lexemeSet ? 1 + boost : 1) * (time ? Math.max(time.inside, 1) : 1);
+    // The answer after a short question reaches the topic before it at topicGain instead: its own bound.
+    if ((second > 0 || topicGain > 0) && neighbour > 0 && !only) {
+      const most = neighbour * (lexemeSet ? 1 + boost : 1) * (time ? Math.max(time.inside, 1) : 1);
+      const reach = most * second;
+      const answerReach = most * Math.max(second, topicGain);
       for (let t = 0; t < touched; t++) {
         const slot = order[t]!;
-        if (top.length === o.limit && reach * acc[slot]! < top[top.length - 1]!.score) continue;
+        const last = top.length === o.limit ? top[top.length - 1]!.score : -Infinity;
+        if (answerReach * acc[slot]! < last) continue;
         const prev = this.slotPrev[slot]!;
         const next = this.slotNext[slot]!;
-        for (const far of [prev >= 0 ? this.slotPrev[prev]! : -1, next >= 0 ? this.slotNext[next]! : -1]) {
+        // After the match, a short question: the turn after it answers about the match.
+        const asked = topicGain > 0 && next >= 0 && asks[next] === 1 && docLen[slotDoc[next]!]! <= questionLexemes;
+        const before = prev >= 0 ? this.slotPrev[prev]! : -1;
+        const after = next >= 0 ? this.slotNext[next]! : -1;
+        for (const far of [before, after]) {
           if (far < 0 || mark[far] || slotDoc[far]! < 0) continue;
+          if ((far === after && asked ? answerReach : reach) * acc[slot]! < last) continue;
           mark[far] = 2;
           order[candidates++] = far;
           consider(far);

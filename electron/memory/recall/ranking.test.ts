@@ -133,7 +133,7 @@ describe('LexicalIndex', () => {
     for (let key = 1; key <= 400; key++) {
       const length = 1 + Math.floor(random() * 12);
       const text = Array.from({ length }, (_, i) => `'${words[Math.floor(random() * random() * words.length)]}':${i + 1}`).join(' ');
-      index.put(key, key % 8, vec(text), { linkNeighbours: true, field: [key % 3 ? 'carolin' : 'melani'], time: key * 1000 });
+      index.put(key, key % 8, vec(text), { linkNeighbours: true, field: [key % 3 ? 'carolin' : 'melani'], time: key * 1000, asks: random() < 0.3 });
     }
     for (let q = 0; q < 60; q++) {
       const query = Array.from({ length: 1 + (q % 4) }, () => words[Math.floor(random() * words.length)]!);
@@ -143,6 +143,8 @@ describe('LexicalIndex', () => {
         neighbourLength: 6,
         fieldBoost: q % 2 ? 3 : 0,
         ...(q % 3 ? {} : { time: { from: 100_000, to: 200_000, inside: 3, outside: 0.9 } }),
+        // The topic before a short question reaches its answer, two away, at more than the turn two away's factor.
+        ...(q % 4 === 1 ? {} : { question: { lexemes: 6, answerGain: 1.5, own: 0.8, topicGain: q % 4 === 0 ? 2 : 3 } }),
       };
       const whole = index.search([...query, 'carolin'], { ...options, limit: 1000 });
       expect(index.search([...query, 'carolin'], { ...options, limit: 5 })).toEqual(whole.slice(0, 5));
@@ -187,6 +189,34 @@ describe('LexicalIndex', () => {
     expect(score(asked, 3)).toBeCloseTo(score(plain, 3), 10);
     expect(score(asked, 4)).toBeCloseTo(score(plain, 4), 10);
     expect(score(asked, 5)).toBeCloseTo(score(plain, 5), 10);
+  });
+
+  it('gives the answer to a short question the score of the topic before the question, at its gain', () => {
+    const index = new LexicalIndex();
+    // The topic, a short question about it, the answer that holds none of the query's words.
+    index.put(1, 0, vec(`'book':1 'nicol':2`), { linkNeighbours: true });
+    index.put(2, 0, vec(`'take':1 'away':2`), { linkNeighbours: true, asks: true });
+    index.put(3, 0, vec(`'self-accept':1 'support':2`), { linkNeighbours: true });
+    // The same three turns where the one between is no question: its reply is a turn two away as any.
+    index.put(4, 1, vec(`'book':1 'nicol':2`), { linkNeighbours: true });
+    index.put(5, 1, vec(`'love':1 'read':2`), { linkNeighbours: true });
+    index.put(6, 1, vec(`'movi':1 'tonight':2`), { linkNeighbours: true });
+    // Another conversation's turn that names the book among many other words.
+    index.put(7, 2, vec(`'book':1 'nicol':2 'shelf':3 'dust':4 'paint':5 'wall':6 'tabl':7 'lamp':8`), { linkNeighbours: true });
+    const options = { limit: 10, neighbour: 0.5, secondNeighbour: 0.75 };
+    const question = { lexemes: 10, answerGain: 1.5, own: 0.8 };
+    const own = (key: number) => index.search(['book', 'nicol'], { limit: 10 }).find((h) => h.key === key)!.score;
+    const without = index.search(['book', 'nicol'], { ...options, question });
+    const withGain = index.search(['book', 'nicol'], { ...options, question: { ...question, topicGain: 2 } });
+    const score = (hits: typeof without, key: number) => hits.find((h) => h.key === key)?.score ?? 0;
+    expect(score(without, 3)).toBeCloseTo(own(1) * 0.5 * 0.75, 10);
+    expect(score(withGain, 3)).toBeCloseTo(own(1) * 0.5 * 2, 10);
+    expect(score(withGain, 6)).toBeCloseTo(own(4) * 0.5 * 0.75, 10);
+    // Below the other conversation's mention without the gain, above it with it.
+    expect(score(without, 3)).toBeLessThan(score(without, 7));
+    expect(score(withGain, 3)).toBeGreaterThan(score(withGain, 7));
+    // Found the same way when the limit leaves room for one far turn only.
+    expect(index.search(['book', 'nicol'], { ...options, limit: 3, question: { ...question, topicGain: 2 } }).map((h) => h.key)).toContain(3);
   });
 
   it('boosts turns whose speaker the query names', () => {

@@ -107,10 +107,12 @@ describe('recall', () => {
       score: 1,
       link: { kind: 'message', conversationId: a, messageId: msg.sourdough },
     });
-    // The next turn shares half its score (strength 0.5 at rank 2: 0.5 × 61/62), × QUESTION_OWN 0.8 as a
-    // short question; the one after it, two away, less.
-    expect(said(hits)).toEqual(['sourdough', 'crustQ', 'crust']);
-    expect(hits[1]!.score).toBe(0.3935);
+    // The next turn is a short question about it: the answer after that takes the topic's score × half
+    // × TOPIC_GAIN 1.9 (strength 0.95 at rank 2: 0.95 × 61/62), still below the turn that names it; the
+    // question shares half, × QUESTION_OWN 0.8 (0.4 × 61/63 at rank 3).
+    expect(said(hits)).toEqual(['sourdough', 'crust', 'crustQ']);
+    expect(hits[1]!.score).toBe(0.9347);
+    expect(hits[2]!.score).toBe(0.3873);
   });
 
   it('finds limbic (anchors, imprints) and autobiographical (narratives) diary blocks, never dreams, digests or hidden blocks', async () => {

@@ -63,10 +63,11 @@ export interface RecallInternals {
   neighbourLength?: number;
   /** The factor of a turn two away in the neighbour share's better-of (default SECOND_NEIGHBOUR, 0 = only adjacent; measurement). */
   secondNeighbour?: number;
-  /** A short question and its answer (defaults QUESTION_LEXEMES, ANSWER_GAIN, QUESTION_OWN in candidates.ts; measurement). */
+  /** A short question and its answer (defaults QUESTION_LEXEMES, ANSWER_GAIN, QUESTION_OWN, TOPIC_GAIN in candidates.ts; measurement). */
   questionLexemes?: number;
   answerGain?: number;
   questionOwn?: number;
+  topicGain?: number;
   speakerBoost?: number;
   /** Fill in DetailedHit.coverage and DetailedHit.shared for semantic hits (passive recall's relevance rule). */
   withCoverage?: boolean;

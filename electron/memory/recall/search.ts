@@ -33,7 +33,8 @@
 //   down for turns past NEIGHBOUR_FULL_LENGTH lexemes (an answer is often the turn after the one that
 //   names the topic); chosen on LoCoMo and LongMemEval dev together: docs/recall-tuning.md;
 // - a short question's answer: the turn after a short question takes its share × ANSWER_GAIN, and the
-//   question scores × QUESTION_OWN (candidates.ts; docs/recall-tuning.md);
+//   question scores × QUESTION_OWN, and the topic before the question reaches the answer × TOPIC_GAIN
+//   (candidates.ts; docs/recall-tuning.md);
 // - the speaker: a turn whose speaker the query names scores × (1 + SPEAKER_BOOST) — questions name
 //   the person they ask about: 0 → 0.676, 0.25 → 0.705, 0.5 → 0.717, 0.75 → 0.722, 1 → 0.721,
 //   2 → 0.720. Adversarial questions (cat 5) name the wrong speaker on purpose and fall as the boost
