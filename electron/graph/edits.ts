@@ -368,10 +368,17 @@ export async function namePerson(ctx: GraphContext, names: string[]): Promise<vo
       ctx.log('info', `graph: the person calls themself “${clean.name}”, which is entity ${holder.id}'s name; left for the person to merge`);
       continue;
     }
-    try {
-      await addAlias(ctx, USER_ENTITY_ID, clean.name, 'graph');
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-    }
+    // addAlias's change in two statements: the person always exists and the key was free just now —
+    // the insert checks it again, in the transaction. This runs in the recording of a message.
+    await change(ctx, async (tx, journal) => {
+      const added = await tx.query(
+        `INSERT INTO entity_aliases (entity_id, alias, alias_key) SELECT $1, $2, $3
+         WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name_key = $3 AND e.status <> 'merged')
+           AND NOT EXISTS (SELECT 1 FROM entity_aliases a JOIN entities e ON e.id = a.entity_id WHERE a.alias_key = $3 AND e.status <> 'merged')`,
+        [USER_ENTITY_ID, clean.name, clean.key],
+      );
+      if (added.affectedRows)
+        await journal(tx, { entityId: USER_ENTITY_ID, action: 'alias', actor: 'graph', before: null, after: { alias: clean.name, key: clean.key } });
+    });
   }
 }

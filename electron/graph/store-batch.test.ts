@@ -155,11 +155,27 @@ describe('recordMentionsBatch', () => {
 
   it("the person's own words give their name to You; the companion's do not", async () => {
     const [intro] = await store_(["Hi, I'm Marek. I live in Brno."]);
-    await store.recordMentions({ messageId: intro!, text: "Hi, I'm Marek. I live in Brno.", role: 'user' });
+    const seen = await statements(() => store.recordMentions({ messageId: intro!, text: "Hi, I'm Marek. I live in Brno.", role: 'user' }));
     expect((await store.resolve('Marek')).entity?.id).toBe(USER_ENTITY_ID);
+    // The name is given in the recording of a message: two statements besides the recording's own (the alias, its journal entry).
+    expect(seen.filter((st) => !st.sql.includes('graph_mentions_')).map((st) => st.sql.trim().split(/\s+/).slice(0, 3).join(' '))).toEqual([
+      'INSERT INTO entity_aliases',
+      'INSERT INTO entity_changes',
+    ]);
+    // Journalled as the graph's change, once: saying it again changes nothing.
+    const [again] = await store_(["Marek here, as I said: I'm Marek."]);
+    await store.recordMentions({ messageId: again!, text: "Marek here, as I said: I'm Marek.", role: 'user' });
+    const aliasChanges = (await store.history(USER_ENTITY_ID)).filter((c) => c.action === 'alias');
+    expect(aliasChanges.map((c) => [c.actor, c.after])).toEqual([['graph', { alias: 'Marek', key: 'marek' }]]);
     const [later] = await store_(['Marek and Pepík went to Prague.']);
     const recorded = await store.recordMentions({ messageId: later!, text: 'Marek and Pepík went to Prague.' });
     expect(recorded.map((m) => m.entityId)).toContain(USER_ENTITY_ID);
+    // Pepík is someone else now: the person calling themself so is left for them to merge.
+    const pepik = (await store.resolve('Pepík')).entity!.id;
+    const [call] = await store_(['Call me Pepík, everyone does.']);
+    await store.recordMentions({ messageId: call!, text: 'Call me Pepík, everyone does.', role: 'user' });
+    expect((await store.resolve('Pepík')).entity?.id).toBe(pepik);
+    expect((await store.history(USER_ENTITY_ID)).filter((c) => c.action === 'alias')).toHaveLength(1);
     const [zh] = await store_(['我叫马雷克，住在布尔诺。']);
     await store.recordMentions({ messageId: zh!, text: '我叫马雷克，住在布尔诺。', role: 'user' });
     expect((await store.resolve('马雷克')).entity?.id).toBe(USER_ENTITY_ID);
@@ -167,5 +183,14 @@ describe('recordMentionsBatch', () => {
     const reply = await conversations.append({ conversationId, role: 'assistant', content: "I'm Mira, nice to meet you.", status: 'complete' });
     await store.recordMentions({ messageId: reply.id, text: reply.content, role: 'assistant' });
     expect((await store.resolve('Mira')).entity?.id).not.toBe(USER_ENTITY_ID);
+    // Undo takes the names back, the latest first.
+    const names = (await store.history(USER_ENTITY_ID)).filter((c) => c.action === 'alias');
+    expect(names.map((c) => c.after)).toEqual([
+      { alias: 'Marek', key: 'marek' },
+      { alias: '马雷克', key: '马雷克' },
+    ]);
+    for (const c of names.reverse()) await store.undo(c.id);
+    expect((await store.resolve('Marek')).entity?.id).not.toBe(USER_ENTITY_ID);
+    expect((await store.resolve('马雷克')).entity?.id).not.toBe(USER_ENTITY_ID);
   });
 });
