@@ -91,18 +91,28 @@ export const TIME_SLACK_DAYS = 7;
  */
 export const TIME_STRIP = false;
 
-/** The index's time factor for a window, with the measurement's overrides (RecallInternals). */
+/**
+ * A question that asks for the newest ("Which did I take most recently, a bus or a train?",
+ * time-window.ts `latest`): a matching turn scores × (1 + LATEST_GAIN × the rank of its time among the
+ * matching turns', 0 the oldest, 1 the newest). Chosen on both dev sets together, docs/recall-tuning.md
+ * ("The newest, when a question asks for it").
+ */
+export const LATEST_GAIN = 2;
+
+/** The index's time factor for a window (and a question asking for the newest), with the measurement's overrides (RecallInternals). */
 export function timeFactor(
   window: TimeWindow | null,
-  o: Pick<RecallInternals, 'timeGain' | 'timeGainNamed' | 'timePenalty' | 'timeSlackDays'> = {},
+  o: Pick<RecallInternals, 'timeGain' | 'timeGainNamed' | 'timePenalty' | 'timeSlackDays' | 'latestGain'> = {},
   named = false,
+  latest = false,
 ): SearchOptions['time'] {
-  if (!window) return null;
+  const latestGain = latest ? (o.latestGain ?? LATEST_GAIN) : 0;
+  const newest = latestGain > 0 ? { latest: latestGain } : {};
   const gain = named ? (o.timeGainNamed ?? o.timeGain ?? TIME_GAIN_NAMED) : (o.timeGain ?? TIME_GAIN);
   const penalty = o.timePenalty ?? TIME_PENALTY;
-  if (gain === 0 && penalty === 0) return null;
+  if (!window || (gain === 0 && penalty === 0)) return latestGain > 0 ? { from: -Infinity, to: Infinity, inside: 1, outside: 1, ...newest } : null;
   const slack = (o.timeSlackDays ?? TIME_SLACK_DAYS) * 86_400_000;
-  return { from: window.from, to: window.to + slack, inside: 1 + gain, outside: Math.max(0, 1 - penalty) };
+  return { from: window.from, to: window.to + slack, inside: 1 + gain, outside: Math.max(0, 1 - penalty), ...newest };
 }
 
 /**

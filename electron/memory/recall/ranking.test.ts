@@ -142,7 +142,8 @@ describe('LexicalIndex', () => {
         secondNeighbour: 0.75,
         neighbourLength: 6,
         fieldBoost: q % 2 ? 3 : 0,
-        ...(q % 3 ? {} : { time: { from: 100_000, to: 200_000, inside: 3, outside: 0.9 } }),
+        ...(q % 3 ? {} : { time: { from: 100_000, to: 200_000, inside: 3, outside: 0.9, ...(q % 2 ? {} : { latest: 2 }) } }),
+        ...(q % 3 === 1 ? { time: { from: -Infinity, to: Infinity, inside: 1, outside: 1, latest: 3 } } : {}),
         // The topic before a short question reaches its answer, two away, at more than the turn two away's factor.
         ...(q % 4 === 1 ? {} : { question: { lexemes: 6, answerGain: 1.5, own: 0.8, topicGain: q % 4 === 0 ? 2 : 3 } }),
       };

@@ -68,6 +68,8 @@ export interface RecallInternals {
   answerGain?: number;
   questionOwn?: number;
   topicGain?: number;
+  /** The gain of the newest matching turn when a question asks for it (default LATEST_GAIN in candidates.ts; measurement). */
+  latestGain?: number;
   speakerBoost?: number;
   /** Fill in DetailedHit.coverage and DetailedHit.shared for semantic hits (passive recall's relevance rule). */
   withCoverage?: boolean;

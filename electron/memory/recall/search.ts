@@ -117,7 +117,7 @@ function readQuery(o: RecallOptions & RecallInternals): { q: BuiltQuery; time: R
   if (o.timeAware === false || !text || /["“”]/.test(text)) return { q: buildQuery(text), time: null };
   const reading = readTimeWindow(text, instant(o.now), o.timeOffsetMinutes);
   const stripped = reading.spans.length && (o.timeStrip ?? TIME_STRIP) ? buildQuery(withoutSpans(text, reading.spans)) : null;
-  return { q: stripped?.tsquery ? stripped : buildQuery(text), time: timeFactor(reading.window, o, reading.named) };
+  return { q: stripped?.tsquery ? stripped : buildQuery(text), time: timeFactor(reading.window, o, reading.named, reading.latest) };
 }
 
 /** One parallel wave over the sources asked for, weighted RRF, one ranked list, with the details the tools print (role, speaker, diary kind). Active memories only. */

@@ -41,6 +41,9 @@ beforeAll(async () => {
   await say('lastWeek', '2024-05-08T18:00:00Z', 'We went hiking up the mountain ridge on Saturday, long and windy day.');
   await say('chinese', '2024-04-20T09:00:00Z', '我们去爬山了，风景很好。');
   await say('chineseOld', '2023-11-02T09:00:00Z', '爬山');
+  // Two rides: the older one says more about it (a better match), the newer one is the answer to "most recently".
+  await say('bus', '2024-02-27T06:00:00Z', 'Back from a bus ride to a wedding, a long bus ride.');
+  await say('train', '2024-03-03T19:00:00Z', 'I took the train to see my family today, two hours through green hills and small towns.');
   const store = new MemoryStore(db);
   mem.marchFact = (
     await store.create({ type: 'experience', content: 'Sam ran a half marathon.', source: 'user', actor: 'person', validFrom: '2024-03-10T00:00:00Z' })
@@ -72,6 +75,16 @@ describe('time-aware recall', () => {
     // Off (measurement): the plain order.
     const off = await recall.search({ query: 'Any hiking last week?', sources: ['session'], now: NOW, ...UTC, timeAware: false });
     expect(names(off)).toEqual(['march', 'lastWeek']);
+  });
+
+  it('ranks the newer of what matches first when the question asks for the newest', async () => {
+    const plain = await recall.search({ query: 'Which ride did I take, bus or train?', sources: ['session'], now: NOW, ...UTC });
+    expect(names(plain)).toEqual(['bus', 'train']);
+    const newest = await recall.search({ query: 'Which ride did I take most recently, bus or train?', sources: ['session'], now: NOW, ...UTC });
+    expect(names(newest)).toEqual(['train', 'bus']);
+    // Off (measurement): the plain order.
+    const off = await recall.search({ query: 'Which ride did I take most recently, bus or train?', sources: ['session'], now: NOW, ...UTC, latestGain: 0 });
+    expect(names(off)).toEqual(['bus', 'train']);
   });
 
   it('reads the window from the time the question was asked, not the clock', async () => {

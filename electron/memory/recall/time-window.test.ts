@@ -63,6 +63,21 @@ describe('readTimeWindow', () => {
     expect(read('What have I been reading recently?').window).toEqual(['2023-04-30T21:00', '2023-05-30T21:00']);
   });
 
+  it('reads a question asking for the newest as no window, but `latest`', () => {
+    const latest = (text: string) => {
+      const r = readTimeWindow(text, NOW, 0);
+      return { latest: r.latest, window: r.window ? [iso(r.window.from), iso(r.window.to)] : null };
+    };
+    expect(latest('Which mode of transport did I use most recently, a bus or a train?')).toEqual({ latest: true, window: null });
+    expect(latest("What's the latest on Sam's new job?")).toEqual({ latest: true, window: null });
+    expect(latest('Which of the two did I see more recently?')).toEqual({ latest: true, window: null });
+    expect(latest('我最近一次去爬山是什么时候？')).toEqual({ latest: true, window: null });
+    // "recently" alone is the last 30 days, as before; a date named still names its window.
+    expect(latest('What have I been reading recently?')).toEqual({ latest: false, window: ['2023-04-30T21:00', '2023-05-30T21:00'] });
+    expect(latest('我最近在读什么？').latest).toBe(false);
+    expect(latest('What did we paint in our latest project in July 2023?')).toEqual({ latest: true, window: ['2023-07-01T00:00', '2023-08-01T00:00'] });
+  });
+
   it('reads a relative time from a date the question names, and covers that date', () => {
     expect(read('What did John do the week before August 3, 2023?').window).toEqual(['2023-07-27T00:00', '2023-08-04T00:00']);
     expect(read('the puppy she got two weeks before August 11, 2023').window).toEqual(['2023-07-25T12:00', '2023-08-12T00:00']);

@@ -21,6 +21,9 @@
 //   is read from that date, and the window also covers the date itself (what happened is told then).
 // - what points at the future (tomorrow, tonight, next week, "this weekend" on a weekday) names no
 //   window of the past; its words are time words all the same.
+// - what asks for the newest ("most recently", "the latest", "more recently", 最近一次, 最新): no
+//   window — "the last 30 days" is not what "most recently" means — but `latest`, and recall ranks
+//   the newer of the matching turns higher (search.ts).
 // Several dates in one question: the window spans them all ("between August 11 and August 15").
 // "How many days ago…" asks for a time and names none.
 
@@ -38,6 +41,8 @@ export interface TimeReading {
   named: boolean;
   /** [start, end) of each time expression in the text (future ones too): the words recall leaves out. */
   spans: [number, number][];
+  /** True when the text asks for the newest of what it names ("Which did I take most recently?"). */
+  latest: boolean;
 }
 
 /** "recently", "lately", 最近: the last this many days. */
@@ -135,7 +140,9 @@ type PieceBody =
   | { kind: 'absolute'; window: TimeWindow; inYear?: (y: number) => TimeWindow }
   /** Read from an anchor instant (now, or a date the question names). */
   | { kind: 'relative'; at: (anchor: number, cal: Calendar) => TimeWindow | null; before?: boolean }
-  | { kind: 'future' };
+  | { kind: 'future' }
+  /** "most recently", "the latest": no window, but the newest of what matches is asked for. */
+  | { kind: 'latest' };
 type Piece = PieceBody & { start: number; end: number };
 
 interface Rule {
@@ -480,6 +487,8 @@ const RULES: Rule[] = [
       return { kind: 'relative', at: (a, c) => ({ from: c.dayStart(a) - (wd === 0 ? DAY : 0), to: a }) };
     },
   },
+  // Before "recently": "most recently" asks for the newest, not for the last 30 days.
+  { re: /\b(?:(?:most|more)\s+recent(?:ly)?|(?:the\s+)?latest)\b/gi, make: () => ({ kind: 'latest' }) },
   { re: /\b(?:recently|lately|the\s+other\s+day)\b/gi, make: () => ({ kind: 'relative', at: (a) => ({ from: a - RECENT_DAYS * DAY, to: a }) }) },
   {
     re: /\b(?:tomorrow|tonight|next\s+(?:week|weekend|month|year|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b/gi,
@@ -542,6 +551,7 @@ const RULES: Rule[] = [
   { re: /(?:这个|本)月/g, make: () => ({ kind: 'relative', at: currentUnit('month') }) },
   { re: /今年/g, make: () => ({ kind: 'relative', at: currentUnit('year') }) },
   { re: /前几天|前些天/g, make: () => ({ kind: 'relative', at: (a) => ({ from: a - 7 * DAY, to: a - DAY }) }) },
+  { re: /最近一次|最新|最后一次/g, make: () => ({ kind: 'latest' }) },
   { re: /最近|近来|近期/g, make: () => ({ kind: 'relative', at: (a) => ({ from: a - RECENT_DAYS * DAY, to: a }) }) },
   { re: /明天|后天|今晚|下个?(?:周|星期|礼拜|月)|明年/g, make: () => ({ kind: 'future' }) },
 ];
@@ -556,7 +566,7 @@ export function localOffsetMinutes(now: number): number {
  * offset from UTC (default: this machine's at `now`). Never throws.
  */
 export function readTimeWindow(text: string, now: number, offsetMinutes = localOffsetMinutes(now)): TimeReading {
-  if (typeof text !== 'string' || !text || !Number.isFinite(now)) return { window: null, spans: [], named: false };
+  if (typeof text !== 'string' || !text || !Number.isFinite(now)) return { window: null, spans: [], named: false, latest: false };
   const cal = new Calendar(offsetMinutes * 60_000);
   const pieces: Piece[] = [];
   const taken = (s: number, e: number) => pieces.some((p) => s < p.end && e > p.start);
@@ -575,7 +585,8 @@ export function readTimeWindow(text: string, now: number, offsetMinutes = localO
     }
   }
   pieces.sort((a, b) => a.start - b.start);
-  const spans = pieces.map((p) => [p.start, p.end] as [number, number]);
+  const spans = pieces.filter((p) => p.kind !== 'latest').map((p) => [p.start, p.end] as [number, number]);
+  const latest = pieces.some((p) => p.kind === 'latest');
   const named = pieces.filter((p): p is Piece & { kind: 'absolute' } => p.kind === 'absolute');
   // "between August 11 and August 15 2023": a date without its year takes the year named beside it.
   const years = named.filter((p) => !p.inYear).map((p) => cal.fields(p.window.from).y);
@@ -589,10 +600,10 @@ export function readTimeWindow(text: string, now: number, offsetMinutes = localO
     if (w && w.to > w.from) windows.push(w);
   }
   // "the week before" with no date named: before what is not known.
-  if (!absolutes.length && relatives.length && relatives.every((r) => r.before)) return { window: null, spans, named: false };
-  if (!windows.length) return { window: null, spans, named: false };
+  if (!absolutes.length && relatives.length && relatives.every((r) => r.before)) return { window: null, spans, named: false, latest };
+  if (!windows.length) return { window: null, spans, named: false, latest };
   const window = { from: Math.min(...windows.map((w) => w.from)), to: Math.max(...windows.map((w) => w.to)) };
-  return { window, spans, named: relatives.length === 0 };
+  return { window, spans, named: relatives.length === 0, latest };
 }
 
 /** The text with the time expressions blanked (so their words are not matched as words). */
