@@ -8,7 +8,7 @@ import { checkId, invalid } from './checks.js';
 import type { GraphContext, Queryable } from './context.js';
 import { foldCoMentions, refreshStats, unfoldCoMentions, type FoldedCoMention } from './mention-rows.js';
 import { checkName, cleanName } from './names.js';
-import { assertKeyFree } from './resolution.js';
+import { assertKeyFree, keyHolderSql } from './resolution.js';
 import { requireEntity, requireLive, toChange, USER_ENTITY_ID, type ChangeRow, type EntityStatus, type StoredEntity, type StoredEntityChange } from './rows.js';
 
 /** What a journalled change returns. */
@@ -356,13 +356,7 @@ export async function namePerson(ctx: GraphContext, names: string[]): Promise<vo
   for (const raw of names) {
     const clean = cleanName(raw);
     if (!clean) continue;
-    const holder = (
-      await ctx.db.query<{ id: number }>(
-        `SELECT e.id FROM entities e WHERE e.name_key = $1 AND e.status <> 'merged'
-         UNION ALL SELECT a.entity_id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id WHERE a.alias_key = $1 AND e.status <> 'merged' LIMIT 1`,
-        [clean.key],
-      )
-    ).rows[0];
+    const holder = (await ctx.db.query<{ id: number }>(keyHolderSql('$1'), [clean.key])).rows[0];
     if (holder && Number(holder.id) === USER_ENTITY_ID) continue;
     if (holder) {
       ctx.log('info', `graph: the person calls themself “${clean.name}”, which is entity ${holder.id}'s name; left for the person to merge`);
@@ -371,12 +365,11 @@ export async function namePerson(ctx: GraphContext, names: string[]): Promise<vo
     // addAlias's change in two statements: the person always exists and the key was free just now —
     // the insert checks it again, in the transaction. This runs in the recording of a message.
     await change(ctx, async (tx, journal) => {
-      const added = await tx.query(
-        `INSERT INTO entity_aliases (entity_id, alias, alias_key) SELECT $1, $2, $3
-         WHERE NOT EXISTS (SELECT 1 FROM entities e WHERE e.name_key = $3 AND e.status <> 'merged')
-           AND NOT EXISTS (SELECT 1 FROM entity_aliases a JOIN entities e ON e.id = a.entity_id WHERE a.alias_key = $3 AND e.status <> 'merged')`,
-        [USER_ENTITY_ID, clean.name, clean.key],
-      );
+      const added = await tx.query(`INSERT INTO entity_aliases (entity_id, alias, alias_key) SELECT $1, $2, $3 WHERE NOT EXISTS (${keyHolderSql('$3')})`, [
+        USER_ENTITY_ID,
+        clean.name,
+        clean.key,
+      ]);
       if (added.affectedRows)
         await journal(tx, { entityId: USER_ENTITY_ID, action: 'alias', actor: 'graph', before: null, after: { alias: clean.name, key: clean.key } });
     });

@@ -326,18 +326,22 @@ export async function ensureEntities(ctx: GraphContext, names: string[], at: Dat
   return out;
 }
 
-/** Refuses a key that already names (or is an alias of) another live entity. */
-export async function assertKeyFree(tx: Transaction, key: string, selfId: number, field = 'name'): Promise<void> {
-  const other = (
-    await tx.query<{ id: number; name: string }>(
-      `SELECT e.id, e.name FROM entities e WHERE e.name_key = $1 AND e.status <> 'merged' AND e.id <> $2
+/**
+ * SQL for the live entity whose name or alias has the key in parameter `key` (at most one row: id,
+ * name), leaving out the entity in parameter `except` when given.
+ */
+export function keyHolderSql(key: string, except?: string): string {
+  const other = except ? ` AND e.id <> ${except}` : '';
+  return `SELECT e.id, e.name FROM entities e WHERE e.name_key = ${key} AND e.status <> 'merged'${other}
        UNION ALL
        SELECT e.id, e.name FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
-       WHERE a.alias_key = $1 AND e.status <> 'merged' AND e.id <> $2
-       LIMIT 1`,
-      [key, selfId],
-    )
-  ).rows[0];
+       WHERE a.alias_key = ${key} AND e.status <> 'merged'${other}
+       LIMIT 1`;
+}
+
+/** Refuses a key that already names (or is an alias of) another live entity. */
+export async function assertKeyFree(tx: Transaction, key: string, selfId: number, field = 'name'): Promise<void> {
+  const other = (await tx.query<{ id: number; name: string }>(keyHolderSql('$1', '$2'), [key, selfId])).rows[0];
   if (other) {
     throw new ApiError('conflict', `That name already belongs to entity ${other.id} (“${other.name}”). If they are the same, merge them instead.`, field);
   }
