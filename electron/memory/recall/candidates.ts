@@ -106,13 +106,13 @@ export function timeFactor(
   named = false,
   latest = false,
 ): SearchOptions['time'] {
+  // 0: no question for the newest (the index's `latest` is off at 0).
   const latestGain = latest ? (o.latestGain ?? LATEST_GAIN) : 0;
-  const newest = latestGain > 0 ? { latest: latestGain } : {};
   const gain = named ? (o.timeGainNamed ?? o.timeGain ?? TIME_GAIN_NAMED) : (o.timeGain ?? TIME_GAIN);
   const penalty = o.timePenalty ?? TIME_PENALTY;
-  if (!window || (gain === 0 && penalty === 0)) return latestGain > 0 ? { from: -Infinity, to: Infinity, inside: 1, outside: 1, ...newest } : null;
+  if (!window || (gain === 0 && penalty === 0)) return latestGain > 0 ? { from: -Infinity, to: Infinity, inside: 1, outside: 1, latest: latestGain } : null;
   const slack = (o.timeSlackDays ?? TIME_SLACK_DAYS) * 86_400_000;
-  return { from: window.from, to: window.to + slack, inside: 1 + gain, outside: Math.max(0, 1 - penalty), ...newest };
+  return { from: window.from, to: window.to + slack, inside: 1 + gain, outside: Math.max(0, 1 - penalty), latest: latestGain };
 }
 
 /**
