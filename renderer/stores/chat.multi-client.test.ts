@@ -94,6 +94,29 @@ describe('a message sent from another window', () => {
     await expect.poll(() => shown().map((m) => m.content)).toEqual(['hello', 'Hello']);
   });
 
+  it('shows a reply finished while the conversation was first being read here (a morning message)', async () => {
+    const user = msg({ id: 'u1', role: 'user', content: 'hello' });
+    const reply = msg({ id: 'a1', role: 'assistant', status: 'streaming' });
+    const done = { ...reply, content: 'Good morning!', status: 'complete' as const };
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    handlers['conversations.get'] = async () => {
+      reads += 1;
+      // The first read began while the reply was still being written; later ones find it done.
+      if (reads > 1) return { conversation, messages: [user, done] };
+      await held;
+      return { conversation, messages: [user, reply] };
+    };
+    const opening = useChat.getState().open('c1');
+    // The reply finishes before that first read comes back: its list is not here yet.
+    emit('chat.finished', { conversationId: 'c1', message: done });
+    emit('conversations.changed', { conversationId: 'c1' });
+    answer();
+    await opening;
+    await expect.poll(() => shown().at(-1)).toMatchObject({ content: 'Good morning!', status: 'complete' });
+    expect(useChat.getState().streaming.c1).toBeUndefined();
+  });
+
   it('reads at most once more however many changes come while a read is under way', async () => {
     await useChat.getState().open('c1');
     let answer!: () => void;

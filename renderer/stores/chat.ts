@@ -305,7 +305,10 @@ export const useChat = create<ChatState>()((set, get) => {
     },
 
     applyFinished(payload) {
-      justFinished.add(payload.conversationId);
+      // The finish brings the reply, so the change announced after it costs no read — unless the
+      // conversation is still being read here (opened that moment, as for a morning message): that
+      // read may hold the reply unfinished, and the finish has no list to land in, so the change reads it.
+      if (data().messages[payload.conversationId]) justFinished.add(payload.conversationId);
       set({ ...applyFinished(data(), payload), replyStatus: withoutKeys(get().replyStatus, [payload.message.id]) });
     },
 
