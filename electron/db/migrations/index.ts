@@ -30,7 +30,6 @@ import diaryForgotten from './033_diary_forgotten.sql';
 import graphShortNameProbe from './034_graph_short_name_probe.sql';
 import rollingSummaryForgotten from './036_rolling_summary_forgotten.sql';
 import graphCountsApart from './037_graph_counts_apart.sql';
-import graphGenericPlans from './038_graph_generic_plans.sql';
 
 export interface Migration {
   version: number;
@@ -70,5 +69,4 @@ export const migrations: Migration[] = [
   { version: 34, name: 'graph_short_name_probe', sql: graphShortNameProbe },
   { version: 36, name: 'rolling_summary_forgotten', sql: rollingSummaryForgotten },
   { version: 37, name: 'graph_counts_apart', sql: graphCountsApart },
-  { version: 38, name: 'graph_generic_plans', sql: graphGenericPlans },
 ];
